@@ -1,0 +1,38 @@
+// Choosing IPUs for a partition: aligned power-of-two blocks inside one ILD
+// (1, 2 or 4 IPUs inside a machine; 8..64 on consecutive machines), or an
+// equal aligned segment in each of num_ilds ILDs for larger partitions.
+#ifndef VIPU_FABRIC_PLACEMENT_H_
+#define VIPU_FABRIC_PLACEMENT_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fabric/topology.h"
+#include "fabric/types.h"
+
+namespace vipu::fabric {
+
+struct PlacementRequest {
+  uint32_t size = 0;      // power of two
+  uint32_t num_ilds = 0;  // 0: as few as possible
+  // Explicit choice of (ild, topology_id); empty: choose.
+  std::vector<PartitionIpu> explicit_ipus;
+};
+
+// Returns the partition's IPUs ordered by segment then routing id, with all
+// PartitionIpu fields set. Only IPUs on `allowed_agents` and not in `used`
+// are considered. Errors: RESOURCE_EXHAUSTED (no free block of that size),
+// INVALID_ARGUMENT (size/num_ilds impossible on this cluster, explicit IPUs
+// not an aligned block, outside the allocation, or duplicated),
+// ALREADY_EXISTS is never returned; an explicit IPU that is used gives
+// RESOURCE_EXHAUSTED naming it.
+absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout,
+                                                const std::set<std::string>& allowed_agents,
+                                                const std::set<IpuRef>& used,
+                                                const PlacementRequest& request);
+
+}  // namespace vipu::fabric
+
+#endif  // VIPU_FABRIC_PLACEMENT_H_

@@ -1,0 +1,38 @@
+// Rules a request must satisfy before anything changes (invariant 4). Each
+// error is INVALID_ARGUMENT with a message that names the field and the rule.
+#ifndef VIPU_FABRIC_VALIDATION_H_
+#define VIPU_FABRIC_VALIDATION_H_
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "fabric/topology.h"
+#include "fabric/types.h"
+
+namespace vipu::fabric {
+
+// `field` names the id in the message, e.g. "partition id".
+absl::Status ValidateId(std::string_view field, std::string_view id);
+bool IsPowerOfTwo(uint32_t n);
+
+// Checks that need no state: id, size (power of two, 1..65536), num_gcds
+// (power of two dividing size), num_replicas (multiple of num_gcds),
+// reconfigurable only with c2-compatible (or undefined) sync type,
+// ST_GS2_INDEPENDENT_RAILS refused, num_ilds (power of two), explicit ipus
+// require cluster_id and count == size.
+absl::Status ValidatePartitionRequest(const PartitionRequest& request);
+
+// Fills what the client left to us from the request and the cluster:
+// num_gcds 1, num_replicas = num_gcds, sync type (c2-compatible when
+// reconfigurable, else pod-native-default), num_ilds (ceil(size/ILD size)),
+// routing (DNC for <= 4 IPUs, RINGSWNC for a whole torus ILD, SWNC
+// otherwise), GW routing (undefined for one ILD, RING looped, SWRING
+// switched). INVALID_ARGUMENT when an explicit choice does not fit (e.g.
+// RINGSWNC on a block that is not a whole torus ILD, GW routing on a
+// one-ILD partition, size not a multiple of ILD size when num_ilds > 1).
+absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
+                                                 const ClusterLayout& layout);
+
+}  // namespace vipu::fabric
+
+#endif  // VIPU_FABRIC_VALIDATION_H_

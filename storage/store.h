@@ -1,0 +1,135 @@
+// Durable state of vipu-server in one SQLite file. The only place that
+// writes SQL.
+//
+// Use: Store::Open(path) once; then Read(fn) for queries and Write(fn) for
+// changes. A Write callback runs inside a transaction on the single writer
+// thread; when Write returns OK the change is committed with
+// synchronous=FULL (durable across kill -9 and power loss). Writes from many
+// threads are grouped into one commit (group commit); each callback runs in
+// its own SAVEPOINT, so a callback that returns an error leaves nothing
+// behind and does not affect the others in its group.
+#ifndef VIPU_STORAGE_STORE_H_
+#define VIPU_STORAGE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fabric/types.h"
+
+namespace vipu::storage {
+
+// Schema version this binary writes (PRAGMA user_version).
+inline constexpr int kSchemaVersion = 1;
+
+class Connection;  // storage/connection.h: an sqlite3 handle and its prepared statements.
+
+// Typed queries. Valid only inside the callback it was handed to.
+// Errors: NOT_FOUND naming the object, INTERNAL for SQLite failures.
+class ReadTxn {
+ public:
+  explicit ReadTxn(Connection* conn) : conn_(conn) {}
+
+  absl::StatusOr<fabric::Agent> GetAgent(std::string_view id);
+  absl::StatusOr<std::vector<fabric::Agent>> ListAgents();
+
+  absl::StatusOr<fabric::Cluster> GetCluster(std::string_view id);
+  absl::StatusOr<std::vector<fabric::Cluster>> ListClusters();
+  // Cluster that contains the agent, or "" when none.
+  absl::StatusOr<std::string> ClusterOfAgent(std::string_view agent_id);
+
+  absl::StatusOr<fabric::Allocation> GetAllocation(std::string_view id);
+  absl::StatusOr<std::vector<fabric::Allocation>> ListAllocations();
+  // Allocation that contains the agent, or "" when none.
+  absl::StatusOr<std::string> AllocationOfAgent(std::string_view agent_id);
+
+  absl::StatusOr<fabric::Partition> GetPartition(std::string_view id);
+  // All partitions, or those of one allocation; ordered by id.
+  absl::StatusOr<std::vector<fabric::Partition>> ListPartitions(std::string_view allocation_id = "");
+  absl::StatusOr<std::vector<fabric::Partition>> PartitionsOnAgent(std::string_view agent_id);
+  absl::StatusOr<int64_t> CountPartitionsInCluster(std::string_view cluster_id);
+  absl::StatusOr<int64_t> CountPartitionsInAllocation(std::string_view allocation_id);
+  // IPUs held by any partition on the cluster's agents.
+  absl::StatusOr<std::set<fabric::IpuRef>> UsedIpus(std::string_view cluster_id);
+
+ protected:
+  Connection* conn_;
+};
+
+// Typed changes. Constraint violations come back as:
+// ALREADY_EXISTS (duplicate id; an IPU already in a partition: the unique key
+// on the IPU is what enforces invariant 1), FAILED_PRECONDITION (a foreign key
+// still referenced, e.g. removing an agent that is in a cluster).
+class WriteTxn : public ReadTxn {
+ public:
+  using ReadTxn::ReadTxn;
+
+  absl::Status InsertAgent(const fabric::Agent& agent);
+  absl::Status UpdateAgent(const fabric::Agent& agent);  // host, port, machine type
+  absl::Status DeleteAgent(std::string_view id);
+
+  absl::Status InsertCluster(const fabric::Cluster& cluster);
+  absl::Status DeleteCluster(std::string_view id);
+
+  absl::Status InsertAllocation(const fabric::Allocation& allocation);
+  absl::Status DeleteAllocation(std::string_view id);
+
+  // Inserts the partition row and one membership row per IPU.
+  absl::Status InsertPartition(const fabric::Partition& partition);
+  // Rewrites every mutable column (states, errors, generation, counters,
+  // timestamps, spec fields) and the membership rows.
+  absl::Status UpdatePartition(const fabric::Partition& partition);
+  absl::Status DeletePartition(std::string_view id);
+
+  // A fresh, never reused generation number (monotonic across restarts).
+  absl::StatusOr<uint64_t> NextGeneration();
+};
+
+struct StoreOptions {
+  // Longest time the writer waits to gather more writes into one commit once
+  // the first is queued. 0: commit as soon as the queue is drained.
+  int group_commit_window_us = 0;
+};
+
+class Store {
+ public:
+  // Opens or creates the file: WAL, synchronous=FULL, foreign_keys=ON,
+  // busy timeout; runs PRAGMA quick_check (FAILED_PRECONDITION with SQLite's
+  // message when it fails); migrates an older schema forward; refuses
+  // (FAILED_PRECONDITION) a schema newer than kSchemaVersion.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
+                                                     StoreOptions options = {});
+  ~Store();  // drains queued writes, stops the writer thread, closes.
+
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Runs fn against a consistent snapshot (read connection from a pool).
+  absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn);
+  // Runs fn in a write transaction; returns fn's error (nothing written), or
+  // the commit's error, or OK once durable.
+  absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn);
+
+  // Online copy of the database to `path` (SQLite backup API).
+  absl::Status Backup(const std::string& path);
+
+  // Number of commits and of write callbacks so far (for metrics and tests
+  // of group commit).
+  uint64_t commits() const;
+  uint64_t writes() const;
+
+ private:
+  class Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vipu::storage
+
+#endif  // VIPU_STORAGE_STORE_H_
