@@ -28,6 +28,11 @@ struct PlacementRequest {
 // not an aligned block, outside the allocation, or duplicated),
 // ALREADY_EXISTS is never returned; an explicit IPU that is used gives
 // RESOURCE_EXHAUSTED naming it.
+// Choice: best fit, buddy style (the block whose enclosing aligned 2x, 4x, ..
+// blocks up to the ILD are the most used; ties: lowest ILD, lowest offset).
+// Multi-ILD: consecutive ILDs, each segment aligned at its own best offset.
+// num_ilds 0 means the smallest power of two with size/num_ilds <= ILD size.
+// Linear in the number of ILDs (one 64-bit mask per ILD).
 absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout,
                                                 const std::set<std::string>& allowed_agents,
                                                 const std::set<IpuRef>& used,

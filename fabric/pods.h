@@ -25,6 +25,11 @@ struct PodSpec {
 absl::StatusOr<PodSpec> PodPreset(std::string_view name);
 std::vector<std::string> PodPresetNames();
 
+// The cluster of a preset pod: agents "<prefix>1" .. "<prefix>N" in ladder
+// order (ag1, ag2, ... as on real pods), the pod's ILDs and topologies.
+Cluster PodCluster(const PodSpec& pod, std::string cluster_id,
+                   std::string_view agent_id_prefix = "ag");
+
 }  // namespace vipu::fabric
 
 #endif  // VIPU_FABRIC_PODS_H_

@@ -16,7 +16,7 @@ enum class RoutingType : int { kUndefined = 0, kDnc = 1, kSwnc = 2, kBtnc = 3, k
 enum class GwRoutingType : int { kUndefined = 0, kRing = 2, kSwRing = 3 };
 enum class SyncType : int {
   kUndefined = 0,
-  kGs2Default = 1,  // CLI: c2-compatible
+  kGs2Default = 1,           // CLI: c2-compatible
   kGs2IndependentRails = 2,  // unsupported, always refused
   kPodNativeDefault = 3,
   kPodNativeReplicatedPipeline = 4,

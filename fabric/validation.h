@@ -24,12 +24,15 @@ absl::Status ValidatePartitionRequest(const PartitionRequest& request);
 
 // Fills what the client left to us from the request and the cluster:
 // num_gcds 1, num_replicas = num_gcds, sync type (c2-compatible when
-// reconfigurable, else pod-native-default), num_ilds (ceil(size/ILD size)),
-// routing (DNC for <= 4 IPUs, RINGSWNC for a whole torus ILD, SWNC
-// otherwise), GW routing (undefined for one ILD, RING looped, SWRING
-// switched). INVALID_ARGUMENT when an explicit choice does not fit (e.g.
-// RINGSWNC on a block that is not a whole torus ILD, GW routing on a
-// one-ILD partition, size not a multiple of ILD size when num_ilds > 1).
+// reconfigurable, else pod-native-default), num_ilds (the ILDs the explicit
+// ipus span, else the smallest power of two with size/num_ilds <= ILD size,
+// i.e. ceil(size/ILD size) on 64-IPU ILDs), routing (DNC for <= 4 IPUs,
+// RINGSWNC when every segment is a whole torus ILD, SWNC otherwise), GW
+// routing (undefined for one ILD, RING looped, SWRING switched). Runs
+// ValidatePartitionRequest first. INVALID_ARGUMENT when an explicit choice
+// does not fit (e.g. RINGSWNC on a block that is not a whole torus ILD, GW
+// routing on a one-ILD partition, RING on a switched or SWRING on a looped
+// cluster, segments larger than an ILD, more ILDs than the cluster has).
 absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
                                                  const ClusterLayout& layout);
 

@@ -51,7 +51,8 @@ class ReadTxn {
 
   absl::StatusOr<fabric::Partition> GetPartition(std::string_view id);
   // All partitions, or those of one allocation; ordered by id.
-  absl::StatusOr<std::vector<fabric::Partition>> ListPartitions(std::string_view allocation_id = "");
+  absl::StatusOr<std::vector<fabric::Partition>> ListPartitions(
+      std::string_view allocation_id = "");
   absl::StatusOr<std::vector<fabric::Partition>> PartitionsOnAgent(std::string_view agent_id);
   absl::StatusOr<int64_t> CountPartitionsInCluster(std::string_view cluster_id);
   absl::StatusOr<int64_t> CountPartitionsInAllocation(std::string_view allocation_id);
@@ -95,6 +96,10 @@ struct StoreOptions {
   // Longest time the writer waits to gather more writes into one commit once
   // the first is queued. 0: commit as soon as the queue is drained.
   int group_commit_window_us = 0;
+  // Read-only connections in the pool behind Read() and Backup(); >= 1.
+  int read_connections = 4;
+  // How long a statement waits for a lock held by another process, >= 0.
+  int busy_timeout_ms = 5000;
 };
 
 class Store {
@@ -103,6 +108,7 @@ class Store {
   // busy timeout; runs PRAGMA quick_check (FAILED_PRECONDITION with SQLite's
   // message when it fails); migrates an older schema forward; refuses
   // (FAILED_PRECONDITION) a schema newer than kSchemaVersion.
+  // INVALID_ARGUMENT for options out of range.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
                                                      StoreOptions options = {});
   ~Store();  // drains queued writes, stops the writer thread, closes.
@@ -111,9 +117,14 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   // Runs fn against a consistent snapshot (read connection from a pool).
+  // Each nested Read takes another pool connection. Inside a Write callback
+  // use its WriteTxn (also a ReadTxn) to see the callback's own changes.
   absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn);
   // Runs fn in a write transaction; returns fn's error (nothing written), or
-  // the commit's error, or OK once durable.
+  // the commit's error, or OK once durable. fn runs on the writer thread and
+  // must not call Write (refused with FAILED_PRECONDITION: it would wait on
+  // itself). A generation from NextGeneration() in a callback that fails
+  // is rolled back and may be handed out again.
   absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn);
 
   // Online copy of the database to `path` (SQLite backup API).
@@ -123,6 +134,9 @@ class Store {
   // of group commit).
   uint64_t commits() const;
   uint64_t writes() const;
+  // Write callbacks queued and not yet taken by the writer thread (queue
+  // depth, for metrics; tests use it to fill one group deterministically).
+  uint64_t pending_writes() const;
 
  private:
   class Impl;

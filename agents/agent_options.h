@@ -1,0 +1,55 @@
+// Command line of vipu-agent, parsed and validated completely before any
+// machine starts, so that a bad flag costs one line on stderr and exit code 2.
+#ifndef VIPU_AGENTS_AGENT_OPTIONS_H_
+#define VIPU_AGENTS_AGENT_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fabric/types.h"
+#include "spdlog/common.h"
+
+namespace vipu::agents {
+
+struct AgentOptions {
+  std::string server;                  // --server HOST:PORT of vipu-server
+  std::vector<std::string> agent_ids;  // --agent-ids, one machine each
+  fabric::MachineType machine_type = fabric::MachineType::kM2000;
+  std::string host = "127.0.0.1";  // --host: bound and advertised
+  std::vector<uint32_t> ports;     // one per agent id; 0: pick a free port
+  spdlog::level::level_enum log_level = spdlog::level::info;
+  bool exit_with_parent = false;
+};
+
+// 1..64 characters of [A-Za-z0-9._-], the first a letter or digit
+// (fabric/types.h). INVALID_ARGUMENT naming `field`.
+absl::Status ValidateAgentId(std::string_view field, std::string_view id);
+// Comma-separated, each valid, no duplicates, at least one.
+absl::StatusOr<std::vector<std::string>> ParseAgentIds(std::string_view list);
+// Empty: `count` zeros. Otherwise exactly `count` ports 0..65535; non-zero
+// ports must not repeat.
+absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t count);
+// "host:port" with port 1..65535, "[v6]:port", or "unix:path".
+absl::Status ValidateServerAddress(std::string_view address);
+// trace|debug|info|warn|error
+absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view name);
+
+struct ParsedCommandLine {
+  std::optional<AgentOptions> options;  // set when the agent should run
+  int exit_code = 0;                    // otherwise: 0 after --help/--version, 2 on error
+};
+
+// Parses `argv` (argv[0] is the program name). Help and version go to `out`;
+// an error is one line on `err`.
+ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::ostream& out,
+                                        std::ostream& err);
+
+}  // namespace vipu::agents
+
+#endif  // VIPU_AGENTS_AGENT_OPTIONS_H_

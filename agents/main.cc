@@ -1,0 +1,116 @@
+// vipu-agent: serves one or more simulated IPU-Machines, each with its own
+// agent id and gRPC port, and keeps vipu-server told about them.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "agents/agent_options.h"
+#include "agents/agent_service.h"
+#include "agents/registration.h"
+#include "agents/simulated_machine.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "spdlog/sinks/stdout_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+std::string HostPort(const std::string& host, uint32_t port) {
+  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using vipu::agents::AgentService;
+  using vipu::agents::SimulatedMachine;
+
+  vipu::agents::ParsedCommandLine parsed =
+      vipu::agents::ParseAgentCommandLine(argc, argv, std::cout, std::cerr);
+  if (!parsed.options) return parsed.exit_code;
+  const vipu::agents::AgentOptions& options = *parsed.options;
+
+  if (options.exit_with_parent) {
+    // Agents started by `vipu-server --simulate` must not outlive a crashed server.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) return 0;  // the parent died before prctl took effect
+  }
+
+  // Blocked before any thread starts, so every thread inherits the mask and
+  // only sigwait below sees the signals: no work happens in a handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  // stdout carries only the "listening" lines a parent process reads.
+  auto logger = spdlog::stderr_logger_mt("vipu-agent");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(options.log_level);
+  spdlog::flush_on(spdlog::level::info);
+
+  std::vector<std::unique_ptr<SimulatedMachine>> machines;
+  std::vector<std::unique_ptr<AgentService>> services;
+  std::vector<std::unique_ptr<grpc::Server>> servers;
+  auto shutdown_servers = [&servers] {
+    for (auto& server : servers) server->Shutdown(std::chrono::system_clock::now());
+    for (auto& server : servers) server->Wait();
+  };
+
+  for (size_t i = 0; i < options.agent_ids.size(); ++i) {
+    const std::string& id = options.agent_ids[i];
+    machines.push_back(std::make_unique<SimulatedMachine>(id, options.machine_type));
+    services.push_back(std::make_unique<AgentService>(machines.back().get()));
+    const std::string address = HostPort(options.host, options.ports[i]);
+    grpc::ServerBuilder builder;
+    // gRPC sets SO_REUSEPORT by default: a second agent could then share a
+    // port that is already in use instead of failing.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    int selected_port = 0;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
+    builder.RegisterService(services.back().get());
+    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    if (server == nullptr || selected_port == 0) {
+      spdlog::error("agent {}: cannot listen on {}", id, address);
+      std::cerr << "vipu-agent: agent " << id << ": cannot listen on " << address << "\n";
+      shutdown_servers();
+      return 1;
+    }
+    servers.push_back(std::move(server));
+    machines.back()->set_ipuof_port(static_cast<uint32_t>(selected_port));
+  }
+  // Announced only once every machine listens, so a reader of stdout never
+  // sees a process that then fails half way.
+  for (const auto& machine : machines) {
+    spdlog::info("agent {} ({}) listening on {}:{}", machine->agent_id(),
+                 vipu::agents::MachineTypeName(machine->machine_type()), options.host,
+                 machine->ipuof_port());
+    std::cout << "agent " << machine->agent_id() << " listening on " << options.host << ":"
+              << machine->ipuof_port() << std::endl;
+  }
+
+  vipu::agents::RegistrationOptions registration_options;
+  registration_options.server_address = options.server;
+  registration_options.advertised_host = options.host;
+  std::vector<SimulatedMachine*> machine_ptrs;
+  for (auto& machine : machines) machine_ptrs.push_back(machine.get());
+  vipu::agents::RegistrationClient registration(registration_options, machine_ptrs);
+  registration.Start();
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  spdlog::info("signal {} received: shutting down {} machine(s)", signal_number, machines.size());
+  registration.Stop();
+  shutdown_servers();
+  spdlog::info("stopped");
+  return 0;
+}

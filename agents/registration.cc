@@ -1,0 +1,191 @@
+#include "agents/registration.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "agents/wire_translation.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "spdlog/spdlog.h"
+
+namespace vipu::agents {
+namespace {
+
+std::shared_ptr<grpc::Channel> MakeChannel(const RegistrationOptions& options) {
+  grpc::ChannelArguments args;
+  // gRPC's own reconnect backoff (1 s growing to 120 s) would hide a server
+  // that came back; keep it within ours.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(options.min_backoff.count()));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(options.min_backoff.count()));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(options.max_backoff.count()));
+  return grpc::CreateCustomChannel(options.server_address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+}  // namespace
+
+RegistrationClient::RegistrationClient(RegistrationOptions options,
+                                       std::vector<SimulatedMachine*> machines)
+    : options_(std::move(options)),
+      stub_(vipuagent::AgentRegistry::NewStub(MakeChannel(options_))) {
+  for (SimulatedMachine* machine : machines) {
+    Slot slot;
+    slot.machine = machine;
+    slot.backoff = options_.min_backoff;
+    slot.interval = options_.default_heartbeat_interval;
+    slots_.push_back(slot);
+  }
+}
+
+RegistrationClient::~RegistrationClient() { Stop(); }
+
+void RegistrationClient::Start() {
+  const Clock::time_point now = Clock::now();
+  for (Slot& slot : slots_) slot.due = now;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void RegistrationClient::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    if (in_flight_ != nullptr) in_flight_->TryCancel();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool RegistrationClient::registered(std::string_view agent_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Slot& slot : slots_) {
+    if (slot.machine->agent_id() == agent_id) return slot.registered;
+  }
+  return false;
+}
+
+RegistrationStats RegistrationClient::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void RegistrationClient::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    Clock::time_point next = Clock::time_point::max();
+    for (const Slot& slot : slots_) next = std::min(next, slot.due);
+    if (cv_.wait_until(lock, next, [this] { return stopping_; })) break;
+    const Clock::time_point now = Clock::now();
+    for (Slot& slot : slots_) {
+      if (stopping_) break;
+      if (slot.due > now) continue;
+      lock.unlock();
+      Step(slot);
+      lock.lock();
+    }
+  }
+}
+
+void RegistrationClient::Step(Slot& slot) {
+  if (slot.registered) {
+    Heartbeat(slot);
+  } else {
+    Register(slot);
+  }
+}
+
+template <typename Call>
+grpc::Status RegistrationClient::Invoke(Call&& call) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + options_.rpc_timeout);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return grpc::Status(grpc::StatusCode::CANCELLED, "stopping");
+    in_flight_ = &context;
+  }
+  grpc::Status status = call(&context);
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_ = nullptr;
+  if (!status.ok() && !stopping_) ++stats_.failures;
+  return status;
+}
+
+void RegistrationClient::Register(Slot& slot) {
+  SimulatedMachine& machine = *slot.machine;
+  vipuagent::RegisterRequest request;
+  request.set_agent_id(machine.agent_id());
+  request.set_host(options_.advertised_host);
+  request.set_port(machine.ipuof_port());
+  *request.mutable_machine() = ToProto(machine);
+  AppendHeld(machine.Held(), request.mutable_held());
+  vipuagent::RegisterReply reply;
+  grpc::Status status = Invoke(
+      [&](grpc::ClientContext* context) { return stub_->Register(context, request, &reply); });
+  if (!status.ok()) {
+    RetryLater(slot, "register", status);
+    return;
+  }
+  slot.interval = reply.heartbeat_interval_ms() == 0
+                      ? options_.default_heartbeat_interval
+                      : std::chrono::milliseconds(reply.heartbeat_interval_ms());
+  slot.backoff = options_.min_backoff;
+  slot.failing = false;
+  slot.due = Clock::now() + slot.interval;
+  SetRegistered(slot, true);
+  spdlog::info("agent {}: registered with {} as {}:{} (heartbeat every {} ms)", machine.agent_id(),
+               options_.server_address, options_.advertised_host, machine.ipuof_port(),
+               slot.interval.count());
+}
+
+void RegistrationClient::Heartbeat(Slot& slot) {
+  SimulatedMachine& machine = *slot.machine;
+  vipuagent::HeartbeatRequest request;
+  request.set_agent_id(machine.agent_id());
+  AppendHeld(machine.Held(), request.mutable_held());
+  vipuagent::HeartbeatReply reply;
+  grpc::Status status = Invoke(
+      [&](grpc::ClientContext* context) { return stub_->Heartbeat(context, request, &reply); });
+  if (status.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.heartbeats;
+  }
+  if (status.ok() && !reply.reregister()) {
+    if (slot.failing)
+      spdlog::info("agent {}: heartbeats reach the server again", machine.agent_id());
+    slot.backoff = options_.min_backoff;
+    slot.failing = false;
+    slot.due = Clock::now() + slot.interval;
+    return;
+  }
+  if (status.ok() || status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    spdlog::warn("agent {}: the server does not know this agent; registering again",
+                 machine.agent_id());
+    SetRegistered(slot, false);
+    slot.due = Clock::now();
+    return;
+  }
+  RetryLater(slot, "heartbeat", status);
+}
+
+void RegistrationClient::RetryLater(Slot& slot, std::string_view what, const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::CANCELLED) return;  // stopping
+  if (!slot.failing) {
+    spdlog::warn("agent {}: {} to {} failed ({}: {}); retrying", slot.machine->agent_id(), what,
+                 options_.server_address, static_cast<int>(status.error_code()),
+                 status.error_message());
+  } else {
+    spdlog::debug("agent {}: {} failed again ({})", slot.machine->agent_id(), what,
+                  status.error_message());
+  }
+  slot.failing = true;
+  slot.due = Clock::now() + slot.backoff;
+  slot.backoff = std::min(slot.backoff * 2, options_.max_backoff);
+}
+
+void RegistrationClient::SetRegistered(Slot& slot, bool registered) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slot.registered = registered;
+  if (registered) ++stats_.registrations;
+}
+
+}  // namespace vipu::agents

@@ -1,0 +1,95 @@
+// Keeps the server told about this process's machines: registers each one
+// with vipuagent.AgentRegistry, then heartbeats with the partitions it holds.
+// An unreachable server is retried with capped exponential backoff; a server
+// that does not know a machine (it restarted with a fresh database) gets the
+// registration again. One background thread serves every machine.
+#ifndef VIPU_AGENTS_REGISTRATION_H_
+#define VIPU_AGENTS_REGISTRATION_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "agents/simulated_machine.h"
+#include "vipu_agent.grpc.pb.h"
+
+namespace vipu::agents {
+
+// Counts since Start(), for logs, metrics and tests.
+struct RegistrationStats {
+  uint64_t registrations = 0;  // Register calls the server accepted
+  uint64_t heartbeats = 0;     // Heartbeat calls the server accepted
+  uint64_t failures = 0;       // calls that did not reach or were refused by the server
+};
+
+struct RegistrationOptions {
+  std::string server_address;   // "host:port" (or "unix:path") of vipu-server
+  std::string advertised_host;  // where the server reaches the machines
+  std::chrono::milliseconds min_backoff{50};
+  std::chrono::milliseconds max_backoff{1000};
+  std::chrono::milliseconds rpc_timeout{2000};
+  // Used when the server's RegisterReply says 0.
+  std::chrono::milliseconds default_heartbeat_interval{1000};
+};
+
+class RegistrationClient {
+ public:
+  // `machines` must outlive the client; each advertises its ipuof_port()
+  // (the port its Agent service listens on), so set those before Start().
+  RegistrationClient(RegistrationOptions options, std::vector<SimulatedMachine*> machines);
+  ~RegistrationClient();  // Stop()s.
+
+  RegistrationClient(const RegistrationClient&) = delete;
+  RegistrationClient& operator=(const RegistrationClient&) = delete;
+
+  void Start();
+  // Cancels an RPC in flight and joins the thread. Idempotent.
+  void Stop();
+
+  // True while the server has acknowledged the machine's registration and no
+  // heartbeat since said otherwise.
+  bool registered(std::string_view agent_id) const;
+  RegistrationStats stats() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Slot {
+    SimulatedMachine* machine = nullptr;
+    bool registered = false;  // guarded by mu_ (written by the thread only)
+    Clock::time_point due;
+    std::chrono::milliseconds backoff{0};
+    std::chrono::milliseconds interval{0};
+    bool failing = false;  // to log the first failure of a streak only
+  };
+
+  void Run();
+  void Step(Slot& slot);
+  void Register(Slot& slot);
+  void Heartbeat(Slot& slot);
+  void RetryLater(Slot& slot, std::string_view what, const grpc::Status& status);
+  void SetRegistered(Slot& slot, bool registered);
+  // Runs `call` with a deadline, cancellable by Stop(). CANCELLED when stopping.
+  template <typename Call>
+  grpc::Status Invoke(Call&& call);
+
+  const RegistrationOptions options_;
+  std::unique_ptr<vipuagent::AgentRegistry::Stub> stub_;
+  std::vector<Slot> slots_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;                     // guarded by mu_
+  RegistrationStats stats_;                   // guarded by mu_
+  grpc::ClientContext* in_flight_ = nullptr;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace vipu::agents
+
+#endif  // VIPU_AGENTS_REGISTRATION_H_

@@ -1,0 +1,31 @@
+// Translation between the agent API's wire messages (vipu_agent.proto) and
+// the plain types of simulated_machine.h. The one place where an
+// absl::Status becomes a grpc::Status on the agent side.
+#ifndef VIPU_AGENTS_WIRE_TRANSLATION_H_
+#define VIPU_AGENTS_WIRE_TRANSLATION_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "agents/simulated_machine.h"
+#include "grpcpp/support/status.h"
+#include "vipu_agent.pb.h"
+
+namespace vipu::agents {
+
+// Same code, same message.
+grpc::Status ToGrpcStatus(const absl::Status& status);
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// The machine as it registers and answers GetInfo (ipuof_port included).
+vipuagent::Machine ToProto(const SimulatedMachine& machine);
+void AppendHeld(const std::vector<HeldPartition>& held,
+                google::protobuf::RepeatedPtrField<vipuagent::HeldPartition>* out);
+
+// INVALID_ARGUMENT naming the field when an enum value is not one we know.
+absl::StatusOr<PartitionConfig> FromProto(const vipuagent::ConfigurePartitionRequest& request);
+
+}  // namespace vipu::agents
+
+#endif  // VIPU_AGENTS_WIRE_TRANSLATION_H_

@@ -1,0 +1,143 @@
+#include "cli/client_config.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cli/hcl.h"
+
+extern char** environ;
+
+namespace vipu::cli {
+namespace {
+
+// One setting's key in each source.
+struct Setting {
+  const char* flag;
+  const char* env;
+  const char* hcl_key;
+};
+constexpr Setting kHost{"--api-host", "VIPU_CLI_API_HOST", "api-host"};
+constexpr Setting kPort{"--api-port", "VIPU_CLI_API_PORT", "api-port"};
+constexpr Setting kTimeout{"--api-timeout", "VIPU_CLI_API_TIMEOUT", "api-timeout"};
+constexpr Setting kUserId{"--api-user-id", "VIPU_CLI_API_USER_ID", "api-user-id"};
+constexpr Setting kAccessKey{"--api-access-key", "VIPU_CLI_API_ACCESS_KEY", "api-access-key"};
+
+const std::set<std::string>& HclKeys() {
+  static const auto* keys = new std::set<std::string>{
+      kHost.hcl_key, kPort.hcl_key, kTimeout.hcl_key, kUserId.hcl_key, kAccessKey.hcl_key};
+  return *keys;
+}
+
+// A value and where it came from, for error messages.
+struct Sourced {
+  std::string value;
+  std::string source;
+};
+
+class Resolver {
+ public:
+  Resolver(const ConnectionFlags& flags, const Environment& env,
+           std::map<std::string, std::string> file, std::string file_name)
+      : flags_(flags), env_(env), file_(std::move(file)), file_name_(std::move(file_name)) {}
+
+  std::optional<Sourced> Find(const Setting& s, const std::optional<std::string>& flag) const {
+    if (flag.has_value()) return Sourced{*flag, s.flag};
+    if (std::string v = env_.Get(s.env); !v.empty()) return Sourced{v, s.env};
+    if (auto it = file_.find(s.hcl_key); it != file_.end()) {
+      return Sourced{it->second, absl::StrCat(file_name_, ": ", s.hcl_key)};
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const ConnectionFlags& flags_;
+  const Environment& env_;
+  std::map<std::string, std::string> file_;
+  std::string file_name_;
+};
+
+absl::StatusOr<uint32_t> ParseRange(const Sourced& v, uint64_t min, uint64_t max,
+                                    const char* rule) {
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(v.value, &n) || n < min || n > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(v.source, ": ", rule, ", got ", v.value.empty() ? "an empty value" : v.value));
+  }
+  return static_cast<uint32_t>(n);
+}
+
+}  // namespace
+
+Environment Environment::FromProcess() {
+  Environment env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(*e, absl::MaxSplits('=', 1));
+    env.vars.insert(std::move(kv));
+  }
+  return env;
+}
+
+std::string Environment::Get(const std::string& name) const {
+  auto it = vars.find(name);
+  return it == vars.end() ? std::string() : it->second;
+}
+
+std::string ClientConfig::Target() const {
+  bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
+  return ipv6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+}
+
+absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
+                                                 const Environment& env) {
+  std::map<std::string, std::string> file;
+  std::string file_name;
+  if (flags.config_file.has_value()) {
+    if (flags.config_file->empty()) {
+      return absl::InvalidArgumentError("--config: must name a file, got an empty value");
+    }
+    file_name = *flags.config_file;
+    auto parsed = ReadHclFile(file_name, HclKeys());
+    if (!parsed.ok()) return absl::InvalidArgumentError(parsed.status().message());
+    file = *std::move(parsed);
+  } else if (!env.system_config_path.empty()) {
+    file_name = env.system_config_path;
+    auto parsed = ReadHclFile(file_name, HclKeys());
+    // The system file is optional; a broken one is still an error.
+    if (parsed.ok()) {
+      file = *std::move(parsed);
+    } else if (!absl::IsNotFound(parsed.status())) {
+      return absl::InvalidArgumentError(parsed.status().message());
+    }
+  }
+  Resolver r(flags, env, std::move(file), file_name);
+
+  ClientConfig config;
+  if (auto v = r.Find(kHost, flags.api_host)) {
+    if (v->value.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(v->source, ": must not be empty"));
+    }
+    config.host = v->value;
+  }
+  if (auto v = r.Find(kPort, flags.api_port)) {
+    auto port = ParseRange(*v, 1, 65535, "must be an integer in 1..65535");
+    if (!port.ok()) return port.status();
+    config.port = *port;
+  }
+  if (auto v = r.Find(kTimeout, flags.api_timeout)) {
+    auto timeout = ParseRange(*v, 1, 24 * 3600, "must be a whole number of seconds in 1..86400");
+    if (!timeout.ok()) return timeout.status();
+    config.timeout_seconds = *timeout;
+  }
+  if (auto v = r.Find(kUserId, flags.api_user_id)) config.user_id = v->value;
+  if (auto v = r.Find(kAccessKey, flags.api_access_key)) config.access_key = v->value;
+  return config;
+}
+
+}  // namespace vipu::cli

@@ -1,0 +1,54 @@
+// One channel to vipu-server and the per-call plumbing every command shares:
+// a deadline of --api-timeout per call, the authentication metadata, and the
+// translation of a failed call into the one-line message users see.
+#ifndef VIPU_CLI_CONNECTION_H_
+#define VIPU_CLI_CONNECTION_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "cli/client_config.h"
+#include "version.grpc.pb.h"
+#include "vipu_admin.grpc.pb.h"
+#include "vipuuser.grpc.pb.h"
+
+namespace vipu::cli {
+
+// gRPC metadata keys carrying --api-user-id / --api-access-key
+// (vipu-spec.md 2.4); the server reads the same names.
+inline constexpr const char* kUserIdMetadata = "vipu-user-id";
+inline constexpr const char* kAccessKeyMetadata = "vipu-access-key";
+
+class Connection {
+ public:
+  explicit Connection(ClientConfig config);
+
+  const ClientConfig& config() const { return config_; }
+
+  virmgrpc::UserService::Stub& user() { return *user_; }
+  virmgrpc::VersionService::Stub& version() { return *version_; }
+  vipuadmin::AdminService::Stub& admin() { return *admin_; }
+  vipuadmin::AllocationService::Stub& allocations() { return *allocations_; }
+
+  // Runs one RPC with a fresh context (deadline, metadata). A failure is
+  // returned with the gRPC code and a message fit to follow "failure: ":
+  // the server's own message, or "cannot reach vipu-server at H:P: ..." when
+  // the server was not reached at all.
+  absl::Status Call(const std::function<grpc::Status(grpc::ClientContext*)>& rpc);
+
+ private:
+  ClientConfig config_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<virmgrpc::UserService::Stub> user_;
+  std::unique_ptr<virmgrpc::VersionService::Stub> version_;
+  std::unique_ptr<vipuadmin::AdminService::Stub> admin_;
+  std::unique_ptr<vipuadmin::AllocationService::Stub> allocations_;
+};
+
+}  // namespace vipu::cli
+
+#endif  // VIPU_CLI_CONNECTION_H_

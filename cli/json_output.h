@@ -1,0 +1,19 @@
+// --showjson output: a reply message as pretty-printed JSON with the proto
+// field names (the names Graphcore's own tooling used) and zero values
+// included, so scripts can rely on every field being present.
+#ifndef VIPU_CLI_JSON_OUTPUT_H_
+#define VIPU_CLI_JSON_OUTPUT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "google/protobuf/message.h"
+
+namespace vipu::cli {
+
+// Newline-terminated.
+absl::StatusOr<std::string> MessageToJson(const google::protobuf::Message& message);
+
+}  // namespace vipu::cli
+
+#endif  // VIPU_CLI_JSON_OUTPUT_H_

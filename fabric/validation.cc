@@ -1,0 +1,236 @@
+#include "fabric/validation.h"
+
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "fabric/enum_names.h"
+
+namespace vipu::fabric {
+namespace {
+
+constexpr uint32_t kMaxPartitionSize = 65536;
+
+bool IsIdChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+bool IsKnown(RoutingType r) {
+  switch (r) {
+    case RoutingType::kUndefined:
+    case RoutingType::kDnc:
+    case RoutingType::kSwnc:
+    case RoutingType::kBtnc:
+    case RoutingType::kRingSwnc:
+      return true;
+  }
+  return false;
+}
+
+bool IsKnown(GwRoutingType r) {
+  switch (r) {
+    case GwRoutingType::kUndefined:
+    case GwRoutingType::kRing:
+    case GwRoutingType::kSwRing:
+      return true;
+  }
+  return false;
+}
+
+bool IsKnown(SyncType s) {
+  switch (s) {
+    case SyncType::kUndefined:
+    case SyncType::kGs2Default:
+    case SyncType::kGs2IndependentRails:
+    case SyncType::kPodNativeDefault:
+    case SyncType::kPodNativeReplicatedPipeline:
+      return true;
+  }
+  return false;
+}
+
+absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+}  // namespace
+
+bool IsPowerOfTwo(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
+
+absl::Status ValidateId(std::string_view field_view, std::string_view id_view) {
+  // This abseil's string_view is not std::string_view; StrCat needs copies.
+  const std::string field(field_view);
+  const std::string id(id_view);
+  if (id.empty()) return Invalid(absl::StrCat(field, ": must not be empty"));
+  if (id.size() > kMaxIdLength) {
+    return Invalid(
+        absl::StrCat(field, ": must be at most ", kMaxIdLength, " characters, got ", id.size()));
+  }
+  for (char c : id) {
+    if (!IsIdChar(c)) {
+      return Invalid(absl::StrCat(field, ": may contain only letters, digits, '.', '_' and '-'; \"",
+                                  id, "\" contains '", std::string(1, c), "'"));
+    }
+  }
+  if (id[0] == '.' || id[0] == '_' || id[0] == '-') {
+    return Invalid(absl::StrCat(field, ": must start with a letter or digit, got \"", id, "\""));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePartitionRequest(const PartitionRequest& request) {
+  if (absl::Status s = ValidateId("partition id", request.id); !s.ok()) return s;
+  if (!request.cluster_id.empty()) {
+    if (absl::Status s = ValidateId("cluster id", request.cluster_id); !s.ok()) return s;
+  }
+  if (!request.allocation_id.empty()) {
+    if (absl::Status s = ValidateId("allocation id", request.allocation_id); !s.ok()) return s;
+  }
+  const uint32_t size = request.size;
+  if (size < 1 || size > kMaxPartitionSize) {
+    return Invalid(absl::StrCat("size: must be between 1 and ", kMaxPartitionSize, ", got ", size));
+  }
+  if (!IsPowerOfTwo(size)) {
+    return Invalid(absl::StrCat("size: must be a power of two, got ", size));
+  }
+  if (request.num_gcds != 0) {
+    if (!IsPowerOfTwo(request.num_gcds)) {
+      return Invalid(absl::StrCat("num_gcds: must be a power of two, got ", request.num_gcds));
+    }
+    if (request.num_gcds > size) {
+      return Invalid(
+          absl::StrCat("num_gcds: must divide the size ", size, ", got ", request.num_gcds));
+    }
+  }
+  const uint32_t num_gcds = request.num_gcds == 0 ? 1 : request.num_gcds;
+  if (request.num_replicas % num_gcds != 0) {
+    return Invalid(absl::StrCat("num_replicas: must be a multiple of num_gcds ", num_gcds, ", got ",
+                                request.num_replicas));
+  }
+  if (!IsKnown(request.routing)) {
+    return Invalid(
+        absl::StrCat("routing: unknown routing type ", static_cast<int>(request.routing)));
+  }
+  if (!IsKnown(request.gw_routing)) {
+    return Invalid(absl::StrCat("gw_routing: unknown gateway routing type ",
+                                static_cast<int>(request.gw_routing)));
+  }
+  if (!IsKnown(request.sync_type)) {
+    return Invalid(
+        absl::StrCat("sync_type: unknown sync type ", static_cast<int>(request.sync_type)));
+  }
+  if (request.sync_type == SyncType::kGs2IndependentRails) {
+    return Invalid("sync_type: ST_GS2_INDEPENDENT_RAILS (independent rails) is not supported");
+  }
+  if (request.reconfigurable && request.sync_type != SyncType::kUndefined &&
+      request.sync_type != SyncType::kGs2Default) {
+    return Invalid(absl::StrCat(
+        "reconfigurable: reconfigurable partitions support only the c2-compatible sync type, got ",
+        CliName(request.sync_type)));
+  }
+  if (request.num_ilds != 0) {
+    if (!IsPowerOfTwo(request.num_ilds)) {
+      return Invalid(absl::StrCat("num_ilds: must be a power of two, got ", request.num_ilds));
+    }
+    if (request.num_ilds > size) {
+      return Invalid(
+          absl::StrCat("num_ilds: cannot exceed the size ", size, ", got ", request.num_ilds));
+    }
+  }
+  if (!request.ipus.empty()) {
+    if (request.cluster_id.empty()) {
+      return Invalid("ipus: an explicit IPU list requires cluster_id");
+    }
+    if (request.ipus.size() != size) {
+      return Invalid(absl::StrCat("ipus: ", request.ipus.size(),
+                                  " IPUs listed for a partition of size ", size));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
+                                                 const ClusterLayout& layout) {
+  if (absl::Status s = ValidatePartitionRequest(request); !s.ok()) return s;
+  PartitionRequest out = request;
+  const uint32_t size = request.size;
+  const uint32_t ild_ipus = layout.ipus_per_ild();
+  const std::string& cluster = layout.cluster().id;
+
+  if (out.num_gcds == 0) out.num_gcds = 1;
+  if (out.num_replicas == 0) out.num_replicas = out.num_gcds;
+  if (out.sync_type == SyncType::kUndefined) {
+    out.sync_type = out.reconfigurable ? SyncType::kGs2Default : SyncType::kPodNativeDefault;
+  }
+
+  if (!request.ipus.empty()) {
+    std::set<uint32_t> ilds;
+    for (const PartitionIpu& p : request.ipus) ilds.insert(p.ild);
+    const uint32_t spanned = static_cast<uint32_t>(ilds.size());
+    if (request.num_ilds != 0 && request.num_ilds != spanned) {
+      return Invalid(absl::StrCat("num_ilds: is ", request.num_ilds, " but the listed ipus span ",
+                                  spanned, " ILD(s)"));
+    }
+    if (!IsPowerOfTwo(spanned)) {
+      return Invalid(absl::StrCat("ipus: must span a power-of-two number of ILDs, got ", spanned));
+    }
+    out.num_ilds = spanned;
+  } else if (out.num_ilds == 0) {
+    // As few ILDs as possible (ceil(size / ILD size) for power-of-two ILDs).
+    out.num_ilds = 1;
+    while (size / out.num_ilds > ild_ipus) out.num_ilds *= 2;
+  }
+  const uint32_t segment = size / out.num_ilds;
+  if (segment > ild_ipus) {
+    return Invalid(absl::StrCat("num_ilds: ", out.num_ilds, " ILD(s) give segments of ", segment,
+                                " IPUs, more than the ", ild_ipus, " IPUs of an ILD of cluster ",
+                                cluster));
+  }
+  if (out.num_ilds > layout.num_ilds()) {
+    return Invalid(absl::StrCat("size: ", size, " IPUs need ", out.num_ilds, " ILDs of ", ild_ipus,
+                                " IPUs; cluster ", cluster, " has ", layout.num_ilds(), " ILD(s)"));
+  }
+
+  const bool whole_torus_ild =
+      segment == ild_ipus && layout.cluster().topology == IldTopology::kTorus;
+  if (out.routing == RoutingType::kUndefined) {
+    if (size <= kIpusPerMachine) {
+      out.routing = RoutingType::kDnc;
+    } else if (whole_torus_ild) {
+      out.routing = RoutingType::kRingSwnc;
+    } else {
+      out.routing = RoutingType::kSwnc;
+    }
+  } else if (out.routing == RoutingType::kRingSwnc && !whole_torus_ild) {
+    return Invalid(absl::StrCat("routing: RINGSWNC needs every segment to be a whole torus ILD (",
+                                ild_ipus, " IPUs, cluster ", cluster, " is ",
+                                CliName(layout.cluster().topology), "), got segments of ",
+                                segment));
+  }
+
+  const ClusterTopology gw = layout.cluster().cluster_topology;
+  if (out.num_ilds == 1) {
+    if (out.gw_routing != GwRoutingType::kUndefined) {
+      return Invalid(absl::StrCat("gw_routing: ", TableName(out.gw_routing),
+                                  " applies only to partitions spanning more than one ILD"));
+    }
+  } else if (out.gw_routing == GwRoutingType::kUndefined) {
+    if (gw == ClusterTopology::kLooped) {
+      out.gw_routing = GwRoutingType::kRing;
+    } else if (gw == ClusterTopology::kSwitched) {
+      out.gw_routing = GwRoutingType::kSwRing;
+    } else {
+      return Invalid(absl::StrCat("num_ilds: cluster ", cluster,
+                                  " has no GW-Link topology (looped or switched), so a "
+                                  "partition cannot span ILDs"));
+    }
+  } else if (out.gw_routing == GwRoutingType::kRing && gw != ClusterTopology::kLooped) {
+    return Invalid(absl::StrCat("gw_routing: RING requires a looped cluster topology; cluster ",
+                                cluster, " is ", CliName(gw)));
+  } else if (out.gw_routing == GwRoutingType::kSwRing && gw != ClusterTopology::kSwitched) {
+    return Invalid(absl::StrCat("gw_routing: SWRING requires a switched cluster topology; cluster ",
+                                cluster, " is ", CliName(gw)));
+  }
+  return out;
+}
+
+}  // namespace vipu::fabric

@@ -1,0 +1,172 @@
+#include "server/agent_driver.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+
+#include "absl/strings/str_cat.h"
+
+namespace vipu::server {
+namespace {
+
+// Counts outstanding callbacks; Wait() returns when all have completed.
+class Latch {
+ public:
+  explicit Latch(int n) : n_(n) {}
+  void CountDown() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--n_ == 0) cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return n_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_;
+};
+
+// One machine's part of an operation: the call's state lives here until its
+// callback has run.
+struct MachineCall {
+  std::string agent_id;
+  std::vector<uint32_t> ipus;
+  grpc::ClientContext ctx;
+  vipuagent::ConfigurePartitionRequest configure;
+  vipuagent::ConfigurePartitionReply configure_reply;
+  vipuagent::ResetPartitionRequest reset;
+  vipuagent::ResetPartitionReply reset_reply;
+  vipuagent::ReleasePartitionRequest release;
+  vipuagent::ReleasePartitionReply release_reply;
+  grpc::Status status;
+  std::shared_ptr<vipuagent::Agent::Stub> stub;
+};
+
+std::string Describe(const std::string& agent_id, const grpc::Status& s) {
+  return absl::StrCat("agent ", agent_id, ": ",
+                      s.error_message().empty() ? "call failed" : s.error_message(), " (",
+                      s.error_code(), ")");
+}
+
+}  // namespace
+
+std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubFor(const LiveAgent& agent) {
+  std::string address = absl::StrCat(agent.host, ":", agent.port);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = stubs_.find(agent.id);
+  if (it != stubs_.end() && it->second.first == address) return it->second.second;
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto stub = std::shared_ptr<vipuagent::Agent::Stub>(vipuagent::Agent::NewStub(channel));
+  stubs_[agent.id] = {address, stub};
+  return stub;
+}
+
+std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& partition,
+                                            uint64_t generation) {
+  // Group the partition's IPUs by machine, keeping the partition's order.
+  std::vector<std::unique_ptr<MachineCall>> calls;
+  std::map<std::string, MachineCall*> by_agent;
+  for (const fabric::PartitionIpu& ipu : partition.ipus) {
+    MachineCall*& call = by_agent[ipu.ipu.agent_id];
+    if (call == nullptr) {
+      calls.push_back(std::make_unique<MachineCall>());
+      call = calls.back().get();
+      call->agent_id = ipu.ipu.agent_id;
+    }
+    call->ipus.push_back(ipu.ipu.ipu);
+  }
+
+  std::vector<std::string> errors;
+  std::vector<MachineCall*> started;
+  for (auto& call : calls) {
+    std::optional<LiveAgent> agent = registry_->Get(call->agent_id);
+    if (!agent) {
+      errors.push_back(absl::StrCat("agent ", call->agent_id, ": not connected"));
+      continue;
+    }
+    call->stub = StubFor(*agent);
+    call->ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+    started.push_back(call.get());
+  }
+
+  auto configure_request = [&](MachineCall* c) {
+    c->configure.set_agent_id(c->agent_id);
+    c->configure.set_partition_id(partition.id);
+    c->configure.set_generation(generation);
+    for (uint32_t i : c->ipus) c->configure.add_ipus(i);
+    c->configure.set_ipulink_routing_type(
+        static_cast<virmgrpc::IpuLinkRoutingType>(partition.routing));
+    c->configure.set_gw_routing_type(
+        static_cast<virmgrpc::GatewayRoutingType>(partition.gw_routing));
+    c->configure.set_sync_type(static_cast<virmgrpc::SyncType>(partition.sync_type));
+    c->configure.set_partition_size(partition.size());
+  };
+
+  Latch latch(static_cast<int>(started.size()));
+  for (MachineCall* c : started) {
+    auto done = [c, &latch](grpc::Status s) {
+      c->status = std::move(s);
+      latch.CountDown();
+    };
+    switch (op) {
+      case Op::kConfigure:
+        configure_request(c);
+        c->stub->async()->ConfigurePartition(&c->ctx, &c->configure, &c->configure_reply, done);
+        break;
+      case Op::kReset:
+        c->reset.set_agent_id(c->agent_id);
+        c->reset.set_partition_id(partition.id);
+        c->reset.set_generation(generation);
+        c->stub->async()->ResetPartition(&c->ctx, &c->reset, &c->reset_reply, done);
+        break;
+      case Op::kRelease:
+        c->release.set_agent_id(c->agent_id);
+        c->release.set_partition_id(partition.id);
+        c->release.set_generation(generation);
+        c->stub->async()->ReleasePartition(&c->ctx, &c->release, &c->release_reply, done);
+        break;
+    }
+  }
+  latch.Wait();
+
+  std::vector<MachineCall*> reconfigure;
+  for (MachineCall* c : started) {
+    if (c->status.ok()) continue;
+    if (op == Op::kReset && c->status.error_code() == grpc::StatusCode::NOT_FOUND) {
+      reconfigure.push_back(c);
+      continue;
+    }
+    errors.push_back(Describe(c->agent_id, c->status));
+  }
+  // Machines that lost the partition get it configured afresh, one at a
+  // time: this is the rare path after an agent restart.
+  for (MachineCall* c : reconfigure) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+    configure_request(c);
+    grpc::Status s = c->stub->ConfigurePartition(&ctx, c->configure, &c->configure_reply);
+    if (!s.ok()) errors.push_back(Describe(c->agent_id, s));
+  }
+  return errors;
+}
+
+std::vector<std::string> AgentDriver::ReleaseOn(const std::string& agent_id,
+                                                const std::string& partition_id,
+                                                uint64_t generation) {
+  std::optional<LiveAgent> agent = registry_->Get(agent_id);
+  if (!agent) return {absl::StrCat("agent ", agent_id, ": not connected")};
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  vipuagent::ReleasePartitionRequest req;
+  req.set_agent_id(agent_id);
+  req.set_partition_id(partition_id);
+  req.set_generation(generation);
+  vipuagent::ReleasePartitionReply reply;
+  grpc::Status s = StubFor(*agent)->ReleasePartition(&ctx, req, &reply);
+  if (!s.ok()) return {Describe(agent_id, s)};
+  return {};
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,48 @@
+// Drives the agents of a partition over the agent API: configure, reset and
+// release its IPUs on every machine it spans, in parallel, with a deadline.
+#ifndef VIPU_SERVER_AGENT_DRIVER_H_
+#define VIPU_SERVER_AGENT_DRIVER_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "fabric/types.h"
+#include "server/agent_registry.h"
+#include "vipu_agent.grpc.pb.h"
+
+namespace vipu::server {
+
+class AgentDriver {
+ public:
+  AgentDriver(const AgentRegistry* registry, absl::Duration deadline)
+      : registry_(registry), deadline_(deadline) {}
+
+  enum class Op { kConfigure, kReset, kRelease };
+
+  // Applies `op` for the partition at `generation` on every machine holding
+  // its IPUs. Returns one message per machine that failed, naming the
+  // machine; empty when all succeeded. kReset falls back to kConfigure on a
+  // machine that no longer holds the partition (it lost it in a restart).
+  std::vector<std::string> Apply(Op op, const fabric::Partition& partition, uint64_t generation);
+
+  // Release of a partition that `agent_id` holds but the database does not
+  // want there (reconciliation).
+  std::vector<std::string> ReleaseOn(const std::string& agent_id, const std::string& partition_id,
+                                     uint64_t generation);
+
+ private:
+  std::shared_ptr<vipuagent::Agent::Stub> StubFor(const LiveAgent& agent);
+
+  const AgentRegistry* registry_;
+  const absl::Duration deadline_;
+  std::mutex mu_;
+  std::map<std::string, std::pair<std::string, std::shared_ptr<vipuagent::Agent::Stub>>> stubs_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_AGENT_DRIVER_H_

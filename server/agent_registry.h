@@ -1,0 +1,61 @@
+// What the server knows about agents from their own reports: address,
+// machine details and IPU attributes from Register, liveness from
+// heartbeats. In memory only: after a restart agents register again, and a
+// heartbeat every period would be too many commits to persist.
+#ifndef VIPU_SERVER_AGENT_REGISTRY_H_
+#define VIPU_SERVER_AGENT_REGISTRY_H_
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "fabric/types.h"
+
+namespace vipu::server {
+
+using Attributes = std::vector<std::pair<std::string, std::string>>;
+
+struct LiveAgent {
+  std::string id;
+  std::string host;
+  uint32_t port = 0;
+  uint32_t ipuof_port = 0;
+  fabric::MachineType machine_type = fabric::MachineType::kM2000;
+  Attributes details;            // ordered, as `get agent` prints them
+  std::vector<Attributes> ipus;  // by IPU#
+  absl::Time registered;
+  absl::Time last_heartbeat;
+};
+
+class AgentRegistry {
+ public:
+  explicit AgentRegistry(absl::Duration heartbeat_interval)
+      : heartbeat_interval_(heartbeat_interval) {}
+
+  absl::Duration heartbeat_interval() const { return heartbeat_interval_; }
+  // An agent is Up while its last heartbeat is younger than three periods.
+  absl::Duration timeout() const { return 3 * heartbeat_interval_; }
+
+  void Register(LiveAgent agent, absl::Time now);
+  // False when the agent is not registered (it must register again).
+  bool Heartbeat(const std::string& id, absl::Time now);
+  void Forget(const std::string& id);
+
+  std::optional<LiveAgent> Get(const std::string& id) const;
+  bool IsUp(const std::string& id, absl::Time now) const;
+  size_t size() const;
+  std::vector<LiveAgent> All() const;
+
+ private:
+  const absl::Duration heartbeat_interval_;
+  mutable std::mutex mu_;
+  std::map<std::string, LiveAgent> agents_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_AGENT_REGISTRY_H_

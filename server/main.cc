@@ -1,0 +1,262 @@
+// vipu-server: the V-IPU controller daemon.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "fabric/pods.h"
+#include "server/admin_service.h"
+#include "server/agent_driver.h"
+#include "server/agent_registry.h"
+#include "server/inventory.h"
+#include "server/partition_controller.h"
+#include "server/registry_service.h"
+#include "server/server_options.h"
+#include "server/simulator.h"
+#include "server/user_service.h"
+#include "spdlog/spdlog.h"
+#include "storage/store.h"
+
+namespace vipu::server {
+namespace {
+
+std::string DefaultAgentBinary() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "vipu-agent";
+  return (self.parent_path() / "vipu-agent").string();
+}
+
+absl::Status EnsureSimulatedCluster(Inventory& inventory, const Simulator& sim) {
+  const fabric::PodSpec& pod = sim.pod();
+  auto clusters = inventory.ListClusters();
+  if (!clusters.ok()) return clusters.status();
+  bool have_cluster = false;
+  for (const fabric::Cluster& c : *clusters) {
+    if (c.id != pod.name) continue;
+    if (c.agent_ids != sim.agent_ids()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "simulate: the database has a cluster '", c.id, "' with other agents; use another --db"));
+    }
+    have_cluster = true;
+  }
+  if (!have_cluster) {
+    fabric::Cluster c;
+    c.id = pod.name;
+    c.agent_ids = sim.agent_ids();
+    c.num_ilds = pod.num_ilds;
+    c.topology = pod.topology;
+    c.cluster_topology = pod.cluster_topology;
+    if (absl::Status s = inventory.CreateCluster(c); !s.ok()) return s;
+  }
+  auto allocations = inventory.ListAllocations();
+  if (!allocations.ok()) return allocations.status();
+  for (const fabric::Allocation& a : *allocations) {
+    if (a.cluster_id == pod.name) return absl::OkStatus();
+  }
+  fabric::Allocation a;
+  a.id = "default";
+  a.cluster_id = pod.name;
+  return inventory.CreateAllocation(a);
+}
+
+// Waits until every agent in `ids` has registered, or the deadline passes.
+// Returns the ids still missing.
+std::vector<std::string> AwaitRegistrations(const AgentRegistry& registry,
+                                            const std::vector<std::string>& ids,
+                                            absl::Duration window) {
+  const absl::Time deadline = absl::Now() + window;
+  for (;;) {
+    std::vector<std::string> missing;
+    for (const std::string& id : ids) {
+      if (!registry.Get(id)) missing.push_back(id);
+    }
+    if (missing.empty() || absl::Now() > deadline) return missing;
+    absl::SleepFor(absl::Milliseconds(10));  // registrations arrive over RPC; poll the registry
+  }
+}
+
+int Run(const ServerOptions& opt) {
+  // Signals are taken by sigwait() below; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::optional<fabric::PodSpec> pod;
+  if (!opt.simulate.empty()) {
+    auto p = fabric::PodPreset(opt.simulate);
+    if (!p.ok()) {
+      std::fprintf(stderr, "vipu-server: --simulate: %s\n",
+                   std::string(p.status().message()).c_str());
+      return 2;
+    }
+    pod = *p;
+  }
+
+  std::filesystem::path db_path(opt.db);
+  if (db_path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(db_path.parent_path(), ec);
+    if (ec) {
+      spdlog::critical("cannot create the directory of --db {}: {}", opt.db, ec.message());
+      return 1;
+    }
+  }
+  auto store = storage::Store::Open(opt.db);
+  if (!store.ok()) {
+    spdlog::critical("cannot open database {}: {}", opt.db, store.status().ToString());
+    return 1;
+  }
+  spdlog::info("database {} open (schema {})", opt.db, storage::kSchemaVersion);
+
+  AgentRegistry registry(absl::Milliseconds(opt.heartbeat_ms));
+  AgentDriver driver(&registry, absl::Milliseconds(opt.agent_deadline_ms));
+  PartitionController controller(store->get(), &registry, &driver, opt.workers);
+  Inventory inventory(store->get());
+  UserService user_service(&controller, &registry);
+  VersionService version_service;
+  AdminService admin_service(&inventory, &registry);
+  AllocationService allocation_service(&inventory);
+  RegistryService registry_service(&inventory, &registry, &controller,
+                                   opt.auto_add_agents || pod.has_value());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(opt.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&user_service);
+  builder.RegisterService(&version_service);
+  builder.RegisterService(&admin_service);
+  builder.RegisterService(&allocation_service);
+  builder.RegisterService(&registry_service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    spdlog::critical("cannot listen on {}", opt.listen);
+    return 1;
+  }
+  server->GetHealthCheckService()->SetServingStatus(false);
+  const std::string host = std::string(opt.listen.substr(0, opt.listen.rfind(':')));
+  const std::string address = absl::StrCat(host, ":", port);
+  spdlog::info("listening on {}", address);
+
+  std::unique_ptr<Simulator> sim;
+  if (pod) {
+    Simulator::Options so;
+    so.agent_binary = opt.agent_binary.empty() ? DefaultAgentBinary() : opt.agent_binary;
+    so.server_address =
+        absl::StrCat(host == "0.0.0.0" || host == "[::]" ? "127.0.0.1" : host, ":", port);
+    so.log_level = opt.log_level;
+    auto started = Simulator::Start(*pod, so);
+    if (!started.ok()) {
+      spdlog::critical("{}", std::string(started.status().message()));
+      server->Shutdown();
+      return 1;
+    }
+    sim = std::move(*started);
+    std::vector<std::string> missing =
+        AwaitRegistrations(registry, sim->agent_ids(), absl::Seconds(30));
+    if (!missing.empty()) {
+      spdlog::critical("simulate {}: {} agents did not register within 30 s (first: {})", pod->name,
+                       missing.size(), missing.front());
+      server->Shutdown();
+      return 1;
+    }
+    if (absl::Status s = EnsureSimulatedCluster(inventory, *sim); !s.ok()) {
+      spdlog::critical("{}", std::string(s.message()));
+      server->Shutdown();
+      return 1;
+    }
+    spdlog::info("simulate {}: {} machines registered, cluster '{}' ready", pod->name,
+                 sim->agent_ids().size(), pod->name);
+  } else {
+    // Give the agents we know a chance to come back before recovering.
+    auto agents = inventory.ListAgents();
+    std::vector<std::string> ids;
+    if (agents.ok()) {
+      for (const fabric::Agent& a : *agents) ids.push_back(a.id);
+    }
+    std::vector<std::string> missing =
+        AwaitRegistrations(registry, ids, absl::Milliseconds(opt.reconcile_window_ms));
+    if (!missing.empty()) {
+      spdlog::warn("{} known agents have not registered (first: {})", missing.size(),
+                   missing.front());
+    }
+  }
+  controller.Recover();
+
+  server->GetHealthCheckService()->SetServingStatus(true);
+  if (!opt.ready_file.empty()) {
+    std::string tmp = opt.ready_file + ".tmp";
+    { std::ofstream(tmp) << address << "\n"; }
+    std::filesystem::rename(tmp, opt.ready_file);
+  }
+  std::printf("vipu-server %s ready on %s\n", VIPU_VERSION, address.c_str());
+  std::fflush(stdout);
+  spdlog::info("ready");
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("signal {}: stopping", sig);
+  server->GetHealthCheckService()->SetServingStatus(false);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  controller.Stop();
+  if (sim) sim->Stop();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace vipu::server
+
+int main(int argc, char** argv) {
+  vipu::server::ServerOptions opt;
+  CLI::App app{"vipu-server: the V-IPU controller"};
+  app.add_option("--listen", opt.listen, "gRPC listen address host:port")->capture_default_str();
+  app.add_option("--db", opt.db, "SQLite database file")->capture_default_str();
+  app.add_option("--simulate", opt.simulate,
+                 "start a simulated pod: pod4 pod16 pod64 pod128 pod256 and bow- variants");
+  app.add_option("--log-level", opt.log_level, "trace|debug|info|warn|error|critical")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.add_option("--agent-binary", opt.agent_binary, "vipu-agent for --simulate");
+  app.add_option("--ready-file", opt.ready_file, "file to write host:port to once ready");
+  app.add_flag("--auto-add-agents", opt.auto_add_agents, "accept registrations of unknown agents");
+  app.add_option("--heartbeat-ms", opt.heartbeat_ms, "agent heartbeat period")
+      ->check(CLI::Range(10, 60000))
+      ->capture_default_str();
+  app.add_option("--agent-deadline-ms", opt.agent_deadline_ms, "deadline of one agent call")
+      ->check(CLI::Range(10, 600000))
+      ->capture_default_str();
+  app.add_option("--reconcile-window-ms", opt.reconcile_window_ms,
+                 "how long to wait at start for known agents")
+      ->check(CLI::Range(0, 600000))
+      ->capture_default_str();
+  app.add_option("--workers", opt.workers, "background worker threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.set_version_flag("--version", VIPU_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "vipu-server: %s\n", e.what());
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(opt.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ vipu-server %v");
+  return vipu::server::Run(opt);
+}

@@ -1,0 +1,476 @@
+#include "server/partition_controller.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "fabric/enum_names.h"
+#include "fabric/placement.h"
+#include "fabric/topology.h"
+#include "fabric/validation.h"
+#include "spdlog/spdlog.h"
+
+namespace vipu::server {
+namespace {
+
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+// Allocations a request may be placed in, in the order they are tried.
+absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
+    storage::ReadTxn& txn, const fabric::PartitionRequest& request) {
+  if (!request.allocation_id.empty()) {
+    auto allocation = txn.GetAllocation(request.allocation_id);
+    if (!allocation.ok()) {
+      if (absl::IsNotFound(allocation.status())) {
+        return absl::NotFoundError(
+            absl::StrCat("allocation_id: allocation '", request.allocation_id, "' not found"));
+      }
+      return allocation.status();
+    }
+    if (!request.cluster_id.empty() && allocation->cluster_id != request.cluster_id) {
+      return absl::InvalidArgumentError(absl::StrCat("cluster_id: allocation '", allocation->id,
+                                                     "' is on cluster '", allocation->cluster_id,
+                                                     "', not '", request.cluster_id, "'"));
+    }
+    return std::vector<fabric::Allocation>{*allocation};
+  }
+  if (!request.cluster_id.empty()) {
+    auto cluster = txn.GetCluster(request.cluster_id);
+    if (!cluster.ok()) {
+      if (absl::IsNotFound(cluster.status())) {
+        return absl::NotFoundError(
+            absl::StrCat("cluster_id: cluster '", request.cluster_id, "' not found"));
+      }
+      return cluster.status();
+    }
+  }
+  auto all = txn.ListAllocations();
+  if (!all.ok()) return all.status();
+  std::vector<fabric::Allocation> out;
+  for (fabric::Allocation& a : *all) {
+    if (request.cluster_id.empty() || a.cluster_id == request.cluster_id)
+      out.push_back(std::move(a));
+  }
+  if (out.empty()) {
+    return absl::FailedPreconditionError(
+        request.cluster_id.empty()
+            ? std::string("allocation_id: no allocation exists; create one with vipu-admin")
+            : absl::StrCat("cluster_id: cluster '", request.cluster_id, "' has no allocation"));
+  }
+  return out;
+}
+
+}  // namespace
+
+PartitionController::PartitionController(storage::Store* store, const AgentRegistry* registry,
+                                         AgentDriver* driver, int worker_threads)
+    : store_(store), registry_(registry), driver_(driver), work_(worker_threads) {}
+
+PartitionController::~PartitionController() { Stop(); }
+
+void PartitionController::Stop() { work_.Stop(); }
+
+absl::StatusOr<fabric::Partition> PartitionController::Create(
+    const fabric::PartitionRequest& request, const std::string& owner) {
+  if (absl::Status s = fabric::ValidatePartitionRequest(request); !s.ok()) return s;
+
+  fabric::Partition created;
+  absl::Status status = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto existing = txn.GetPartition(request.id);
+    if (existing.ok()) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("partition id: partition '", request.id, "' already exists"));
+    }
+    if (!absl::IsNotFound(existing.status())) return existing.status();
+
+    auto candidates = CandidateAllocations(txn, request);
+    if (!candidates.ok()) return candidates.status();
+
+    const absl::Time now = absl::Now();
+    std::vector<std::string> exhausted;
+    for (const fabric::Allocation& allocation : *candidates) {
+      auto cluster = txn.GetCluster(allocation.cluster_id);
+      if (!cluster.ok()) return cluster.status();
+      auto layout = fabric::ClusterLayout::Build(*cluster);
+      if (!layout.ok()) return layout.status();
+      auto resolved = fabric::ResolveDefaults(request, *layout);
+      if (!resolved.ok()) return resolved.status();
+      auto used = txn.UsedIpus(cluster->id);
+      if (!used.ok()) return used.status();
+
+      std::set<std::string> allowed;
+      std::vector<std::string> down;
+      for (const std::string& agent : allocation.agent_ids) {
+        if (registry_->IsUp(agent, now)) {
+          allowed.insert(agent);
+        } else {
+          down.push_back(agent);
+        }
+      }
+      fabric::PlacementRequest placement{resolved->size, resolved->num_ilds, resolved->ipus};
+      auto ipus = fabric::Place(*layout, allowed, *used, placement);
+      if (!ipus.ok()) {
+        if (!absl::IsResourceExhausted(ipus.status())) return ipus.status();
+        std::string why =
+            absl::StrCat("allocation '", allocation.id, "': ", ipus.status().message());
+        if (!down.empty()) absl::StrAppend(&why, " (agents down: ", absl::StrJoin(down, ","), ")");
+        exhausted.push_back(std::move(why));
+        continue;
+      }
+
+      auto generation = txn.NextGeneration();
+      if (!generation.ok()) return generation.status();
+      fabric::Partition p;
+      p.id = request.id;
+      p.cluster_id = cluster->id;
+      p.allocation_id = allocation.id;
+      p.owner = owner;
+      p.routing = resolved->routing;
+      p.gw_routing = resolved->gw_routing;
+      p.sync_type = resolved->sync_type;
+      p.num_gcds = resolved->num_gcds;
+      p.num_ilds = resolved->num_ilds;
+      p.num_replicas = resolved->num_replicas;
+      p.reconfigurable = resolved->reconfigurable;
+      p.disable_auto_reset = resolved->disable_auto_reset;
+      p.relocatable = resolved->relocatable;
+      p.ipus = std::move(*ipus);
+      p.ready_state = fabric::ReadyState::kPending;
+      p.operation_state = fabric::OperationState::kCreating;
+      p.generation = *generation;
+      p.created_unix_ms = p.updated_unix_ms = absl::ToUnixMillis(now);
+      if (absl::Status s = txn.InsertPartition(p); !s.ok()) return s;
+      created = std::move(p);
+      return absl::OkStatus();
+    }
+    return absl::ResourceExhaustedError(absl::StrCat("size: no free block of ", request.size,
+                                                     " IPUs: ", absl::StrJoin(exhausted, "; ")));
+  });
+  if (!status.ok()) {
+    spdlog::info("create partition {}: refused: {}", request.id, status.ToString());
+    return status;
+  }
+  spdlog::info("partition {} created: {} IPUs in allocation {}, generation {}, state PS_PENDING",
+               created.id, created.size(), created.allocation_id, created.generation);
+  std::string id = created.id;
+  uint64_t generation = created.generation;
+  work_.Post([this, id, generation] { Converge(id, generation, Job::kConfigure); });
+  return created;
+}
+
+void PartitionController::Converge(const std::string& id, uint64_t generation, Job job) {
+  auto partition = Get(id);
+  if (!partition.ok() || partition->generation != generation) return;  // superseded
+  std::vector<std::string> errors =
+      driver_->Apply(job == Job::kReset ? AgentDriver::Op::kReset : AgentDriver::Op::kConfigure,
+                     *partition, generation);
+
+  bool superseded = false;
+  fabric::ReadyState outcome =
+      errors.empty() ? fabric::ReadyState::kActive : fabric::ReadyState::kError;
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto current = txn.GetPartition(id);
+    if (!current.ok()) {
+      superseded = true;
+      return absl::IsNotFound(current.status()) ? absl::OkStatus() : current.status();
+    }
+    if (current->generation != generation ||
+        current->operation_state == fabric::OperationState::kRemoving) {
+      superseded = true;
+      return absl::OkStatus();
+    }
+    current->ready_state = outcome;
+    current->operation_state =
+        errors.empty() ? fabric::OperationState::kIdle : fabric::OperationState::kFailed;
+    current->errors = errors;
+    current->updated_unix_ms = NowMs();
+    return txn.UpdatePartition(*current);
+  });
+  if (!s.ok()) {
+    spdlog::error("partition {}: could not record outcome of generation {}: {}", id, generation,
+                  s.ToString());
+    return;
+  }
+  if (superseded) {
+    // A newer operation or a removal overtook this one: undo what we pushed.
+    // Agents refuse the release if they already hold a newer generation.
+    driver_->Apply(AgentDriver::Op::kRelease, *partition, generation);
+    spdlog::info("partition {}: generation {} superseded, released", id, generation);
+    return;
+  }
+  if (errors.empty()) {
+    spdlog::info("partition {}: {} -> PS_ACTIVE (generation {})", id,
+                 job == Job::kReset ? "reset" : "configured", generation);
+  } else {
+    spdlog::warn("partition {}: -> PS_ERROR (generation {}): {}", id, generation,
+                 absl::StrJoin(errors, "; "));
+  }
+}
+
+absl::Status PartitionController::Remove(const std::string& id, bool force) {
+  fabric::Partition partition;
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto p = txn.GetPartition(id);
+    if (!p.ok()) {
+      if (absl::IsNotFound(p.status())) {
+        return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
+      }
+      return p.status();
+    }
+    if (p->operation_state == fabric::OperationState::kRemoving && !force) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("partition '", id, "' is already being removed; use force to remove it"));
+    }
+    p->operation_state = fabric::OperationState::kRemoving;
+    p->updated_unix_ms = NowMs();
+    partition = *p;
+    return txn.UpdatePartition(*p);
+  });
+  if (!s.ok()) return s;
+  spdlog::info("partition {}: POS_REMOVING (generation {})", id, partition.generation);
+
+  std::vector<std::string> errors =
+      driver_->Apply(AgentDriver::Op::kRelease, partition, partition.generation);
+  if (!errors.empty() && !force) {
+    std::string message = absl::StrJoin(errors, "; ");
+    store_
+        ->Write([&](storage::WriteTxn& txn) -> absl::Status {
+          auto p = txn.GetPartition(id);
+          if (!p.ok() || p->generation != partition.generation) return absl::OkStatus();
+          p->ready_state = fabric::ReadyState::kError;
+          p->operation_state = fabric::OperationState::kFailed;
+          p->errors = errors;
+          p->updated_unix_ms = NowMs();
+          return txn.UpdatePartition(*p);
+        })
+        .IgnoreError();
+    spdlog::warn("partition {}: remove failed: {}", id, message);
+    return absl::UnavailableError(absl::StrCat("agents did not release partition '", id,
+                                               "': ", message, "; retry, or remove with force"));
+  }
+  if (!errors.empty()) {
+    spdlog::warn("partition {}: forced removal ignores agent errors: {}", id,
+                 absl::StrJoin(errors, "; "));
+  }
+  s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto p = txn.GetPartition(id);
+    if (!p.ok()) return absl::IsNotFound(p.status()) ? absl::OkStatus() : p.status();
+    return txn.DeletePartition(id);
+  });
+  if (!s.ok()) return s;
+  spdlog::info("partition {}: removed, {} IPUs free", id, partition.size());
+  return absl::OkStatus();
+}
+
+absl::Status PartitionController::Reset(const std::string& id) {
+  uint64_t generation = 0;
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto p = txn.GetPartition(id);
+    if (!p.ok()) {
+      if (absl::IsNotFound(p.status())) {
+        return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
+      }
+      return p.status();
+    }
+    if (p->operation_state == fabric::OperationState::kRemoving) {
+      return absl::FailedPreconditionError(absl::StrCat("partition '", id, "' is being removed"));
+    }
+    auto g = txn.NextGeneration();
+    if (!g.ok()) return g.status();
+    generation = *g;
+    p->generation = generation;
+    p->ready_state = fabric::ReadyState::kPending;
+    p->operation_state = fabric::OperationState::kResetting;
+    p->errors.clear();
+    p->updated_unix_ms = NowMs();
+    return txn.UpdatePartition(*p);
+  });
+  if (!s.ok()) return s;
+  spdlog::info("partition {}: POS_RESETTING (generation {})", id, generation);
+  work_.Post([this, id, generation] { Converge(id, generation, Job::kReset); });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id) {
+  fabric::Partition out;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    auto p = txn.GetPartition(id);
+    if (!p.ok()) {
+      if (absl::IsNotFound(p.status())) {
+        return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
+      }
+      return p.status();
+    }
+    out = std::move(*p);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
+    const std::string& allocation_id) {
+  std::vector<fabric::Partition> out;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    if (!allocation_id.empty()) {
+      auto a = txn.GetAllocation(allocation_id);
+      if (!a.ok()) {
+        if (absl::IsNotFound(a.status())) {
+          return absl::NotFoundError(
+              absl::StrCat("allocation_id: allocation '", allocation_id, "' not found"));
+        }
+        return a.status();
+      }
+    }
+    auto list = txn.ListPartitions(allocation_id);
+    if (!list.ok()) return list.status();
+    out = std::move(*list);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs(
+    const std::string& id, std::optional<uint32_t> gcd) {
+  fabric::Partition partition;
+  fabric::Cluster cluster;
+  std::map<std::string, fabric::MachineEndpoint> endpoints;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    auto p = txn.GetPartition(id);
+    if (!p.ok()) {
+      if (absl::IsNotFound(p.status())) {
+        return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
+      }
+      return p.status();
+    }
+    partition = std::move(*p);
+    auto c = txn.GetCluster(partition.cluster_id);
+    if (!c.ok()) return c.status();
+    cluster = std::move(*c);
+    for (const fabric::PartitionIpu& ipu : partition.ipus) {
+      const std::string& agent_id = ipu.ipu.agent_id;
+      if (endpoints.count(agent_id)) continue;
+      fabric::MachineEndpoint e;
+      if (std::optional<LiveAgent> live = registry_->Get(agent_id)) {
+        e.host = live->host;
+        e.ipuof_port = live->ipuof_port != 0 ? live->ipuof_port : live->port;
+        e.machine_type = live->machine_type;
+        for (const auto& [name, value] : live->details) {
+          if (name == "GWSW Version") e.gwsw_version = value;
+          if (name == "Runtime version") e.ipum_sw_version = value;
+        }
+        for (const Attributes& attrs : live->ipus) {
+          std::string chip;
+          for (const auto& [name, value] : attrs) {
+            if (name == "board serial number" && chip.empty()) chip = value;
+          }
+          e.chip_ids.push_back(chip);
+        }
+      } else {
+        auto a = txn.GetAgent(agent_id);
+        if (!a.ok()) return a.status();
+        e.host = a->host;
+        e.ipuof_port = a->port;
+        e.machine_type = a->machine_type;
+      }
+      endpoints[agent_id] = std::move(e);
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  if (gcd && *gcd >= partition.num_gcds) {
+    return absl::InvalidArgumentError(absl::StrCat("gcd_id: partition '", id, "' has ",
+                                                   partition.num_gcds, " GCDs, got GCD ", *gcd));
+  }
+  auto layout = fabric::ClusterLayout::Build(cluster);
+  if (!layout.ok()) return layout.status();
+  std::vector<fabric::GcdConfig> all = fabric::BuildIpuofConfigs(partition, *layout, endpoints);
+  if (!gcd) return all;
+  return std::vector<fabric::GcdConfig>{all.at(*gcd)};
+}
+
+void PartitionController::ReconcileAgent(const std::string& agent_id,
+                                         std::vector<HeldPartition> held) {
+  work_.Post([this, agent_id, held = std::move(held)] {
+    std::vector<fabric::Partition> wanted;
+    absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+      auto list = txn.PartitionsOnAgent(agent_id);
+      if (!list.ok()) return list.status();
+      wanted = std::move(*list);
+      return absl::OkStatus();
+    });
+    if (!s.ok()) {
+      spdlog::error("reconcile agent {}: {}", agent_id, s.ToString());
+      return;
+    }
+    std::map<std::string, uint64_t> wanted_generation;
+    for (const fabric::Partition& p : wanted) wanted_generation[p.id] = p.generation;
+    std::map<std::string, uint64_t> held_generation;
+    for (const HeldPartition& h : held) {
+      held_generation[h.partition_id] = h.generation;
+      auto it = wanted_generation.find(h.partition_id);
+      if (it == wanted_generation.end() || it->second > h.generation) {
+        if (it == wanted_generation.end()) {
+          spdlog::info("reconcile agent {}: releasing {} (generation {}), unknown to the database",
+                       agent_id, h.partition_id, h.generation);
+          driver_->ReleaseOn(agent_id, h.partition_id, h.generation);
+        }
+      }
+    }
+    for (const fabric::Partition& p : wanted) {
+      if (p.operation_state == fabric::OperationState::kRemoving) continue;
+      if (p.ready_state != fabric::ReadyState::kActive) continue;
+      auto it = held_generation.find(p.id);
+      if (it != held_generation.end() && it->second == p.generation) continue;
+      spdlog::info("reconcile agent {}: re-pushing partition {} (generation {})", agent_id, p.id,
+                   p.generation);
+      std::vector<std::string> errors =
+          driver_->Apply(AgentDriver::Op::kConfigure, p, p.generation);
+      if (!errors.empty()) {
+        spdlog::warn("reconcile agent {}: partition {}: {}", agent_id, p.id,
+                     absl::StrJoin(errors, "; "));
+      }
+    }
+  });
+}
+
+void PartitionController::Recover() {
+  std::vector<fabric::Partition> all;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    auto list = txn.ListPartitions();
+    if (!list.ok()) return list.status();
+    all = std::move(*list);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) {
+    spdlog::error("recover: {}", s.ToString());
+    return;
+  }
+  for (const fabric::Partition& p : all) {
+    const std::string id = p.id;
+    const uint64_t generation = p.generation;
+    switch (p.operation_state) {
+      case fabric::OperationState::kCreating:
+        spdlog::info("recover: partition {} was being created; configuring", id);
+        work_.Post([this, id, generation] { Converge(id, generation, Job::kConfigure); });
+        break;
+      case fabric::OperationState::kResetting:
+        spdlog::info("recover: partition {} was being reset; resetting", id);
+        work_.Post([this, id, generation] { Converge(id, generation, Job::kReset); });
+        break;
+      case fabric::OperationState::kRemoving:
+        spdlog::info("recover: partition {} was being removed; removing", id);
+        work_.Post([this, id] {
+          if (absl::Status r = Remove(id, /*force=*/true); !r.ok()) {
+            spdlog::error("recover: remove {}: {}", id, r.ToString());
+          }
+        });
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,101 @@
+#include "server/simulator.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "fabric/enum_names.h"
+#include "spdlog/spdlog.h"
+
+extern char** environ;
+
+namespace vipu::server {
+namespace {
+
+constexpr uint32_t kMachinesPerProcess = 16;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpec& pod,
+                                                            const Options& options) {
+  if (access(options.agent_binary.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("simulate: agent binary '", options.agent_binary,
+                     "' is not executable: ", std::strerror(errno), " (set --agent-binary)"));
+  }
+  std::vector<std::string> ids;
+  for (uint32_t m = 1; m <= pod.num_machines; ++m) ids.push_back(absl::StrCat("ag", m));
+  std::unique_ptr<Simulator> sim(new Simulator(pod, ids));
+
+  for (uint32_t first = 0; first < ids.size(); first += kMachinesPerProcess) {
+    std::vector<std::string> group(
+        ids.begin() + first,
+        ids.begin() + std::min<size_t>(ids.size(), first + kMachinesPerProcess));
+    std::vector<std::string> args = {options.agent_binary,
+                                     "--server",
+                                     options.server_address,
+                                     "--agent-ids",
+                                     absl::StrJoin(group, ","),
+                                     "--machine-type",
+                                     fabric::CliName(pod.machine_type),
+                                     "--host",
+                                     "127.0.0.1",
+                                     "--log-level",
+                                     options.log_level,
+                                     "--exit-with-parent"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    // Children must not inherit our blocked signal mask, or SIGTERM would
+    // not reach them.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    int rc = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+      sim->Stop();
+      return absl::InternalError(
+          absl::StrCat("simulate: cannot start ", options.agent_binary, ": ", std::strerror(rc)));
+    }
+    sim->children_.push_back(pid);
+    spdlog::info("simulate {}: started vipu-agent pid {} for {}", pod.name, pid,
+                 absl::StrJoin(group, ","));
+  }
+  return sim;
+}
+
+Simulator::~Simulator() { Stop(); }
+
+void Simulator::Stop() {
+  for (pid_t pid : children_) kill(pid, SIGTERM);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  for (pid_t pid : children_) {
+    for (;;) {
+      int status = 0;
+      pid_t r = waitpid(pid, &status, WNOHANG);
+      if (r == pid || (r < 0 && errno != EINTR)) break;
+      if (absl::Now() > deadline) {
+        spdlog::warn("simulate: agent pid {} did not stop, killing it", pid);
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(10));  // polling a child's exit; no event to wait on
+    }
+  }
+  children_.clear();
+}
+
+}  // namespace vipu::server

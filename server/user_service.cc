@@ -1,0 +1,115 @@
+#include "server/user_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "fabric/validation.h"
+#include "server/grpc_status.h"
+#include "server/wire.h"
+
+namespace vipu::server {
+namespace {
+
+absl::Status CheckPartitionId(const std::string& id) {
+  return fabric::ValidateId("partition_id", id);
+}
+
+}  // namespace
+
+grpc::Status UserService::ListPartitions(grpc::ServerContext*,
+                                         const virmgrpc::ListPartitionsRequest* request,
+                                         virmgrpc::ListPartitionsReply* reply) {
+  if (!request->allocation_id().empty()) {
+    if (absl::Status s = fabric::ValidateId("allocation_id", request->allocation_id()); !s.ok()) {
+      return ToGrpc(s);
+    }
+  }
+  auto list = controller_->List(request->allocation_id());
+  if (!list.ok()) return ToGrpc(list.status());
+  for (const fabric::Partition& p : *list) ToWire(p, reply->add_partitions());
+  return grpc::Status::OK;
+}
+
+grpc::Status UserService::ListIPUAttributes(grpc::ServerContext*,
+                                            const virmgrpc::ListIPUAttributesRequest* request,
+                                            virmgrpc::ListIPUAttributesReply* reply) {
+  std::vector<LiveAgent> agents;
+  if (request->agents().empty()) {
+    agents = registry_->All();
+  } else {
+    for (const std::string& id : request->agents()) {
+      if (absl::Status s = fabric::ValidateId("agents", id); !s.ok()) return ToGrpc(s);
+      std::optional<LiveAgent> a = registry_->Get(id);
+      if (!a) {
+        return ToGrpc(
+            absl::NotFoundError(absl::StrCat("agents: agent '", id, "' is not connected")));
+      }
+      agents.push_back(std::move(*a));
+    }
+  }
+  for (const LiveAgent& a : agents) {
+    auto* entry = reply->add_entries();
+    entry->set_agent(a.id);
+    for (size_t i = 0; i < a.ipus.size(); ++i) {
+      auto& attrs = (*entry->mutable_ipu_attributes())[static_cast<uint32_t>(i)];
+      for (const auto& [k, v] : a.ipus[i]) (*attrs.mutable_attributes())[k] = v;
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status UserService::CreatePartition(grpc::ServerContext*,
+                                          const virmgrpc::CreatePartitionRequest* request,
+                                          virmgrpc::CreatePartitionReply* reply) {
+  auto parsed = FromWire(*request);
+  if (!parsed.ok()) return ToGrpc(parsed.status());
+  auto created = controller_->Create(*parsed, /*owner=*/"");
+  if (!created.ok()) return ToGrpc(created.status());
+  reply->set_partition_id(created->id);
+  return grpc::Status::OK;
+}
+
+grpc::Status UserService::RemovePartition(grpc::ServerContext*,
+                                          const virmgrpc::RemovePartitionRequest* request,
+                                          virmgrpc::RemovePartitionReply*) {
+  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
+  return ToGrpc(controller_->Remove(request->partition_id(), request->force()));
+}
+
+grpc::Status UserService::ResetPartition(grpc::ServerContext*,
+                                         const virmgrpc::ResetPartitionRequest* request,
+                                         virmgrpc::ResetPartitionReply*) {
+  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
+  return ToGrpc(controller_->Reset(request->partition_id()));
+}
+
+grpc::Status UserService::GetPartitionIpuofConfig(
+    grpc::ServerContext*, const virmgrpc::GetPartitionIpuofConfigRequest* request,
+    virmgrpc::GetPartitionIpuofConfigReply* reply) {
+  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
+  std::optional<uint32_t> gcd;
+  if (request->has_gcd_id()) gcd = request->gcd_id().id();
+  auto partition = controller_->Get(request->partition_id());
+  if (!partition.ok()) return ToGrpc(partition.status());
+  auto configs = controller_->IpuofConfigs(request->partition_id(), gcd);
+  if (!configs.ok()) return ToGrpc(configs.status());
+  virmgrpc::PartitionConfig* out = reply->mutable_ipuof_config();
+  out->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(partition->routing));
+  out->set_sync_type(static_cast<virmgrpc::SyncType>(partition->sync_type));
+  out->set_reconfigurable(partition->reconfigurable);
+  out->set_gw_routing_type(static_cast<virmgrpc::GatewayRoutingType>(partition->gw_routing));
+  out->set_num_ipulink_segments(partition->num_ilds);
+  out->set_ipuof_server_version(fabric::kIpuofServerVersion);
+  for (const fabric::GcdConfig& g : *configs) ToWire(g, out->add_gcd_configs());
+  return grpc::Status::OK;
+}
+
+grpc::Status UserService::GetPartitionStatus(grpc::ServerContext*,
+                                             const virmgrpc::GetPartitionStatusRequest* request,
+                                             virmgrpc::GetPartitionStatusReply* reply) {
+  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
+  auto partition = controller_->Get(request->partition_id());
+  if (!partition.ok()) return ToGrpc(partition.status());
+  ToWire(*partition, reply->mutable_status());
+  return grpc::Status::OK;
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,50 @@
+// virmgrpc.UserService and virmgrpc.VersionService: Graphcore's published
+// user API. Thin: translate, call the controller, map errors.
+#ifndef VIPU_SERVER_USER_SERVICE_H_
+#define VIPU_SERVER_USER_SERVICE_H_
+
+#include "server/agent_registry.h"
+#include "server/partition_controller.h"
+#include "version.grpc.pb.h"
+#include "vipuuser.grpc.pb.h"
+
+namespace vipu::server {
+
+class UserService final : public virmgrpc::UserService::Service {
+ public:
+  UserService(PartitionController* controller, const AgentRegistry* registry)
+      : controller_(controller), registry_(registry) {}
+
+  grpc::Status ListPartitions(grpc::ServerContext*, const virmgrpc::ListPartitionsRequest*,
+                              virmgrpc::ListPartitionsReply*) override;
+  grpc::Status ListIPUAttributes(grpc::ServerContext*, const virmgrpc::ListIPUAttributesRequest*,
+                                 virmgrpc::ListIPUAttributesReply*) override;
+  grpc::Status CreatePartition(grpc::ServerContext*, const virmgrpc::CreatePartitionRequest*,
+                               virmgrpc::CreatePartitionReply*) override;
+  grpc::Status RemovePartition(grpc::ServerContext*, const virmgrpc::RemovePartitionRequest*,
+                               virmgrpc::RemovePartitionReply*) override;
+  grpc::Status ResetPartition(grpc::ServerContext*, const virmgrpc::ResetPartitionRequest*,
+                              virmgrpc::ResetPartitionReply*) override;
+  grpc::Status GetPartitionIpuofConfig(grpc::ServerContext*,
+                                       const virmgrpc::GetPartitionIpuofConfigRequest*,
+                                       virmgrpc::GetPartitionIpuofConfigReply*) override;
+  grpc::Status GetPartitionStatus(grpc::ServerContext*, const virmgrpc::GetPartitionStatusRequest*,
+                                  virmgrpc::GetPartitionStatusReply*) override;
+
+ private:
+  PartitionController* controller_;
+  const AgentRegistry* registry_;
+};
+
+class VersionService final : public virmgrpc::VersionService::Service {
+ public:
+  grpc::Status GetVersion(grpc::ServerContext*, const virmgrpc::VersionRequest*,
+                          virmgrpc::VersionReply* reply) override {
+    reply->set_version(VIPU_VERSION);
+    return grpc::Status::OK;
+  }
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_USER_SERVICE_H_

@@ -1,0 +1,345 @@
+// Queries of ReadTxn (declared in store.h).
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "storage/connection.h"
+#include "storage/store.h"
+#include "storage/string_list_codec.h"
+
+namespace vipu::storage {
+namespace {
+
+using fabric::Agent;
+using fabric::Allocation;
+using fabric::Cluster;
+using fabric::IpuRef;
+using fabric::Partition;
+using fabric::PartitionIpu;
+
+#define PARTITION_COLUMNS                                                                      \
+  "id, cluster_id, allocation_id, owner, routing, gw_routing, sync_type, num_gcds, num_ilds, " \
+  "num_replicas, reconfigurable, disable_auto_reset, relocatable, ready_state, "               \
+  "operation_state, errors, generation, max_auto_reset_retries, auto_reset_retry_count, "      \
+  "last_auto_reset_unix_ms, created_unix_ms, updated_unix_ms"
+#define IPU_COLUMNS \
+  "pi.partition_id, pi.agent_id, pi.ipu, pi.ild, pi.ild_routing, pi.topology_id, pi.routing_id"
+
+absl::StatusOr<Partition> PartitionFromRow(const Statement& row) {
+  Partition p;
+  p.id = row.ColumnText(0);
+  p.cluster_id = row.ColumnText(1);
+  p.allocation_id = row.ColumnText(2);
+  p.owner = row.ColumnText(3);
+  p.routing = static_cast<fabric::RoutingType>(row.ColumnInt(4));
+  p.gw_routing = static_cast<fabric::GwRoutingType>(row.ColumnInt(5));
+  p.sync_type = static_cast<fabric::SyncType>(row.ColumnInt(6));
+  p.num_gcds = static_cast<uint32_t>(row.ColumnInt(7));
+  p.num_ilds = static_cast<uint32_t>(row.ColumnInt(8));
+  p.num_replicas = static_cast<uint32_t>(row.ColumnInt(9));
+  p.reconfigurable = row.ColumnInt(10) != 0;
+  p.disable_auto_reset = row.ColumnInt(11) != 0;
+  p.relocatable = row.ColumnInt(12) != 0;
+  p.ready_state = static_cast<fabric::ReadyState>(row.ColumnInt(13));
+  p.operation_state = static_cast<fabric::OperationState>(row.ColumnInt(14));
+  p.generation = static_cast<uint64_t>(row.ColumnInt(16));
+  p.max_auto_reset_retries = static_cast<uint32_t>(row.ColumnInt(17));
+  p.auto_reset_retry_count = static_cast<uint32_t>(row.ColumnInt(18));
+  p.last_auto_reset_unix_ms = row.ColumnInt(19);
+  p.created_unix_ms = row.ColumnInt(20);
+  p.updated_unix_ms = row.ColumnInt(21);
+  std::string_view errors_text = row.ColumnView(15);
+  if (errors_text == "[]") return p;  // the common case, without the parser
+  absl::StatusOr<std::vector<std::string>> errors = DecodeStringList(errors_text);
+  if (!errors.ok()) {
+    return absl::InternalError(absl::StrCat(
+        "partition ", p.id, ": errors column is corrupt: ", errors.status().message()));
+  }
+  p.errors = *std::move(errors);
+  return p;
+}
+
+// Loads partitions with two queries whatever their number: the rows (ordered
+// by id) and their IPUs (ordered by partition id, position), merged in one
+// pass. Both queries take the same optional text parameter ?1.
+absl::StatusOr<std::vector<Partition>> LoadPartitions(Connection* conn,
+                                                      std::string_view partitions_sql,
+                                                      std::string_view ipus_sql,
+                                                      std::string_view param) {
+  std::vector<Partition> partitions;
+  {
+    absl::StatusOr<Statement> stmt = conn->Prepare(partitions_sql);
+    if (!stmt.ok()) return stmt.status();
+    if (!param.empty()) stmt->BindText(1, param);
+    while (true) {
+      absl::StatusOr<bool> row = stmt->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      absl::StatusOr<Partition> p = PartitionFromRow(*stmt);
+      if (!p.ok()) return p.status();
+      partitions.push_back(*std::move(p));
+    }
+  }
+  if (partitions.empty()) return partitions;
+  absl::StatusOr<Statement> stmt = conn->Prepare(ipus_sql);
+  if (!stmt.ok()) return stmt.status();
+  if (!param.empty()) stmt->BindText(1, param);
+  size_t i = 0;
+  while (true) {
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    std::string_view partition_id = stmt->ColumnView(0);
+    // Both lists are in BINARY (memcmp) order, as std::string compares.
+    while (i < partitions.size() && partitions[i].id < partition_id) ++i;
+    if (i == partitions.size() || partitions[i].id != partition_id) {
+      return absl::InternalError(absl::StrCat("IPU row of partition ", AbslView(partition_id),
+                                              " does not match a partition row"));
+    }
+    PartitionIpu ipu;
+    ipu.ipu.agent_id = stmt->ColumnText(1);
+    ipu.ipu.ipu = static_cast<uint32_t>(stmt->ColumnInt(2));
+    ipu.ild = static_cast<uint32_t>(stmt->ColumnInt(3));
+    ipu.ild_routing = static_cast<uint32_t>(stmt->ColumnInt(4));
+    ipu.topology_id = static_cast<uint32_t>(stmt->ColumnInt(5));
+    ipu.routing_id = static_cast<uint32_t>(stmt->ColumnInt(6));
+    partitions[i].ipus.push_back(std::move(ipu));
+  }
+  return partitions;
+}
+
+// Agent ids of a cluster or allocation, in position order.
+absl::StatusOr<std::vector<std::string>> LoadMembers(Connection* conn, std::string_view sql,
+                                                     std::string_view owner_id) {
+  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, owner_id);
+  std::vector<std::string> ids;
+  while (true) {
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return ids;
+    ids.push_back(stmt->ColumnText(0));
+  }
+}
+
+// First column of the first row as text, or "" when there is no row.
+absl::StatusOr<std::string> QueryText(Connection* conn, std::string_view sql,
+                                      std::string_view param) {
+  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, param);
+  absl::StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  return *row ? stmt->ColumnText(0) : std::string();
+}
+
+absl::StatusOr<int64_t> QueryCount(Connection* conn, std::string_view sql, std::string_view param) {
+  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, param);
+  absl::StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  return *row ? stmt->ColumnInt(0) : 0;
+}
+
+Agent AgentFromRow(const Statement& row) {
+  Agent a;
+  a.id = row.ColumnText(0);
+  a.host = row.ColumnText(1);
+  a.port = static_cast<uint32_t>(row.ColumnInt(2));
+  a.machine_type = static_cast<fabric::MachineType>(row.ColumnInt(3));
+  return a;
+}
+
+constexpr char kClusterMembersSql[] =
+    "SELECT agent_id FROM cluster_agents WHERE cluster_id = ?1 ORDER BY position";
+constexpr char kAllocationMembersSql[] =
+    "SELECT agent_id FROM allocation_agents WHERE allocation_id = ?1 ORDER BY position";
+
+}  // namespace
+
+absl::StatusOr<Agent> ReadTxn::GetAgent(std::string_view id) {
+  absl::StatusOr<Statement> stmt =
+      conn_->Prepare("SELECT id, host, port, machine_type FROM agents WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, id);
+  absl::StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("agent ", AbslView(id), " not found"));
+  return AgentFromRow(*stmt);
+}
+
+absl::StatusOr<std::vector<Agent>> ReadTxn::ListAgents() {
+  absl::StatusOr<Statement> stmt =
+      conn_->Prepare("SELECT id, host, port, machine_type FROM agents ORDER BY id");
+  if (!stmt.ok()) return stmt.status();
+  std::vector<Agent> agents;
+  while (true) {
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return agents;
+    agents.push_back(AgentFromRow(*stmt));
+  }
+}
+
+absl::StatusOr<Cluster> ReadTxn::GetCluster(std::string_view id) {
+  Cluster c;
+  {
+    absl::StatusOr<Statement> stmt =
+        conn_->Prepare("SELECT num_ilds, topology, cluster_topology FROM clusters WHERE id = ?1");
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindText(1, id);
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
+    c.id = std::string(id);
+    c.num_ilds = static_cast<uint32_t>(stmt->ColumnInt(0));
+    c.topology = static_cast<fabric::IldTopology>(stmt->ColumnInt(1));
+    c.cluster_topology = static_cast<fabric::ClusterTopology>(stmt->ColumnInt(2));
+  }
+  absl::StatusOr<std::vector<std::string>> members = LoadMembers(conn_, kClusterMembersSql, id);
+  if (!members.ok()) return members.status();
+  c.agent_ids = *std::move(members);
+  return c;
+}
+
+absl::StatusOr<std::vector<Cluster>> ReadTxn::ListClusters() {
+  std::vector<std::string> ids;
+  {
+    absl::StatusOr<Statement> stmt = conn_->Prepare("SELECT id FROM clusters ORDER BY id");
+    if (!stmt.ok()) return stmt.status();
+    while (true) {
+      absl::StatusOr<bool> row = stmt->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      ids.push_back(stmt->ColumnText(0));
+    }
+  }
+  // Clusters are few (one per pod); a query each is fine.
+  std::vector<Cluster> clusters;
+  for (const std::string& id : ids) {
+    absl::StatusOr<Cluster> c = GetCluster(id);
+    if (!c.ok()) return c.status();
+    clusters.push_back(*std::move(c));
+  }
+  return clusters;
+}
+
+absl::StatusOr<std::string> ReadTxn::ClusterOfAgent(std::string_view agent_id) {
+  return QueryText(conn_, "SELECT cluster_id FROM cluster_agents WHERE agent_id = ?1", agent_id);
+}
+
+absl::StatusOr<Allocation> ReadTxn::GetAllocation(std::string_view id) {
+  absl::StatusOr<std::string> cluster =
+      QueryText(conn_, "SELECT cluster_id FROM allocations WHERE id = ?1", id);
+  if (!cluster.ok()) return cluster.status();
+  if (cluster->empty())
+    return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
+  Allocation a;
+  a.id = std::string(id);
+  a.cluster_id = *std::move(cluster);
+  absl::StatusOr<std::vector<std::string>> members = LoadMembers(conn_, kAllocationMembersSql, id);
+  if (!members.ok()) return members.status();
+  a.agent_ids = *std::move(members);
+  return a;
+}
+
+absl::StatusOr<std::vector<Allocation>> ReadTxn::ListAllocations() {
+  std::vector<Allocation> allocations;
+  {
+    absl::StatusOr<Statement> stmt =
+        conn_->Prepare("SELECT id, cluster_id FROM allocations ORDER BY id");
+    if (!stmt.ok()) return stmt.status();
+    while (true) {
+      absl::StatusOr<bool> row = stmt->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      Allocation a;
+      a.id = stmt->ColumnText(0);
+      a.cluster_id = stmt->ColumnText(1);
+      allocations.push_back(std::move(a));
+    }
+  }
+  for (Allocation& a : allocations) {
+    absl::StatusOr<std::vector<std::string>> members =
+        LoadMembers(conn_, kAllocationMembersSql, a.id);
+    if (!members.ok()) return members.status();
+    a.agent_ids = *std::move(members);
+  }
+  return allocations;
+}
+
+absl::StatusOr<std::string> ReadTxn::AllocationOfAgent(std::string_view agent_id) {
+  return QueryText(conn_, "SELECT allocation_id FROM allocation_agents WHERE agent_id = ?1",
+                   agent_id);
+}
+
+absl::StatusOr<Partition> ReadTxn::GetPartition(std::string_view id) {
+  absl::StatusOr<std::vector<Partition>> found =
+      LoadPartitions(conn_, "SELECT " PARTITION_COLUMNS " FROM partitions WHERE id = ?1",
+                     "SELECT " IPU_COLUMNS
+                     " FROM partition_ipus pi WHERE pi.partition_id = ?1 ORDER BY pi.position",
+                     id);
+  if (!found.ok()) return found.status();
+  // An empty id binds nothing above, so check the id, not only the count.
+  if (found->size() != 1 || (*found)[0].id != id) {
+    return absl::NotFoundError(absl::StrCat("partition ", AbslView(id), " not found"));
+  }
+  return std::move((*found)[0]);
+}
+
+absl::StatusOr<std::vector<Partition>> ReadTxn::ListPartitions(std::string_view allocation_id) {
+  if (allocation_id.empty()) {
+    return LoadPartitions(
+        conn_, "SELECT " PARTITION_COLUMNS " FROM partitions ORDER BY id",
+        "SELECT " IPU_COLUMNS " FROM partition_ipus pi ORDER BY pi.partition_id, pi.position", "");
+  }
+  return LoadPartitions(
+      conn_, "SELECT " PARTITION_COLUMNS " FROM partitions WHERE allocation_id = ?1 ORDER BY id",
+      // IN (...) walks the primary key in order: no sort.
+      "SELECT " IPU_COLUMNS
+      " FROM partition_ipus pi WHERE pi.partition_id IN"
+      " (SELECT id FROM partitions WHERE allocation_id = ?1)"
+      " ORDER BY pi.partition_id, pi.position",
+      allocation_id);
+}
+
+absl::StatusOr<std::vector<Partition>> ReadTxn::PartitionsOnAgent(std::string_view agent_id) {
+  if (agent_id.empty()) return std::vector<Partition>();
+  return LoadPartitions(
+      conn_,
+      "SELECT " PARTITION_COLUMNS
+      " FROM partitions WHERE id IN"
+      " (SELECT partition_id FROM partition_ipus WHERE agent_id = ?1) ORDER BY id",
+      "SELECT " IPU_COLUMNS
+      " FROM partition_ipus pi WHERE pi.partition_id IN"
+      " (SELECT partition_id FROM partition_ipus WHERE agent_id = ?1)"
+      " ORDER BY pi.partition_id, pi.position",
+      agent_id);
+}
+
+absl::StatusOr<int64_t> ReadTxn::CountPartitionsInCluster(std::string_view cluster_id) {
+  return QueryCount(conn_, "SELECT COUNT(*) FROM partitions WHERE cluster_id = ?1", cluster_id);
+}
+
+absl::StatusOr<int64_t> ReadTxn::CountPartitionsInAllocation(std::string_view allocation_id) {
+  return QueryCount(conn_, "SELECT COUNT(*) FROM partitions WHERE allocation_id = ?1",
+                    allocation_id);
+}
+
+absl::StatusOr<std::set<IpuRef>> ReadTxn::UsedIpus(std::string_view cluster_id) {
+  absl::StatusOr<Statement> stmt = conn_->Prepare(
+      "SELECT pi.agent_id, pi.ipu FROM partition_ipus pi"
+      " JOIN cluster_agents ca ON ca.agent_id = pi.agent_id WHERE ca.cluster_id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, cluster_id);
+  std::set<IpuRef> used;
+  while (true) {
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return used;
+    used.insert(IpuRef{stmt->ColumnText(0), static_cast<uint32_t>(stmt->ColumnInt(1))});
+  }
+}
+
+}  // namespace vipu::storage

@@ -1,0 +1,375 @@
+// Store: opening checks, the group-commit writer thread, the read pool and
+// online backup.
+#include "storage/store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "spdlog/spdlog.h"
+#include "storage/connection.h"
+#include "storage/schema.h"
+
+namespace vipu::storage {
+namespace {
+
+// Set on the writer thread: a Write from inside a callback would wait on
+// the thread that has to run it.
+thread_local bool tls_on_writer_thread = false;
+
+absl::Status ValidateOptions(const StoreOptions& options) {
+  if (options.group_commit_window_us < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group_commit_window_us: must be >= 0, got ", options.group_commit_window_us));
+  }
+  if (options.read_connections < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("read_connections: must be >= 1, got ", options.read_connections));
+  }
+  if (options.busy_timeout_ms < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("busy_timeout_ms: must be >= 0, got ", options.busy_timeout_ms));
+  }
+  return absl::OkStatus();
+}
+
+// PRAGMA quick_check: refuses a damaged file before anything writes to it.
+absl::Status CheckIntegrity(Connection& conn) {
+  absl::StatusOr<Statement> stmt = conn.Prepare("PRAGMA quick_check");
+  std::vector<std::string> problems;
+  absl::Status status = stmt.status();
+  while (status.ok()) {
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) {
+      status = row.status();
+      break;
+    }
+    if (!*row) break;
+    std::string line = stmt->ColumnText(0);
+    if (line != "ok" && problems.size() < 5) problems.push_back(std::move(line));
+  }
+  if (!status.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        conn.path(), ": database integrity check (PRAGMA quick_check) failed: ", status.message()));
+  }
+  if (!problems.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        conn.path(),
+        ": database integrity check (PRAGMA quick_check) failed: ", absl::StrJoin(problems, "; ")));
+  }
+  return absl::OkStatus();
+}
+
+// A page cache big enough to hold the working set of a large pod (listing
+// 10,000 partitions touches a few MB) and memory-mapped reads of the main
+// file, so that lists are not bound by pread copies.
+constexpr char kCacheSql[] = "PRAGMA cache_size = -32768; PRAGMA mmap_size = 268435456";
+
+absl::Status ConfigureWriter(Connection& conn) {
+  absl::StatusOr<Statement> stmt = conn.Prepare("PRAGMA journal_mode = WAL");
+  if (!stmt.ok()) return stmt.status();
+  absl::StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  std::string mode = *row ? stmt->ColumnText(0) : "";
+  if (mode != "wal") {
+    return absl::FailedPreconditionError(
+        absl::StrCat(conn.path(), ": cannot use WAL journal mode (got \"", mode, "\")"));
+  }
+  if (absl::Status s = conn.Exec(kCacheSql); !s.ok()) return s;
+  // FULL: the WAL is fsynced at every commit, which is what makes an
+  // acknowledged Write durable (invariant 2).
+  return conn.Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+}
+
+}  // namespace
+
+class Store::Impl {
+ public:
+  Impl(StoreOptions options, std::unique_ptr<Connection> writer,
+       std::vector<std::unique_ptr<Connection>> readers)
+      : options_(options), writer_(std::move(writer)), readers_(std::move(readers)) {
+    for (auto& reader : readers_) free_readers_.push_back(reader.get());
+    thread_ = std::thread([this] { WriterLoop(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();  // the writer drains the queue before it exits
+  }
+
+  absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) {
+    Lease lease(this);
+    if (absl::Status s = lease.conn->Exec("BEGIN"); !s.ok()) return s;
+    ReadTxn txn(lease.conn);
+    absl::Status status = fn(txn);
+    absl::Status end = lease.conn->Exec("COMMIT");
+    return status.ok() ? end : status;
+  }
+
+  absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn) {
+    if (tls_on_writer_thread) {
+      return absl::FailedPreconditionError("Store::Write called from inside a Write callback");
+    }
+    Pending pending{&fn, {}};
+    std::future<absl::Status> done = pending.done.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return absl::UnavailableError("store is closing");
+      queue_.push_back(&pending);
+    }
+    cv_.notify_all();
+    return done.get();
+  }
+
+  absl::Status Backup(const std::string& path) {
+    Lease lease(this);
+    // Copy into a temporary name and rename: `path` is either the old file
+    // or a complete copy, never half a copy.
+    std::string tmp = path + ".tmp";
+    std::remove(tmp.c_str());
+    sqlite3* dest = nullptr;
+    int rc =
+        sqlite3_open_v2(tmp.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    absl::Status status;
+    if (rc != SQLITE_OK) {
+      status = SqliteStatus(dest, rc, absl::StrCat("backup: opening ", tmp));
+    } else {
+      sqlite3_backup* backup = sqlite3_backup_init(dest, "main", lease.conn->db(), "main");
+      if (backup == nullptr) {
+        status = SqliteStatus(dest, sqlite3_errcode(dest), absl::StrCat("backup to ", tmp));
+      } else {
+        rc = sqlite3_backup_step(backup, -1);
+        int finish = sqlite3_backup_finish(backup);
+        if (rc != SQLITE_DONE) {
+          status = SqliteStatus(dest, rc, absl::StrCat("backup to ", tmp));
+        } else if (finish != SQLITE_OK) {
+          status = SqliteStatus(dest, finish, absl::StrCat("backup to ", tmp));
+        }
+      }
+    }
+    if (sqlite3_close(dest) != SQLITE_OK && status.ok()) {
+      status = absl::InternalError(absl::StrCat("backup: closing ", tmp));
+    }
+    if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
+      status = absl::InternalError(absl::StrCat("backup: renaming ", tmp, " to ", path));
+    }
+    if (!status.ok()) {
+      std::remove(tmp.c_str());
+      return status;
+    }
+    SyncParentDirectory(path);
+    spdlog::info("storage: backup of {} written to {}", writer_->path(), path);
+    return absl::OkStatus();
+  }
+
+  uint64_t commits() const { return commits_.load(); }
+  uint64_t writes() const { return writes_.load(); }
+  uint64_t pending_writes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue_.size();
+  }
+
+ private:
+  struct Pending {
+    const std::function<absl::Status(WriteTxn&)>* fn;
+    std::promise<absl::Status> done;
+  };
+
+  // A read connection borrowed from the pool; ends any open transaction.
+  struct Lease {
+    explicit Lease(Impl* impl) : impl(impl) {
+      std::unique_lock<std::mutex> lock(impl->pool_mu_);
+      impl->pool_cv_.wait(lock, [&] { return !impl->free_readers_.empty(); });
+      conn = impl->free_readers_.back();
+      impl->free_readers_.pop_back();
+    }
+    ~Lease() {
+      if (!sqlite3_get_autocommit(conn->db())) conn->Exec("ROLLBACK").IgnoreError();
+      {
+        std::lock_guard<std::mutex> lock(impl->pool_mu_);
+        impl->free_readers_.push_back(conn);
+      }
+      impl->pool_cv_.notify_one();
+    }
+    Impl* impl;
+    Connection* conn;
+  };
+
+  static void SyncParentDirectory(const std::string& path) {
+    size_t slash = path.find_last_of('/');
+    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return;
+    ::fsync(fd);
+    ::close(fd);
+  }
+
+  void WriterLoop() {
+    tls_on_writer_thread = true;
+    std::vector<Pending*> group;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, and everything queued is done
+        if (options_.group_commit_window_us > 0 && !stopping_) {
+          cv_.wait_for(lock, std::chrono::microseconds(options_.group_commit_window_us),
+                       [&] { return stopping_; });
+        }
+        group.assign(queue_.begin(), queue_.end());
+        queue_.clear();
+      }
+      RunGroup(group);
+    }
+  }
+
+  // One transaction for the whole group, one SAVEPOINT per callback.
+  void RunGroup(const std::vector<Pending*>& group) {
+    Connection& conn = *writer_;
+    std::vector<absl::Status> results(group.size());
+    absl::Status begin = conn.Exec("BEGIN IMMEDIATE");
+    if (!begin.ok()) {
+      spdlog::error("storage: {}", std::string(begin.message()));
+      Finish(group, std::vector<absl::Status>(group.size(), begin));
+      return;
+    }
+    absl::Status lost;  // set when SQLite rolled back the whole transaction
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (!lost.ok()) {
+        results[i] = lost;
+        continue;
+      }
+      absl::Status status = conn.Exec("SAVEPOINT write");
+      if (status.ok()) {
+        WriteTxn txn(&conn);
+        status = RunCallback(*group[i]->fn, txn);
+        if (sqlite3_get_autocommit(conn.db())) {
+          // An I/O error or the like ended the transaction: nothing of the
+          // group so far survives.
+          lost = absl::InternalError(absl::StrCat("write transaction rolled back by SQLite: ",
+                                                  status.ok() ? "" : status.message()));
+          for (size_t j = 0; j <= i; ++j) {
+            if (results[j].ok()) results[j] = lost;
+          }
+          if (!status.ok()) results[i] = status;
+          continue;
+        }
+        if (status.ok()) status = conn.Exec("RELEASE write");
+        if (!status.ok()) conn.Exec("ROLLBACK TO write; RELEASE write").IgnoreError();
+      }
+      results[i] = status;
+    }
+    if (lost.ok()) {
+      bool any_ok = false;
+      for (const absl::Status& s : results) any_ok = any_ok || s.ok();
+      if (!any_ok) {
+        conn.Exec("ROLLBACK").IgnoreError();
+      } else if (absl::Status commit = conn.Exec("COMMIT"); commit.ok()) {
+        commits_.fetch_add(1);
+        spdlog::debug("storage: committed a group of {} writes", group.size());
+      } else {
+        spdlog::error("storage: commit of {} writes failed: {}", group.size(),
+                      std::string(commit.message()));
+        if (!sqlite3_get_autocommit(conn.db())) conn.Exec("ROLLBACK").IgnoreError();
+        for (absl::Status& s : results) {
+          if (s.ok()) s = commit;
+        }
+      }
+    } else {
+      spdlog::error("storage: {}", std::string(lost.message()));
+    }
+    Finish(group, results);
+  }
+
+  static absl::Status RunCallback(const std::function<absl::Status(WriteTxn&)>& fn, WriteTxn& txn) {
+    try {
+      return fn(txn);
+    } catch (const std::exception& e) {
+      return absl::InternalError(absl::StrCat("write callback threw: ", e.what()));
+    } catch (...) {
+      return absl::InternalError("write callback threw a non-standard exception");
+    }
+  }
+
+  void Finish(const std::vector<Pending*>& group, const std::vector<absl::Status>& results) {
+    writes_.fetch_add(group.size());
+    for (size_t i = 0; i < group.size(); ++i) group[i]->done.set_value(results[i]);
+  }
+
+  const StoreOptions options_;
+  std::unique_ptr<Connection> writer_;
+  std::vector<std::unique_ptr<Connection>> readers_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending*> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+
+  std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
+  std::vector<Connection*> free_readers_;
+
+  std::atomic<uint64_t> commits_{0};
+  std::atomic<uint64_t> writes_{0};
+};
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<Connection>> writer =
+      Connection::Open(path, Connection::Mode::kReadWrite, options.busy_timeout_ms);
+  if (!writer.ok()) return writer.status();
+  if (absl::Status s = CheckIntegrity(**writer); !s.ok()) {
+    spdlog::error("storage: {}", std::string(s.message()));
+    return s;
+  }
+  if (absl::Status s = ConfigureWriter(**writer); !s.ok()) return s;
+  if (absl::Status s = MigrateSchema(**writer, SchemaMigrations()); !s.ok()) {
+    spdlog::error("storage: {}", std::string(s.message()));
+    return s;
+  }
+  std::vector<std::unique_ptr<Connection>> readers;
+  for (int i = 0; i < options.read_connections; ++i) {
+    absl::StatusOr<std::unique_ptr<Connection>> reader =
+        Connection::Open(path, Connection::Mode::kReadOnly, options.busy_timeout_ms);
+    if (!reader.ok()) return reader.status();
+    if (absl::Status s = (*reader)->Exec(kCacheSql); !s.ok()) return s;
+    readers.push_back(*std::move(reader));
+  }
+  spdlog::info("storage: opened {} (schema version {}, {} read connections)", path, kSchemaVersion,
+               options.read_connections);
+  return std::unique_ptr<Store>(
+      new Store(std::make_unique<Impl>(options, *std::move(writer), std::move(readers))));
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+absl::Status Store::Read(const std::function<absl::Status(ReadTxn&)>& fn) {
+  return impl_->Read(fn);
+}
+absl::Status Store::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
+  return impl_->Write(fn);
+}
+absl::Status Store::Backup(const std::string& path) { return impl_->Backup(path); }
+uint64_t Store::commits() const { return impl_->commits(); }
+uint64_t Store::writes() const { return impl_->writes(); }
+uint64_t Store::pending_writes() const { return impl_->pending_writes(); }
+
+}  // namespace vipu::storage

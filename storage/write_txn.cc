@@ -1,0 +1,421 @@
+// Changes of WriteTxn (declared in store.h). Each method is all-or-nothing
+// (its own SAVEPOINT) so a caller that ignores an error still commits a
+// consistent state. Constraint errors from SQLite are rewritten into
+// messages that name the object; the in-code checks before deletes give
+// clear messages, the foreign keys stay as the backstop.
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "storage/connection.h"
+#include "storage/store.h"
+#include "storage/string_list_codec.h"
+
+namespace vipu::storage {
+namespace {
+
+using fabric::Agent;
+using fabric::Allocation;
+using fabric::Cluster;
+using fabric::Partition;
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+absl::StatusOr<std::string> QueryText(Connection* conn, std::string_view sql,
+                                      std::string_view param) {
+  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, param);
+  absl::StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  return *row ? stmt->ColumnText(0) : std::string();
+}
+
+absl::StatusOr<bool> Exists(Connection* conn, std::string_view sql, std::string_view id) {
+  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, id);
+  return stmt->Step();
+}
+
+// First id (and count) of rows referencing `id`, for "still in use" messages.
+struct Users {
+  int64_t count = 0;
+  std::string first;
+};
+absl::StatusOr<Users> FindUsers(Connection* conn, std::string_view sql, std::string_view id) {
+  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, id);
+  absl::StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  Users users;
+  if (*row) {
+    users.count = stmt->ColumnInt(0);
+    users.first = stmt->ColumnText(1);
+  }
+  return users;
+}
+
+std::string Plural(int64_t n, std::string_view noun) {
+  return absl::StrCat(n, " ", AbslView(noun), n == 1 ? "" : "s");
+}
+
+void BindPartitionRow(Statement& stmt, const Partition& p) {
+  stmt.BindText(1, p.id)
+      .BindText(2, p.cluster_id)
+      .BindTextOrNull(3, p.allocation_id)
+      .BindText(4, p.owner)
+      .BindInt(5, static_cast<int64_t>(p.routing))
+      .BindInt(6, static_cast<int64_t>(p.gw_routing))
+      .BindInt(7, static_cast<int64_t>(p.sync_type))
+      .BindInt(8, p.num_gcds)
+      .BindInt(9, p.num_ilds)
+      .BindInt(10, p.num_replicas)
+      .BindInt(11, p.reconfigurable ? 1 : 0)
+      .BindInt(12, p.disable_auto_reset ? 1 : 0)
+      .BindInt(13, p.relocatable ? 1 : 0)
+      .BindInt(14, static_cast<int64_t>(p.ready_state))
+      .BindInt(15, static_cast<int64_t>(p.operation_state))
+      .BindText(16, EncodeStringList(p.errors))
+      .BindInt(17, static_cast<int64_t>(p.generation))
+      .BindInt(18, p.max_auto_reset_retries)
+      .BindInt(19, p.auto_reset_retry_count)
+      .BindInt(20, p.last_auto_reset_unix_ms)
+      .BindInt(21, p.created_unix_ms)
+      .BindInt(22, p.updated_unix_ms);
+}
+
+// Names what a failed partition row insert/update refers to.
+absl::Status PartitionReferenceError(Connection* conn, const Partition& p, absl::Status s) {
+  if (!absl::IsFailedPrecondition(s)) return s;
+  absl::StatusOr<bool> cluster = Exists(conn, "SELECT 1 FROM clusters WHERE id = ?1", p.cluster_id);
+  if (cluster.ok() && !*cluster) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("partition ", p.id, ": cluster ", p.cluster_id, " does not exist"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("partition ", p.id, ": allocation ", p.allocation_id, " does not exist"));
+}
+
+// Membership rows of a partition, in order.
+absl::Status InsertPartitionIpus(Connection* conn, const Partition& p) {
+  for (size_t i = 0; i < p.ipus.size(); ++i) {
+    const fabric::PartitionIpu& ipu = p.ipus[i];
+    absl::StatusOr<Statement> stmt = conn->Prepare(
+        "INSERT INTO partition_ipus (partition_id, position, agent_id, ipu, ild, ild_routing,"
+        " topology_id, routing_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindText(1, p.id)
+        .BindInt(2, static_cast<int64_t>(i))
+        .BindText(3, ipu.ipu.agent_id)
+        .BindInt(4, ipu.ipu.ipu)
+        .BindInt(5, ipu.ild)
+        .BindInt(6, ipu.ild_routing)
+        .BindInt(7, ipu.topology_id)
+        .BindInt(8, ipu.routing_id);
+    absl::Status s = stmt->Run();
+    if (absl::IsAlreadyExists(s)) {
+      absl::StatusOr<Statement> holder =
+          conn->Prepare("SELECT partition_id FROM partition_ipus WHERE agent_id = ?1 AND ipu = ?2");
+      std::string holder_id;
+      if (holder.ok()) {
+        holder->BindText(1, ipu.ipu.agent_id).BindInt(2, ipu.ipu.ipu);
+        absl::StatusOr<bool> row = holder->Step();
+        if (row.ok() && *row) holder_id = holder->ColumnText(0);
+      }
+      return absl::AlreadyExistsError(absl::StrCat("IPU ", ipu.ipu.agent_id, ":", ipu.ipu.ipu,
+                                                   " is already in a partition (", holder_id, ")"));
+    }
+    if (absl::IsFailedPrecondition(s)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("partition ", p.id, ": agent ", ipu.ipu.agent_id, " does not exist"));
+    }
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteTxn::InsertAgent(const Agent& agent) {
+  absl::StatusOr<Statement> stmt = conn_->Prepare(
+      "INSERT INTO agents (id, host, port, machine_type, created) VALUES (?1, ?2, ?3, ?4, ?5)");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, agent.id)
+      .BindText(2, agent.host)
+      .BindInt(3, agent.port)
+      .BindInt(4, static_cast<int64_t>(agent.machine_type))
+      .BindInt(5, NowUnixMs());
+  absl::Status s = stmt->Run();
+  if (absl::IsAlreadyExists(s)) {
+    return absl::AlreadyExistsError(absl::StrCat("agent ", agent.id, " already exists"));
+  }
+  return s;
+}
+
+absl::Status WriteTxn::UpdateAgent(const Agent& agent) {
+  absl::StatusOr<Statement> stmt =
+      conn_->Prepare("UPDATE agents SET host = ?2, port = ?3, machine_type = ?4 WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, agent.id)
+      .BindText(2, agent.host)
+      .BindInt(3, agent.port)
+      .BindInt(4, static_cast<int64_t>(agent.machine_type));
+  if (absl::Status s = stmt->Run(); !s.ok()) return s;
+  if (conn_->changes() == 0) {
+    return absl::NotFoundError(absl::StrCat("agent ", agent.id, " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::DeleteAgent(std::string_view id) {
+  absl::StatusOr<std::string> cluster = ClusterOfAgent(id);
+  if (!cluster.ok()) return cluster.status();
+  if (!cluster->empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("agent ", AbslView(id), " is in cluster ",
+                                                      *cluster,
+                                                      "; remove the cluster before the agent"));
+  }
+  absl::StatusOr<std::string> partition =
+      QueryText(conn_, "SELECT partition_id FROM partition_ipus WHERE agent_id = ?1 LIMIT 1", id);
+  if (!partition.ok()) return partition.status();
+  if (!partition->empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("agent ", AbslView(id), " has IPUs in partition ", *partition));
+  }
+  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM agents WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, id);
+  absl::Status s = stmt->Run();
+  if (absl::IsFailedPrecondition(s)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("agent ", AbslView(id), " is still in use: ", s.message()));
+  }
+  if (!s.ok()) return s;
+  if (conn_->changes() == 0)
+    return absl::NotFoundError(absl::StrCat("agent ", AbslView(id), " not found"));
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::InsertCluster(const Cluster& cluster) {
+  Savepoint sp(conn_, "insert_cluster");
+  if (!sp.status().ok()) return sp.status();
+  {
+    absl::StatusOr<Statement> stmt = conn_->Prepare(
+        "INSERT INTO clusters (id, num_ilds, topology, cluster_topology) VALUES (?1, ?2, ?3, ?4)");
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindText(1, cluster.id)
+        .BindInt(2, cluster.num_ilds)
+        .BindInt(3, static_cast<int64_t>(cluster.topology))
+        .BindInt(4, static_cast<int64_t>(cluster.cluster_topology));
+    absl::Status s = stmt->Run();
+    if (absl::IsAlreadyExists(s)) {
+      return absl::AlreadyExistsError(absl::StrCat("cluster ", cluster.id, " already exists"));
+    }
+    if (!s.ok()) return s;
+  }
+  for (size_t i = 0; i < cluster.agent_ids.size(); ++i) {
+    const std::string& agent_id = cluster.agent_ids[i];
+    absl::StatusOr<Statement> stmt = conn_->Prepare(
+        "INSERT INTO cluster_agents (cluster_id, position, agent_id) VALUES (?1, ?2, ?3)");
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindText(1, cluster.id).BindInt(2, static_cast<int64_t>(i)).BindText(3, agent_id);
+    absl::Status s = stmt->Run();
+    if (absl::IsAlreadyExists(s)) {
+      absl::StatusOr<std::string> other = ClusterOfAgent(agent_id);
+      if (other.ok() && *other == cluster.id) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("cluster ", cluster.id, ": agent ", agent_id, " is listed twice"));
+      }
+      return absl::AlreadyExistsError(
+          absl::StrCat("agent ", agent_id, " is already in cluster ", other.ok() ? *other : ""));
+    }
+    if (absl::IsFailedPrecondition(s)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cluster ", cluster.id, ": agent ", agent_id, " does not exist"));
+    }
+    if (!s.ok()) return s;
+  }
+  return sp.Release();
+}
+
+absl::Status WriteTxn::DeleteCluster(std::string_view id) {
+  absl::StatusOr<Users> allocations =
+      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM allocations WHERE cluster_id = ?1", id);
+  if (!allocations.ok()) return allocations.status();
+  if (allocations->count > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cluster ", AbslView(id), " has ", Plural(allocations->count, "allocation"),
+                     " (", allocations->first, "); remove them first"));
+  }
+  absl::StatusOr<Users> partitions =
+      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE cluster_id = ?1", id);
+  if (!partitions.ok()) return partitions.status();
+  if (partitions->count > 0) {
+    return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
+                                                      Plural(partitions->count, "partition"), " (",
+                                                      partitions->first, "); remove them first"));
+  }
+  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM clusters WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, id);
+  absl::Status s = stmt->Run();  // cluster_agents rows go with it (ON DELETE CASCADE)
+  if (absl::IsFailedPrecondition(s)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cluster ", AbslView(id), " is still in use: ", s.message()));
+  }
+  if (!s.ok()) return s;
+  if (conn_->changes() == 0)
+    return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::InsertAllocation(const Allocation& allocation) {
+  Savepoint sp(conn_, "insert_allocation");
+  if (!sp.status().ok()) return sp.status();
+  {
+    absl::StatusOr<Statement> stmt =
+        conn_->Prepare("INSERT INTO allocations (id, cluster_id) VALUES (?1, ?2)");
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindText(1, allocation.id).BindText(2, allocation.cluster_id);
+    absl::Status s = stmt->Run();
+    if (absl::IsAlreadyExists(s)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("allocation ", allocation.id, " already exists"));
+    }
+    if (absl::IsFailedPrecondition(s)) {
+      return absl::FailedPreconditionError(absl::StrCat("allocation ", allocation.id, ": cluster ",
+                                                        allocation.cluster_id, " does not exist"));
+    }
+    if (!s.ok()) return s;
+  }
+  for (size_t i = 0; i < allocation.agent_ids.size(); ++i) {
+    const std::string& agent_id = allocation.agent_ids[i];
+    // An allocation takes agents of its own cluster only.
+    absl::StatusOr<std::string> cluster = ClusterOfAgent(agent_id);
+    if (!cluster.ok()) return cluster.status();
+    if (*cluster != allocation.cluster_id) {
+      return absl::FailedPreconditionError(absl::StrCat("allocation ", allocation.id, ": agent ",
+                                                        agent_id, " is not in cluster ",
+                                                        allocation.cluster_id));
+    }
+    absl::StatusOr<Statement> stmt = conn_->Prepare(
+        "INSERT INTO allocation_agents (allocation_id, position, agent_id) VALUES (?1, ?2, ?3)");
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindText(1, allocation.id).BindInt(2, static_cast<int64_t>(i)).BindText(3, agent_id);
+    absl::Status s = stmt->Run();
+    if (absl::IsAlreadyExists(s)) {
+      absl::StatusOr<std::string> other = AllocationOfAgent(agent_id);
+      if (other.ok() && *other == allocation.id) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("allocation ", allocation.id, ": agent ", agent_id, " is listed twice"));
+      }
+      return absl::AlreadyExistsError(
+          absl::StrCat("agent ", agent_id, " is already in allocation ", other.ok() ? *other : ""));
+    }
+    if (!s.ok()) return s;
+  }
+  return sp.Release();
+}
+
+absl::Status WriteTxn::DeleteAllocation(std::string_view id) {
+  absl::StatusOr<Users> partitions =
+      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE allocation_id = ?1", id);
+  if (!partitions.ok()) return partitions.status();
+  if (partitions->count > 0) {
+    return absl::FailedPreconditionError(absl::StrCat("allocation ", AbslView(id), " has ",
+                                                      Plural(partitions->count, "partition"), " (",
+                                                      partitions->first, "); remove them first"));
+  }
+  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM allocations WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, id);
+  absl::Status s = stmt->Run();  // allocation_agents rows go with it
+  if (absl::IsFailedPrecondition(s)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("allocation ", AbslView(id), " is still in use: ", s.message()));
+  }
+  if (!s.ok()) return s;
+  if (conn_->changes() == 0) {
+    return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteTxn::InsertPartition(const Partition& partition) {
+  Savepoint sp(conn_, "insert_partition");
+  if (!sp.status().ok()) return sp.status();
+  {
+    absl::StatusOr<Statement> stmt = conn_->Prepare(
+        "INSERT INTO partitions (id, cluster_id, allocation_id, owner, routing, gw_routing,"
+        " sync_type, num_gcds, num_ilds, num_replicas, reconfigurable, disable_auto_reset,"
+        " relocatable, ready_state, operation_state, errors, generation, max_auto_reset_retries,"
+        " auto_reset_retry_count, last_auto_reset_unix_ms, created_unix_ms, updated_unix_ms)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+        " ?18, ?19, ?20, ?21, ?22)");
+    if (!stmt.ok()) return stmt.status();
+    BindPartitionRow(*stmt, partition);
+    absl::Status s = stmt->Run();
+    if (absl::IsAlreadyExists(s)) {
+      return absl::AlreadyExistsError(absl::StrCat("partition ", partition.id, " already exists"));
+    }
+    if (!s.ok()) return PartitionReferenceError(conn_, partition, s);
+  }
+  if (absl::Status s = InsertPartitionIpus(conn_, partition); !s.ok()) return s;
+  return sp.Release();
+}
+
+absl::Status WriteTxn::UpdatePartition(const Partition& partition) {
+  Savepoint sp(conn_, "update_partition");
+  if (!sp.status().ok()) return sp.status();
+  {
+    absl::StatusOr<Statement> stmt = conn_->Prepare(
+        "UPDATE partitions SET cluster_id = ?2, allocation_id = ?3, owner = ?4, routing = ?5,"
+        " gw_routing = ?6, sync_type = ?7, num_gcds = ?8, num_ilds = ?9, num_replicas = ?10,"
+        " reconfigurable = ?11, disable_auto_reset = ?12, relocatable = ?13, ready_state = ?14,"
+        " operation_state = ?15, errors = ?16, generation = ?17, max_auto_reset_retries = ?18,"
+        " auto_reset_retry_count = ?19, last_auto_reset_unix_ms = ?20, created_unix_ms = ?21,"
+        " updated_unix_ms = ?22 WHERE id = ?1");
+    if (!stmt.ok()) return stmt.status();
+    BindPartitionRow(*stmt, partition);
+    absl::Status s = stmt->Run();
+    if (!s.ok()) return PartitionReferenceError(conn_, partition, s);
+    if (conn_->changes() == 0) {
+      return absl::NotFoundError(absl::StrCat("partition ", partition.id, " not found"));
+    }
+  }
+  {
+    absl::StatusOr<Statement> stmt =
+        conn_->Prepare("DELETE FROM partition_ipus WHERE partition_id = ?1");
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindText(1, partition.id);
+    if (absl::Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (absl::Status s = InsertPartitionIpus(conn_, partition); !s.ok()) return s;
+  return sp.Release();
+}
+
+absl::Status WriteTxn::DeletePartition(std::string_view id) {
+  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM partitions WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, id);
+  if (absl::Status s = stmt->Run(); !s.ok()) return s;  // partition_ipus rows cascade
+  if (conn_->changes() == 0) {
+    return absl::NotFoundError(absl::StrCat("partition ", AbslView(id), " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> WriteTxn::NextGeneration() {
+  absl::StatusOr<int64_t> next =
+      conn_->QueryInt("UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value");
+  if (!next.ok()) return next.status();
+  return static_cast<uint64_t>(*next);
+}
+
+}  // namespace vipu::storage

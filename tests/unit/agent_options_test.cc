@@ -1,0 +1,199 @@
+#include "agents/agent_options.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace vipu::agents {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct CommandLineRun {
+  ParsedCommandLine parsed;
+  std::string out;
+  std::string err;
+};
+
+CommandLineRun Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "vipu-agent");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  CommandLineRun run;
+  run.parsed = ParseAgentCommandLine(static_cast<int>(argv.size()), argv.data(), out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+// A refused command line: exit code 2 and exactly one line on stderr.
+void ExpectRefused(const std::vector<std::string>& args, const std::string& message) {
+  CommandLineRun run = Parse(args);
+  EXPECT_FALSE(run.parsed.options.has_value());
+  EXPECT_EQ(run.parsed.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr(message));
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_TRUE(run.out.empty());
+}
+
+TEST(AgentCommandLineTest, Defaults) {
+  CommandLineRun run = Parse({"--server", "127.0.0.1:8090", "--agent-ids", "ag1,ag2"});
+  ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
+  const AgentOptions& o = *run.parsed.options;
+  EXPECT_EQ(o.server, "127.0.0.1:8090");
+  EXPECT_THAT(o.agent_ids, ElementsAre("ag1", "ag2"));
+  EXPECT_EQ(o.machine_type, fabric::MachineType::kM2000);
+  EXPECT_EQ(o.host, "127.0.0.1");
+  EXPECT_THAT(o.ports, ElementsAre(0u, 0u));
+  EXPECT_EQ(o.log_level, spdlog::level::info);
+  EXPECT_FALSE(o.exit_with_parent);
+}
+
+TEST(AgentCommandLineTest, AllFlags) {
+  CommandLineRun run = Parse({"--server", "localhost:9000", "--agent-ids", "ag.13.01,ag-2",
+                              "--machine-type", "bow", "--host", "0.0.0.0", "--ports", "5001,5002",
+                              "--log-level", "debug", "--exit-with-parent"});
+  ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
+  const AgentOptions& o = *run.parsed.options;
+  EXPECT_THAT(o.agent_ids, ElementsAre("ag.13.01", "ag-2"));
+  EXPECT_EQ(o.machine_type, fabric::MachineType::kBow);
+  EXPECT_EQ(o.host, "0.0.0.0");
+  EXPECT_THAT(o.ports, ElementsAre(5001u, 5002u));
+  EXPECT_EQ(o.log_level, spdlog::level::debug);
+  EXPECT_TRUE(o.exit_with_parent);
+}
+
+TEST(AgentCommandLineTest, HelpPrintsUsageAndExitsZero) {
+  CommandLineRun run = Parse({"--help"});
+  EXPECT_FALSE(run.parsed.options.has_value());
+  EXPECT_EQ(run.parsed.exit_code, 0);
+  EXPECT_THAT(run.out, HasSubstr("--agent-ids"));
+  EXPECT_THAT(run.out, HasSubstr("--exit-with-parent"));
+  EXPECT_TRUE(run.err.empty());
+}
+
+TEST(AgentCommandLineTest, VersionExitsZero) {
+  CommandLineRun run = Parse({"--version"});
+  EXPECT_EQ(run.parsed.exit_code, 0);
+  EXPECT_FALSE(run.out.empty());
+}
+
+TEST(AgentCommandLineTest, MissingRequiredFlags) {
+  ExpectRefused({"--agent-ids", "ag1"}, "--server");
+  ExpectRefused({"--server", "h:1"}, "--agent-ids");
+}
+
+TEST(AgentCommandLineTest, UnknownFlag) {
+  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--bogus"}, "--bogus");
+}
+
+TEST(AgentCommandLineTest, BadValues) {
+  ExpectRefused({"--server", "nohost", "--agent-ids", "ag1"}, "server: must be HOST:PORT");
+  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1,ag1"}, "agent-ids: must not repeat");
+  ExpectRefused({"--server", "h:1", "--agent-ids", "_ag"}, "agent-ids: must start with");
+  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--machine-type", "c600"},
+                "machine type: must be m2000 or bow");
+  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--host", ""}, "host: must not be empty");
+  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1,ag2", "--ports", "5001"},
+                "ports: must give one port per agent id (2), got 1");
+  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--log-level", "verbose"},
+                "log-level: must be trace, debug, info, warn or error");
+}
+
+TEST(ValidateAgentIdTest, AcceptsValidIds) {
+  for (const std::string& id :
+       {std::string("a"), std::string("ag1"), std::string("0"), std::string("ag.13.01"),
+        std::string("A_b-c.9"), std::string(64, 'x')}) {
+    EXPECT_TRUE(ValidateAgentId("agent id", id).ok()) << id;
+  }
+}
+
+TEST(ValidateAgentIdTest, RefusesInvalidIds) {
+  const std::string too_long(65, 'x');
+  for (const std::string& id :
+       {std::string(""), too_long, std::string(".ag"), std::string("-ag"), std::string("_ag"),
+        std::string("ag 1"), std::string("ag/1"), std::string("ag:1"), std::string("ag\xc3\xa9")}) {
+    absl::Status status = ValidateAgentId("agent id", id);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << id;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("agent id: ")) << id;
+  }
+  EXPECT_THAT(std::string(ValidateAgentId("agent id", too_long).message()),
+              HasSubstr("must be 1..64 characters, got 65"));
+}
+
+TEST(ParseAgentIdsTest, Lists) {
+  EXPECT_THAT(*ParseAgentIds("ag1"), ElementsAre("ag1"));
+  EXPECT_THAT(*ParseAgentIds("ag1,ag2,ag3"), ElementsAre("ag1", "ag2", "ag3"));
+  for (const char* bad : {"", ",", "ag1,", ",ag1", "ag1,,ag2", "ag1, ag2", "ag1,ag2,ag1"}) {
+    EXPECT_EQ(ParseAgentIds(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(ParsePortsTest, EmptyMeansPickFreePorts) {
+  EXPECT_THAT(*ParsePorts("", 3), ElementsAre(0u, 0u, 0u));
+}
+
+TEST(ParsePortsTest, Lists) {
+  EXPECT_THAT(*ParsePorts("8080", 1), ElementsAre(8080u));
+  EXPECT_THAT(*ParsePorts("0,0,65535", 3), ElementsAre(0u, 0u, 65535u));
+  EXPECT_THAT(*ParsePorts("1,2", 2), ElementsAre(1u, 2u));
+}
+
+TEST(ParsePortsTest, RefusesBadPorts) {
+  struct Case {
+    const char* list;
+    size_t count;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"1,2", 1, "one port per agent id"},
+           {"1", 2, "one port per agent id"},
+           {"65536", 1, "0..65535, got '65536'"},
+           {"-1", 1, "0..65535"},
+           {"+5", 1, "0..65535"},
+           {" 5", 1, "0..65535"},
+           {"abc", 1, "0..65535"},
+           {"99999999999", 1, "0..65535"},
+           {"1,", 2, "0..65535, got ''"},
+           {"5001,5001", 2, "must not repeat a port, got 5001 twice"},
+       }) {
+    absl::StatusOr<std::vector<uint32_t>> ports = ParsePorts(c.list, c.count);
+    EXPECT_EQ(ports.status().code(), absl::StatusCode::kInvalidArgument) << c.list;
+    EXPECT_THAT(std::string(ports.status().message()), HasSubstr(c.message)) << c.list;
+    EXPECT_THAT(std::string(ports.status().message()), HasSubstr("ports: ")) << c.list;
+  }
+}
+
+TEST(ValidateServerAddressTest, Accepts) {
+  for (const char* ok : {"127.0.0.1:8090", "localhost:1", "h:65535", "[::1]:8090", "unix:/tmp/s"}) {
+    EXPECT_TRUE(ValidateServerAddress(ok).ok()) << ok;
+  }
+}
+
+TEST(ValidateServerAddressTest, Refuses) {
+  for (const char* bad :
+       {"", "host", ":8090", "host:", "host:0", "host:65536", "host:x", "[]:1", "unix:"}) {
+    absl::Status status = ValidateServerAddress(bad);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("server: ")) << bad;
+  }
+}
+
+TEST(ParseLogLevelTest, Levels) {
+  EXPECT_EQ(*ParseLogLevel("trace"), spdlog::level::trace);
+  EXPECT_EQ(*ParseLogLevel("debug"), spdlog::level::debug);
+  EXPECT_EQ(*ParseLogLevel("info"), spdlog::level::info);
+  EXPECT_EQ(*ParseLogLevel("warn"), spdlog::level::warn);
+  EXPECT_EQ(*ParseLogLevel("error"), spdlog::level::err);
+  for (const char* bad : {"", "INFO", "warning", "critical", "off"}) {
+    EXPECT_EQ(ParseLogLevel(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace vipu::agents
