@@ -10,7 +10,7 @@ struct Calibration {
   // --- Compute (tuned: matmul_efficiency and op_overhead_s) ---
   // Sustained fraction of FP16 AMP peak on a large matmul, exchange phases
   // included.
-  double matmul_efficiency = 0.43;
+  double matmul_efficiency = 0.54;
   // A GEMM whose smallest dimension is `matmul_half_dim` runs at half of
   // matmul_efficiency: narrow operands leave AMP lanes and tiles idle.
   double matmul_half_dim = 64;
@@ -22,7 +22,7 @@ struct Calibration {
   double elementwise_efficiency = 0.25;
   // Fixed cost of one operation (compute set): BSP sync, exchange set-up and
   // vertex launch, paid once per op per micro-batch.
-  double op_overhead_s = 2.5e-6;
+  double op_overhead_s = 5.2e-6;
 
   // --- Links ---
   // Usable fraction of a link's raw rate (poplibs' IPU model uses 0.85).

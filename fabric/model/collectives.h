@@ -23,8 +23,8 @@ double RingAllReduceSeconds(double bytes, uint32_t members, double bandwidth_bps
 struct ReplicaLayout {
   uint32_t replicas = 1;
   uint32_t ipus_per_replica = 1;
-  uint32_t ilds = 1;    // IPU-Link domains the partition spans
-  bool torus = false;   // the partition's ILD ring closes (a whole torus ILD)
+  uint32_t ilds = 1;   // IPU-Link domains the partition spans
+  bool torus = false;  // the partition's ILD ring closes (a whole torus ILD)
 };
 
 ReplicaLayout LayoutFor(uint32_t replicas, uint32_t ipus_per_replica, const SystemSpec& system);

@@ -13,8 +13,8 @@ namespace vipu::fabric::model {
 // heads). Returns the number of layers on each of `ipus` IPUs. Among splits
 // with the same bottleneck, later IPUs take as many layers as they can so
 // the IPU holding the embedding keeps the fewest. `ipus` must be >= 1.
-std::vector<uint32_t> BalanceLayers(const std::vector<double>& unit_seconds,
-                                    double first_extra_s, double last_extra_s, uint32_t ipus);
+std::vector<uint32_t> BalanceLayers(const std::vector<double>& unit_seconds, double first_extra_s,
+                                    double last_extra_s, uint32_t ipus);
 
 }  // namespace vipu::fabric::model
 

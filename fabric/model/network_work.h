@@ -28,15 +28,15 @@ struct UnitWork {
   double ops = 0;                // forward compute sets
   double params = 0;
   double param_tensors = 0;
-  double output_bytes = 0;       // activations sent to the next unit
-  bool recomputed = false;       // recomputed in the backward pass
+  double output_bytes = 0;  // activations sent to the next unit
+  bool recomputed = false;  // recomputed in the backward pass
 };
 
 struct NetworkWork {
-  std::vector<UnitWork> units;  // the layers / blocks a pipeline splits
-  UnitWork first;               // embedding or stem, always on IPU 0
-  UnitWork head;                // task head
-  bool head_on_first_ipu = true;  // tied embedding (BERT, GPT) vs last IPU
+  std::vector<UnitWork> units;        // the layers / blocks a pipeline splits
+  UnitWork first;                     // embedding or stem, always on IPU 0
+  UnitWork head;                      // task head
+  bool head_on_first_ipu = true;      // tied embedding (BERT, GPT) vs last IPU
   double input_bytes_per_sample = 0;  // streamed from the host
   double forward_flops_per_sample = 0;
 };

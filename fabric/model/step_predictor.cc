@@ -14,9 +14,7 @@
 namespace vipu::fabric::model {
 namespace {
 
-absl::Status Invalid(std::string message) {
-  return absl::InvalidArgumentError(std::move(message));
-}
+absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
 
 bool IsPowerOfTwo(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -100,8 +98,8 @@ absl::Status ValidateShape(const Workload& w) {
                                   " positions, got ", w.seq_len));
     }
     if (!t.decoder && t.masked_tokens > w.seq_len) {
-      return Invalid(absl::StrCat("masked_tokens: must not exceed seq_len (", w.seq_len,
-                                  "), got ", t.masked_tokens));
+      return Invalid(absl::StrCat("masked_tokens: must not exceed seq_len (", w.seq_len, "), got ",
+                                  t.masked_tokens));
     }
     return absl::OkStatus();
   }
@@ -267,8 +265,8 @@ absl::StatusOr<StepPrediction> PredictStep(const Workload& w, const SystemSpec& 
 
   p.ipus_used = w.replicas * n_ipus;
   p.ilds_spanned = layout.ilds;
-  p.samples_per_step = static_cast<uint64_t>(w.replicas) * w.grad_accum * w.micro_batch *
-                       w.device_iterations;
+  p.samples_per_step =
+      static_cast<uint64_t>(w.replicas) * w.grad_accum * w.micro_batch * w.device_iterations;
   const double samples = static_cast<double>(p.samples_per_step);
   const double machines = std::ceil(p.ipus_used / static_cast<double>(kIpusPerMachine));
   // Input streams are prefetched while the IPUs compute, so they only cost

@@ -23,10 +23,10 @@ struct StageTime {
   double params = 0;
   // One micro-batch (forward, backward, recomputation) on this IPU.
   double micro_batch_compute_s = 0;
-  double matmul_s = 0;       // of which: GEMMs
-  double attention_s = 0;    //           attention products
-  double elementwise_s = 0;  //           element-wise ops
-  double op_overhead_s = 0;  //           per-op sync and launch
+  double matmul_s = 0;                // of which: GEMMs
+  double attention_s = 0;             //           attention products
+  double elementwise_s = 0;           //           element-wise ops
+  double op_overhead_s = 0;           //           per-op sync and launch
   double micro_batch_exchange_s = 0;  // activations/gradients to neighbours
   // Per step.
   double compute_s = 0;
@@ -46,7 +46,7 @@ struct StepPrediction {
   // Pipeline.
   std::vector<uint32_t> layers_per_ipu;
   bool layers_auto_balanced = false;
-  uint32_t pipeline_stages = 1;  // IPU visits of a micro-batch (heads on IPU 0 add one)
+  uint32_t pipeline_stages = 1;      // IPU visits of a micro-batch (heads on IPU 0 add one)
   uint32_t beats_per_iteration = 0;  // grad_accum + fill and drain
   double beat_s = 0;                 // slowest IPU per micro-batch
   // Per step totals.
@@ -55,9 +55,9 @@ struct StepPrediction {
   double ipu_link_collectives_s = 0;
   double gw_link_collectives_s = 0;
   double weight_update_s = 0;
-  double host_io_s = 0;        // streaming inputs from the hosts (overlapped)
-  double host_overhead_s = 0;  // per-step host call
-  bool host_bound = false;     // host I/O or the data loader sets the pace
+  double host_io_s = 0;               // streaming inputs from the hosts (overlapped)
+  double host_overhead_s = 0;         // per-step host call
+  bool host_bound = false;            // host I/O or the data loader sets the pace
   double communication_fraction = 0;  // (exchange + collectives) / step
   // Size and efficiency.
   uint32_t ipus_used = 0;

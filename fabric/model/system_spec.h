@@ -25,18 +25,18 @@ struct SystemSpec {
 
   // Chip.
   uint32_t tiles_per_ipu = 1472;
-  double clock_hz = 0;              // 1.325e9 GC200, 1.85e9 Bow
-  double peak_fp16_flops = 0;       // per IPU: 128 FLOP/tile/cycle
-  double sram_bytes = 0;            // In-Processor-Memory per IPU
-  double sram_bandwidth_bps = 0;    // bytes/s per IPU, scales with clock
+  double clock_hz = 0;            // 1.325e9 GC200, 1.85e9 Bow
+  double peak_fp16_flops = 0;     // per IPU: 128 FLOP/tile/cycle
+  double sram_bytes = 0;          // In-Processor-Memory per IPU
+  double sram_bandwidth_bps = 0;  // bytes/s per IPU, scales with clock
 
   // Links (bytes/s are raw, per direction).
   uint32_t ipu_links_per_ipu = 10;
-  double ipu_link_bps = 0;           // one IPU-Link
-  double ipu_link_latency_s = 0;     // one hop incl. sync
+  double ipu_link_bps = 0;             // one IPU-Link
+  double ipu_link_latency_s = 0;       // one hop incl. sync
   double gw_link_bps_per_machine = 0;  // both GW-Links of a machine
   double gw_link_latency_s = 0;
-  double host_link_bps_per_machine = 0;  // RoCE host link(s) of a machine
+  double host_link_bps_per_machine = 0;     // RoCE host link(s) of a machine
   double streaming_memory_bps_per_ipu = 0;  // IPU <-> gateway DDR (PCIe Gen4 x8)
 };
 

@@ -65,9 +65,9 @@ absl::StatusOr<Workload> WorkloadPreset(std::string_view name) {
     w.recompute = false;
     return w;
   }
-  return absl::InvalidArgumentError(absl::StrCat("model: unknown model \"", std::string(name),
-                                                 "\"; known: ", absl::StrJoin(WorkloadPresetNames(), ", "),
-                                                 ", transformer"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("model: unknown model \"", std::string(name),
+                   "\"; known: ", absl::StrJoin(WorkloadPresetNames(), ", "), ", transformer"));
 }
 
 uint32_t PipelineUnits(const Workload& workload) {

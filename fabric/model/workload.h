@@ -53,7 +53,7 @@ struct Workload {
   std::vector<uint32_t> layers_per_ipu;
 
   Optimizer optimizer = Optimizer::kLamb;
-  bool optimizer_state_offchip = false;    // state in Streaming Memory
+  bool optimizer_state_offchip = false;     // state in Streaming Memory
   bool replicated_tensor_sharding = false;  // RTS of weights/optimizer state
   bool recompute = true;                    // recompute activations per layer
   // Average sequences packed in one sample (1 = unpacked).

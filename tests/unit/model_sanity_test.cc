@@ -97,7 +97,8 @@ TEST(ModelSanityTest, RecomputationCostsAboutAQuarterOfTheLayers) {
   const StepPrediction with = Predict(w, "bow-pod16");
   w.recompute = false;
   const StepPrediction without = Predict(w, "bow-pod16");
-  const double ratio = with.stages[1].micro_batch_compute_s / without.stages[1].micro_batch_compute_s;
+  const double ratio =
+      with.stages[1].micro_batch_compute_s / without.stages[1].micro_batch_compute_s;
   EXPECT_NEAR(ratio, 4.0 / 3.0, 1e-9);
 }
 
@@ -119,8 +120,8 @@ TEST(ModelSanityTest, StagesAddUpToTheStep) {
   const StepPrediction p = Predict(BertLarge(), "bow-pod64");
   ASSERT_EQ(p.stages.size(), 4u);
   for (const StageTime& s : p.stages) {
-    const double sum = s.compute_s + s.exchange_s + s.collectives_s + s.weight_update_s + s.host_s +
-                       s.idle_s;
+    const double sum =
+        s.compute_s + s.exchange_s + s.collectives_s + s.weight_update_s + s.host_s + s.idle_s;
     EXPECT_NEAR(sum, p.step_time_s, 1e-9 * p.step_time_s) << "IPU " << s.ipu;
     EXPECT_GT(s.compute_s, 0);
     EXPECT_GT(s.exchange_s, 0);
@@ -156,7 +157,10 @@ TEST(ModelSanityTest, LongerSequencesCostMorePerSample) {
   Workload w = BertLarge();
   const double short_seq = Predict(w, "bow-pod16").samples_per_sec;
   w.seq_len = 512;
-  EXPECT_LT(Predict(w, "bow-pod16").samples_per_sec, short_seq / 4);
+  // Four times the tokens plus quadratic attention, minus fixed per-op costs.
+  const double long_seq = Predict(w, "bow-pod16").samples_per_sec;
+  EXPECT_LT(long_seq, short_seq / 3);
+  EXPECT_GT(long_seq, short_seq / 6);
 }
 
 TEST(ModelSanityTest, DecoderHeadScoresEveryPosition) {

@@ -1,0 +1,258 @@
+// `ipu-model predict` end to end through RunIpuModel: output shapes and
+// exit code 2 with a one-line error for every invalid flag value.
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fabric/model/predict_command.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace vipu::fabric::model {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Result RunCli(std::vector<std::string> args) {
+  args.insert(args.begin(), "ipu-model");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  Result r;
+  r.code = RunIpuModel(static_cast<int>(argv.size()), argv.data(), out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+const std::vector<std::string> kBertLargePod64 = {"predict",
+                                                  "--model",
+                                                  "bert-large",
+                                                  "--system",
+                                                  "bow-pod64",
+                                                  "--micro-batch",
+                                                  "8",
+                                                  "--grad-accum",
+                                                  "512",
+                                                  "--replicas",
+                                                  "16",
+                                                  "--ipus-per-replica",
+                                                  "4",
+                                                  "--layers-per-ipu",
+                                                  "3,7,7,7",
+                                                  "--optimizer",
+                                                  "lamb",
+                                                  "--rts",
+                                                  "--offchip-optimizer-state",
+                                                  "--json"};
+
+TEST(ModelPredictCommandTest, JsonHasTheAdvertisedFields) {
+  const Result r = RunCli(kBertLargePod64);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.err, "");
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"step_time_s", "samples_per_sec", "sequences_per_sec", "tokens_per_sec",
+                          "samples_per_step", "layers_per_ipu", "beat_s", "collectives_s",
+                          "weight_update_s", "host_io_s", "communication_fraction", "stages"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["samples_per_step"], 65536);
+  EXPECT_EQ(j["layers_per_ipu"], nlohmann::json::array({3, 7, 7, 7}));
+  EXPECT_FALSE(j["layers_auto_balanced"].get<bool>());
+  ASSERT_EQ(j["stages"].size(), 4u);
+  for (const auto& stage : j["stages"]) {
+    for (const char* key :
+         {"ipu", "layers", "compute_s", "exchange_s", "collectives_s", "weight_update_s", "host_s",
+          "idle_s", "matmul_s", "attention_s", "elementwise_s"}) {
+      EXPECT_TRUE(stage.contains(key)) << key;
+    }
+    EXPECT_GT(stage["compute_s"].get<double>(), 0);
+  }
+  EXPECT_NEAR(j["samples_per_sec"].get<double>() * j["step_time_s"].get<double>(), 65536, 1e-3);
+}
+
+TEST(ModelPredictCommandTest, PackingMultipliesSequences) {
+  std::vector<std::string> args = kBertLargePod64;
+  args.insert(args.end(), {"--packing", "2"});
+  const Result r = RunCli(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["sequences_per_sec"].get<double>(), 2 * j["samples_per_sec"].get<double>());
+}
+
+TEST(ModelPredictCommandTest, TextSummaryIsReadable) {
+  const Result r =
+      RunCli({"predict", "--model", "bert-base", "--system", "bow-pod4", "--micro-batch", "32",
+              "--grad-accum", "2048", "--ipus-per-replica", "4"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, StartsWith("bert-base on bow-pod4: 1 replica x 4 IPUs"));
+  EXPECT_THAT(r.out, HasSubstr("step time"));
+  EXPECT_THAT(r.out, HasSubstr("samples/s"));
+  EXPECT_THAT(r.out, HasSubstr("(balanced)"));
+  EXPECT_THAT(r.out, HasSubstr("embedding, mlm+nsp heads"));
+}
+
+TEST(ModelPredictCommandTest, CustomTransformerAndConvNet) {
+  Result r = RunCli({"predict",
+                     "--model",
+                     "transformer",
+                     "--hidden",
+                     "512",
+                     "--layers",
+                     "8",
+                     "--heads",
+                     "8",
+                     "--vocab",
+                     "32000",
+                     "--decoder",
+                     "--seq-len",
+                     "256",
+                     "--system",
+                     "pod16",
+                     "--ipus-per-replica",
+                     "2",
+                     "--replicas",
+                     "8",
+                     "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workload"]["decoder"], true);
+  EXPECT_EQ(j["workload"]["hidden"], 512);
+  r = RunCli({"predict", "--model", "resnet50", "--system", "bow-pod16", "--micro-batch", "16",
+              "--grad-accum", "64", "--replicas", "16", "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workload"]["family"], "convnet");
+  EXPECT_EQ(j["tokens_per_sec"], 0);
+}
+
+TEST(ModelPredictCommandTest, RepeatReportsPredictionTime) {
+  std::vector<std::string> args = kBertLargePod64;
+  args.insert(args.end(), {"--repeat", "10"});
+  const Result r = RunCli(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["repeat"], 10);
+  EXPECT_GT(j["mean_prediction_time_us"].get<double>(), 0);
+}
+
+TEST(ModelPredictCommandTest, HelpExitsZero) {
+  const Result r = RunCli({"predict", "--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_THAT(r.out, HasSubstr("--layers-per-ipu"));
+}
+
+struct BadFlags {
+  std::string name;
+  std::vector<std::string> args;  // appended to a valid bert-base command
+  std::string mention;            // the error names this field or flag
+};
+
+void PrintTo(const BadFlags& c, std::ostream* os) { *os << c.name; }
+
+class ModelPredictCommandErrorTest : public ::testing::TestWithParam<BadFlags> {};
+
+TEST_P(ModelPredictCommandErrorTest, OneLineErrorAndExitTwo) {
+  const BadFlags& c = GetParam();
+  std::vector<std::string> args = {"predict"};
+  // A valid model and system unless the case brings its own.
+  auto has = [&](const char* flag) {
+    return std::find(c.args.begin(), c.args.end(), flag) != c.args.end();
+  };
+  if (!has("--model")) args.insert(args.end(), {"--model", "bert-base"});
+  if (!has("--system")) args.insert(args.end(), {"--system", "bow-pod16"});
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  const Result r = RunCli(args);
+  EXPECT_EQ(r.code, kExitUsage) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, StartsWith("ipu-model: "));
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // exactly one line
+  EXPECT_THAT(r.err, HasSubstr(c.mention));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Flags, ModelPredictCommandErrorTest,
+    ::testing::ValuesIn(std::vector<BadFlags>{
+        {"UnknownModel", {"--model", "vgg16"}, "model: unknown model"},
+        {"UnknownSystem", {"--system", "pod32"}, "system: unknown system"},
+        {"MicroBatchZero", {"--micro-batch", "0"}, "micro_batch: must be at least 1"},
+        {"MicroBatchNegative", {"--micro-batch=-3"}, "micro_batch: must be between"},
+        {"MicroBatchNotANumber", {"--micro-batch", "many"}, "--micro-batch"},
+        {"GradAccumZero", {"--grad-accum", "0"}, "grad_accum: must be at least 1"},
+        {"GradAccumNegative", {"--grad-accum=-1"}, "grad_accum: must be between"},
+        {"DeviceIterationsZero", {"--device-iterations", "0"}, "device_iterations"},
+        {"ReplicasZero", {"--replicas", "0"}, "replicas: must be at least 1"},
+        {"ReplicasTooMany", {"--replicas", "17"}, "replicas: 17 replicas x 1 IPUs"},
+        {"IpusPerReplicaZero", {"--ipus-per-replica", "0"}, "ipus_per_replica: must be a power"},
+        {"IpusPerReplicaNotPowerOfTwo", {"--ipus-per-replica", "6"}, "ipus_per_replica"},
+        {"IpusPerReplicaTooMany", {"--ipus-per-replica", "32"}, "replicas:"},
+        {"LayersPerIpuWrongCount",
+         {"--ipus-per-replica", "4", "--layers-per-ipu", "6,6"},
+         "layers_per_ipu: needs one entry per IPU"},
+        {"LayersPerIpuWrongSum",
+         {"--ipus-per-replica", "4", "--layers-per-ipu", "1,4,4,4"},
+         "layers_per_ipu: must add up"},
+        {"LayersPerIpuNotNumbers",
+         {"--ipus-per-replica", "2", "--layers-per-ipu", "6,x"},
+         "layers_per_ipu: must be a comma list"},
+        {"LayersPerIpuNegative",
+         {"--ipus-per-replica", "2", "--layers-per-ipu", "-6,18"},
+         "layers_per_ipu"},
+        {"PackingBelowOne", {"--packing", "0.9"}, "packing: must be a finite number >= 1"},
+        {"PackingNotANumber", {"--packing", "lots"}, "--packing"},
+        {"OptimizerUnknown", {"--optimizer", "rmsprop"}, "optimizer: must be one of"},
+        {"SeqLenZero", {"--seq-len", "0"}, "seq_len: must be at least 1"},
+        {"SeqLenTooLong", {"--seq-len", "4096"}, "seq_len: must not exceed"},
+        {"HiddenZero", {"--hidden", "0"}, "hidden: must be at least 1"},
+        {"LayersZero", {"--layers", "0"}, "layers: must be at least 1"},
+        {"HeadsZero", {"--heads", "0"}, "heads: must be at least 1"},
+        {"HeadsNotDividing", {"--heads", "5"}, "heads: must divide hidden"},
+        {"VocabZero", {"--vocab", "0"}, "vocab: must be at least 1"},
+        {"FfnZero", {"--ffn", "0"}, "ffn: must be at least 1"},
+        {"MaskedTokensTooMany", {"--masked-tokens", "500"}, "masked_tokens"},
+        {"DecoderOnPreset", {"--decoder"}, "decoder: applies to --model transformer only"},
+        {"ImageSizeOnTransformer", {"--image-size", "224"}, "image_size: applies to conv"},
+        {"ClassesOnTransformer", {"--classes", "10"}, "classes: applies to conv"},
+        {"CustomWithoutHidden",
+         {"--model", "transformer", "--layers", "2", "--heads", "2"},
+         "hidden: required with --model transformer"},
+        {"CustomWithoutLayers",
+         {"--model", "transformer", "--hidden", "64", "--heads", "2"},
+         "layers: required"},
+        {"CustomWithoutHeads",
+         {"--model", "transformer", "--hidden", "64", "--layers", "2"},
+         "heads: required"},
+        {"HiddenOnConvNet", {"--model", "resnet50", "--hidden", "768"}, "hidden: applies to trans"},
+        {"ImageSizeTooSmall", {"--model", "resnet50", "--image-size", "16"}, "image_size"},
+        {"ClassesZero", {"--model", "resnet50", "--classes", "0"}, "classes: must be at least 1"},
+        {"RecomputeBothWays", {"--recompute", "--no-recompute"}, "recompute:"},
+        {"LoaderRateNegative", {"--host-loader-rate=-5"}, "host_loader_rate"},
+        {"RepeatNegative", {"--repeat=-1"}, "repeat: must be >= 0"},
+        {"UnknownFlag", {"--turbo"}, "--turbo"},
+    }),
+    [](const ::testing::TestParamInfo<BadFlags>& info) { return info.param.name; });
+
+TEST(ModelPredictCommandTest, MissingRequiredFlagsAndSubcommand) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"predict", "--system", "pod4"},
+        std::vector<std::string>{"predict", "--model", "bert-base"}, std::vector<std::string>{}}) {
+    const Result r = RunCli(args);
+    EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_THAT(r.err, StartsWith("ipu-model: "));
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace vipu::fabric::model
