@@ -1,10 +1,46 @@
 #include "agents/agent_service.h"
 
+#include <chrono>
+#include <future>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agents/wire_translation.h"
+#include "agents/workload_runner.h"
+#include "fabric/fault_request.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::agents {
+namespace {
+
+// How long the lead machine waits for each other machine of a partition.
+constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
+
+std::string HostPort(const std::string& host, uint32_t port) {
+  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+}
+
+bool PortInTest(const PortInfo& p, vipuagent::LinkTestKind kind) {
+  switch (kind) {
+    case vipuagent::LINK_TEST_CABLING:
+      return p.kind == fabric::LinkKind::kIpuLink && !p.internal;
+    case vipuagent::LINK_TEST_SYNC:
+      return p.kind == fabric::LinkKind::kSyncLink;
+    case vipuagent::LINK_TEST_TRAINING:
+    case vipuagent::LINK_TEST_TRAFFIC:
+      return p.kind == fabric::LinkKind::kIpuLink;
+    case vipuagent::LINK_TEST_GW:
+      return p.kind == fabric::LinkKind::kGwLink;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
 
 grpc::Status AgentService::CheckAgentId(const std::string& agent_id) const {
   if (agent_id == machine_->agent_id()) return grpc::Status::OK;
@@ -14,17 +50,44 @@ grpc::Status AgentService::CheckAgentId(const std::string& agent_id) const {
                                    machine_->agent_id(), "'"));
 }
 
-grpc::Status AgentService::GetInfo(grpc::ServerContext*, const vipuagent::GetInfoRequest* request,
+grpc::Status AgentService::Gate(grpc::ServerContext* context) const {
+  if (machine_->crashed()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("agent ", machine_->agent_id(), ": crashed"));
+  }
+  if (!machine_->hung()) return grpc::Status::OK;
+  // Like a hung machine, take the call and never answer it in time: wait in
+  // slices so that a cancelled call frees its thread.
+  const auto remaining = context->deadline() - std::chrono::system_clock::now();
+  const auto deadline =
+      remaining > std::chrono::hours(1)
+          ? std::chrono::steady_clock::now() + std::chrono::hours(1)
+          : std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(remaining);
+  while (!context->IsCancelled()) {
+    const auto slice =
+        std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
+    if (machine_->AwaitNotHung(slice)) return grpc::Status::OK;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+  }
+  return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                      absl::StrCat("agent ", machine_->agent_id(), ": not answering (hung)"));
+}
+
+grpc::Status AgentService::GetInfo(grpc::ServerContext* context,
+                                   const vipuagent::GetInfoRequest* request,
                                    vipuagent::GetInfoReply* reply) {
+  if (grpc::Status s = Gate(context); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   *reply->mutable_machine() = ToProto(*machine_);
   AppendHeld(machine_->Held(), reply->mutable_held());
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::ConfigurePartition(grpc::ServerContext*,
+grpc::Status AgentService::ConfigurePartition(grpc::ServerContext* context,
                                               const vipuagent::ConfigurePartitionRequest* request,
                                               vipuagent::ConfigurePartitionReply*) {
+  if (grpc::Status s = Gate(context); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::StatusOr<PartitionConfig> config = FromProto(*request);
   if (!config.ok()) return ToGrpcStatus(config.status());
@@ -36,9 +99,10 @@ grpc::Status AgentService::ConfigurePartition(grpc::ServerContext*,
   return ToGrpcStatus(status);
 }
 
-grpc::Status AgentService::ResetPartition(grpc::ServerContext*,
+grpc::Status AgentService::ResetPartition(grpc::ServerContext* context,
                                           const vipuagent::ResetPartitionRequest* request,
                                           vipuagent::ResetPartitionReply*) {
+  if (grpc::Status s = Gate(context); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::Status status = machine_->Reset(request->partition_id(), request->generation());
   if (!status.ok()) {
@@ -48,9 +112,10 @@ grpc::Status AgentService::ResetPartition(grpc::ServerContext*,
   return ToGrpcStatus(status);
 }
 
-grpc::Status AgentService::ReleasePartition(grpc::ServerContext*,
+grpc::Status AgentService::ReleasePartition(grpc::ServerContext* context,
                                             const vipuagent::ReleasePartitionRequest* request,
                                             vipuagent::ReleasePartitionReply*) {
+  if (grpc::Status s = Gate(context); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::Status status = machine_->Release(request->partition_id(), request->generation());
   if (!status.ok()) {
@@ -58,6 +123,190 @@ grpc::Status AgentService::ReleasePartition(grpc::ServerContext*,
                  request->partition_id(), request->generation(), std::string(status.message()));
   }
   return ToGrpcStatus(status);
+}
+
+grpc::Status AgentService::SetTopology(grpc::ServerContext* context,
+                                       const vipuagent::SetTopologyRequest* request,
+                                       vipuagent::SetTopologyReply*) {
+  if (grpc::Status s = Gate(context); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  absl::StatusOr<MachineTopology> topology = FromProto(*request);
+  if (!topology.ok()) return ToGrpcStatus(topology.status());
+  return ToGrpcStatus(machine_->SetTopology(std::move(*topology)));
+}
+
+grpc::Status AgentService::InjectFault(grpc::ServerContext*,
+                                       const vipuagent::InjectFaultRequest* request,
+                                       vipuagent::InjectFaultReply* reply) {
+  // No Gate: the BMC answers while the machine hangs.
+  if (machine_->crashed()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("agent ", machine_->agent_id(), ": crashed"));
+  }
+  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  if (!vipuagent::FaultKind_IsValid(request->kind())) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("kind: unknown value ", request->kind()));
+  }
+  fabric::FaultRequest fault;
+  fault.agent_id = request->agent_id();
+  fault.kind = static_cast<fabric::FaultKind>(request->kind());  // numbers equal
+  if (request->has_ipu()) fault.ipu = request->ipu();
+  if (request->has_link()) fault.link = request->link();
+  fault.duration_ms = request->duration_ms();
+  if (absl::Status s = fabric::ValidateFaultRequest(fault); !s.ok()) return ToGrpcStatus(s);
+
+  absl::StatusOr<std::string> description;
+  switch (fault.kind) {
+    case fabric::FaultKind::kIpuError:
+      description = machine_->InjectIpuError(*fault.ipu);
+      break;
+    case fabric::FaultKind::kLinkDown:
+      description = machine_->InjectLinkDown(*fault.link);
+      break;
+    case fabric::FaultKind::kAgentHang:
+      description = machine_->Hang(std::chrono::milliseconds(fault.duration_ms));
+      break;
+    case fabric::FaultKind::kClear:
+      description = machine_->ClearFaults();
+      break;
+    case fabric::FaultKind::kAgentCrash:
+      description = machine_->MarkCrashed();
+      if (on_crash_) on_crash_();
+      break;
+    default:
+      break;
+  }
+  if (!description.ok()) return ToGrpcStatus(description.status());
+  reply->set_description(*description);
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::TestLinks(grpc::ServerContext* context,
+                                     const vipuagent::TestLinksRequest* request,
+                                     vipuagent::TestLinksReply* reply) {
+  if (grpc::Status s = Gate(context); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  if (!vipuagent::LinkTestKind_IsValid(request->kind()) ||
+      request->kind() == vipuagent::LINK_TEST_UNDEFINED) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("kind: must be a defined link test, got ", request->kind()));
+  }
+  if (!machine_->topology()) {
+    return grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        absl::StrCat("agent ", machine_->agent_id(), ": no topology yet (it is not in a cluster)"));
+  }
+  for (const PortHealth& h : machine_->PortHealthReport()) {
+    if (PortInTest(h.info, request->kind())) ToProto(h, reply->add_links());
+  }
+  for (const IpuHealth& h : machine_->IpuHealthReport()) ToProto(h, reply->add_ipus());
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::CheckPartition(grpc::ServerContext* context,
+                                          const vipuagent::CheckPartitionRequest* request,
+                                          vipuagent::CheckPartitionReply*) {
+  if (grpc::Status s = Gate(context); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  return ToGrpcStatus(machine_->CheckPartition(request->partition_id(), request->generation()));
+}
+
+std::shared_ptr<vipuagent::Agent::Stub> AgentService::PeerStub(const PartitionMember& member) {
+  const std::string address = HostPort(member.host, member.port);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& stub = peers_[address];
+  if (!stub) {
+    stub =
+        vipuagent::Agent::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+  return stub;
+}
+
+grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
+                                       const vipuagent::RunWorkloadRequest* request,
+                                       vipuagent::RunWorkloadReply* reply) {
+  if (grpc::Status s = Gate(context); !s.ok()) return s;
+  // Applications know machines by their IPUoF endpoint, not by agent id:
+  // an empty id means "this machine".
+  if (!request->agent_id().empty()) {
+    if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  }
+  if (request->partition_id().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "partition_id: must not be empty");
+  }
+  if (!request->has_workload()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload: is required");
+  }
+  absl::StatusOr<PartitionConfig> config = machine_->Config(request->partition_id());
+  if (!config.ok()) return ToGrpcStatus(config.status());
+  if (request->generation() != 0 && request->generation() != config->generation) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        absl::StrCat("generation: partition ", request->partition_id(),
+                                     " is at generation ", config->generation, " on agent ",
+                                     machine_->agent_id(), ", got ", request->generation()));
+  }
+  PartitionShape shape;
+  shape.machine_type = machine_->machine_type();
+  shape.size = config->partition_size;
+  shape.torus = config->routing == fabric::RoutingType::kRingSwnc;
+  absl::StatusOr<WorkloadRun> run =
+      PredictRun(FromProto(request->workload()), shape, request->steps());
+  if (!run.ok()) return ToGrpcStatus(run.status());
+
+  // Every machine of the partition must hold it healthy at this generation.
+  std::vector<std::string> faults;
+  bool unreachable = false;
+  if (absl::Status s = machine_->CheckPartition(config->partition_id, config->generation);
+      !s.ok()) {
+    faults.push_back(std::string(s.message()));
+  }
+  std::vector<std::pair<std::string, std::future<grpc::Status>>> checks;
+  for (const PartitionMember& member : config->members) {
+    if (member.agent_id == machine_->agent_id()) continue;
+    auto stub = PeerStub(member);
+    vipuagent::CheckPartitionRequest check;
+    check.set_agent_id(member.agent_id);
+    check.set_partition_id(config->partition_id);
+    check.set_generation(config->generation);
+    checks.emplace_back(member.agent_id, std::async(std::launch::async, [stub, check] {
+                          grpc::ClientContext ctx;
+                          ctx.set_deadline(std::chrono::system_clock::now() + kPeerCheckTimeout);
+                          vipuagent::CheckPartitionReply ignored;
+                          return stub->CheckPartition(&ctx, check, &ignored);
+                        }));
+  }
+  for (auto& [agent_id, future] : checks) {
+    grpc::Status s = future.get();
+    if (s.ok()) continue;
+    const bool fault = s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+                       s.error_code() == grpc::StatusCode::NOT_FOUND;
+    if (!fault) unreachable = true;
+    faults.push_back(
+        fault ? s.error_message()
+              : absl::StrCat("agent ", agent_id, ": unreachable (",
+                             s.error_message().empty() ? "no answer" : s.error_message(), ")"));
+  }
+  if (!faults.empty()) {
+    std::string message = absl::StrCat("partition ", config->partition_id,
+                                       " cannot run: ", absl::StrJoin(faults, "; "));
+    spdlog::warn("agent {}: {}", machine_->agent_id(), message);
+    return grpc::Status(
+        unreachable ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::FAILED_PRECONDITION,
+        message);
+  }
+  for (double t : run->step_time_s) reply->add_step_time_s(t);
+  reply->set_samples_per_sec(run->samples_per_sec);
+  reply->set_generation(config->generation);
+  if (config->members.empty()) {
+    reply->add_agent_ids(machine_->agent_id());
+  } else {
+    for (const PartitionMember& m : config->members) reply->add_agent_ids(m.agent_id);
+  }
+  spdlog::info("agent {}: ran {} steps of {} on partition {} ({:.6f} s/step)", machine_->agent_id(),
+               request->steps(), request->workload().model(), config->partition_id,
+               run->step_time_s.front());
+  return grpc::Status::OK;
 }
 
 }  // namespace vipu::agents

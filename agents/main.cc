@@ -4,9 +4,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -61,15 +64,42 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<SimulatedMachine>> machines;
   std::vector<std::unique_ptr<AgentService>> services;
   std::vector<std::unique_ptr<grpc::Server>> servers;
-  auto shutdown_servers = [&servers] {
+  servers.reserve(options.agent_ids.size());
+  // An injected crash stops the machine's server from another thread (not
+  // from inside its own handler, which Shutdown would wait for).
+  std::mutex crash_mu;
+  std::vector<std::thread> crash_threads;
+  auto shutdown_servers = [&] {
+    {
+      std::lock_guard<std::mutex> lock(crash_mu);
+      for (std::thread& t : crash_threads) t.join();
+      crash_threads.clear();
+    }
     for (auto& server : servers) server->Shutdown(std::chrono::system_clock::now());
     for (auto& server : servers) server->Wait();
+  };
+  const bool single_machine = options.agent_ids.size() == 1;
+  auto crash = [&, single_machine](size_t index) {
+    if (single_machine) {
+      // The whole process is the machine: die like one, after the reply left.
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        std::_Exit(70);
+      }).detach();
+      return;
+    }
+    std::lock_guard<std::mutex> lock(crash_mu);
+    crash_threads.emplace_back([&servers, index] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (index < servers.size()) servers[index]->Shutdown(std::chrono::system_clock::now());
+    });
   };
 
   for (size_t i = 0; i < options.agent_ids.size(); ++i) {
     const std::string& id = options.agent_ids[i];
     machines.push_back(std::make_unique<SimulatedMachine>(id, options.machine_type));
-    services.push_back(std::make_unique<AgentService>(machines.back().get()));
+    services.push_back(
+        std::make_unique<AgentService>(machines.back().get(), [crash, i] { crash(i); }));
     const std::string address = HostPort(options.host, options.ports[i]);
     grpc::ServerBuilder builder;
     // gRPC sets SO_REUSEPORT by default: a second agent could then share a

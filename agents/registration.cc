@@ -87,6 +87,11 @@ void RegistrationClient::Run() {
 }
 
 void RegistrationClient::Step(Slot& slot) {
+  if (slot.machine->silenced()) {
+    // A hung or crashed machine sends nothing; look again next period.
+    slot.due = Clock::now() + slot.interval;
+    return;
+  }
   if (slot.registered) {
     Heartbeat(slot);
   } else {
@@ -142,6 +147,7 @@ void RegistrationClient::Heartbeat(Slot& slot) {
   vipuagent::HeartbeatRequest request;
   request.set_agent_id(machine.agent_id());
   AppendHeld(machine.Held(), request.mutable_held());
+  AppendHealth(machine, &request);
   vipuagent::HeartbeatReply reply;
   grpc::Status status = Invoke(
       [&](grpc::ClientContext* context) { return stub_->Heartbeat(context, request, &reply); });

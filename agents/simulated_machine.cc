@@ -44,7 +44,55 @@ bool operator==(const PartitionConfig& a, const PartitionConfig& b) {
   return a.partition_id == b.partition_id && a.generation == b.generation &&
          Sorted(a.ipus) == Sorted(b.ipus) && a.routing == b.routing &&
          a.gw_routing == b.gw_routing && a.sync_type == b.sync_type &&
-         a.partition_size == b.partition_size;
+         a.partition_size == b.partition_size && Sorted(a.link_ports) == Sorted(b.link_ports);
+}
+
+absl::Status ValidateTopology(const MachineTopology& t) {
+  if (t.num_ilds == 0) return absl::InvalidArgumentError("num_ilds: must be at least 1, got 0");
+  if (t.ild >= t.num_ilds) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ild: must be below num_ilds ", t.num_ilds, ", got ", t.ild));
+  }
+  if (t.machines_per_ild == 0) {
+    return absl::InvalidArgumentError("machines_per_ild: must be at least 1, got 0");
+  }
+  if (t.machine_index >= t.machines_per_ild) {
+    return absl::InvalidArgumentError(absl::StrCat("machine_index: must be below machines_per_ild ",
+                                                   t.machines_per_ild, ", got ", t.machine_index));
+  }
+  std::set<uint32_t> seen;
+  for (const PortInfo& p : t.ports) {
+    if (p.port >= fabric::kPortsPerMachine) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ports.port: must be 0..", fabric::kPortsPerMachine - 1, ", got ", p.port));
+    }
+    if (!seen.insert(p.port).second) {
+      return absl::InvalidArgumentError(absl::StrCat("ports.port: port ", p.port, " listed twice"));
+    }
+    if (p.kind != fabric::LinkKind::kIpuLink && p.kind != fabric::LinkKind::kSyncLink &&
+        p.kind != fabric::LinkKind::kGwLink) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ports.kind: port ", p.port, " has an undefined link kind"));
+    }
+    if (p.name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("ports.name: port ", p.port, " has no name"));
+    }
+    if (p.local_ipu >= fabric::kIpusPerMachine) {
+      return absl::InvalidArgumentError(absl::StrCat("ports.local_ipu: must be 0..",
+                                                     fabric::kIpusPerMachine - 1, ", got ",
+                                                     p.local_ipu, " on port ", p.port));
+    }
+    if (!p.internal && p.peer_agent_id.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ports.peer_agent_id: port ", p.port, " is external and names no peer"));
+    }
+    if (p.peer_port >= fabric::kPortsPerMachine) {
+      return absl::InvalidArgumentError(absl::StrCat("ports.peer_port: must be 0..",
+                                                     fabric::kPortsPerMachine - 1, ", got ",
+                                                     p.peer_port, " on port ", p.port));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<fabric::MachineType> ParseMachineType(std::string_view name) {
@@ -154,6 +202,24 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
         absl::StrCat("partition size: must be at least the ", config.ipus.size(),
                      " IPUs configured here, got ", config.partition_size));
   }
+  std::set<uint32_t> ports;
+  for (uint32_t port : config.link_ports) {
+    if (port >= fabric::kPortsPerMachine) {
+      return absl::InvalidArgumentError(absl::StrCat("link_ports: port must be 0..",
+                                                     fabric::kPortsPerMachine - 1, ", got ", port));
+    }
+    if (!ports.insert(port).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("link_ports: port ", port, " is listed twice"));
+    }
+  }
+  for (const PartitionMember& m : config.members) {
+    if (m.agent_id.empty() || m.host.empty() || m.port == 0 || m.port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("members: each needs an agent id, a host and a port 1..65535, got '",
+                       m.agent_id, "' at '", m.host, ":", m.port, "'"));
+    }
+  }
 
   std::lock_guard<std::mutex> lock(mu_);
   auto it = held_.find(config.partition_id);
@@ -165,7 +231,10 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
                        " < ", held_generation, " held by agent ", agent_id_));
     }
     if (config.generation == held_generation) {
-      if (config == it->second.config) return absl::OkStatus();
+      if (config == it->second.config) {
+        it->second.config.members = config.members;  // addresses may have moved
+        return absl::OkStatus();
+      }
       // One generation names one configuration; two different ones mean the
       // caller lost track of the partition.
       return absl::FailedPreconditionError(
@@ -181,9 +250,21 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
             "ipus: IPU ", ipu, " of agent ", agent_id_, " is held by partition ", other_id));
       }
     }
+    // A partition's traffic never crosses another's links.
+    for (uint32_t port : other.config.link_ports) {
+      if (ports.count(port)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("link_ports: port ", port, " (", fabric::PortName(port), ") of agent ",
+                         agent_id_, " is owned by partition ", other_id));
+      }
+    }
   }
   PartitionConfig stored = config;
   stored.ipus = Sorted(stored.ipus);
+  stored.link_ports = Sorted(stored.link_ports);
+  if (std::string fault = FaultOf(stored); !fault.empty()) {
+    return absl::FailedPreconditionError(fault);
+  }
   spdlog::info("agent {}: configured partition {} generation {} on IPUs [{}]{}", agent_id_,
                config.partition_id, config.generation, IpuList(stored.ipus),
                it == held_.end() ? "" : " (replacing older generation)");
@@ -204,6 +285,9 @@ absl::Status SimulatedMachine::Reset(std::string_view partition_id, uint64_t gen
     return absl::FailedPreconditionError(
         absl::StrCat("partition ", A(partition_id), ": stale generation ", generation, " < ",
                      holding.config.generation, " held by agent ", agent_id_));
+  }
+  if (std::string fault = FaultOf(holding.config); !fault.empty()) {
+    return absl::FailedPreconditionError(fault);
   }
   holding.config.generation = generation;
   ++holding.resets;
@@ -252,6 +336,189 @@ uint32_t SimulatedMachine::ResetCount(std::string_view partition_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = held_.find(partition_id);
   return it == held_.end() ? 0 : it->second.resets;
+}
+
+// ---- Topology and health ----
+
+absl::Status SimulatedMachine::SetTopology(MachineTopology topology) {
+  if (absl::Status s = ValidateTopology(topology); !s.ok()) return s;
+  std::sort(topology.ports.begin(), topology.ports.end(),
+            [](const PortInfo& a, const PortInfo& b) { return a.port < b.port; });
+  std::lock_guard<std::mutex> lock(mu_);
+  spdlog::info("agent {}: cluster {} ILD {} machine {} of {}, {} ports", agent_id_,
+               topology.cluster_id, topology.ild, topology.machine_index, topology.machines_per_ild,
+               topology.ports.size());
+  topology_ = std::move(topology);
+  return absl::OkStatus();
+}
+
+std::optional<MachineTopology> SimulatedMachine::topology() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return topology_;
+}
+
+absl::StatusOr<std::string> SimulatedMachine::InjectIpuError(uint32_t ipu) {
+  if (ipu >= fabric::kIpusPerMachine) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ipu: must be 0..", fabric::kIpusPerMachine - 1, ", got ", ipu));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ipu_errors_[ipu] = "injected fault";
+  std::string description = absl::StrCat("agent ", agent_id_, ": IPU ", ipu, " error");
+  spdlog::warn("{}", description);
+  return description;
+}
+
+absl::StatusOr<std::string> SimulatedMachine::InjectLinkDown(uint32_t port) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!topology_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("link: agent ", agent_id_, " has no topology yet (it is not in a cluster)"));
+  }
+  const PortInfo* info = nullptr;
+  for (const PortInfo& p : topology_->ports) {
+    if (p.port == port) info = &p;
+  }
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("link: agent ", agent_id_,
+                                                   " has no link on port ", port, " (",
+                                                   fabric::PortName(port), ")"));
+  }
+  ports_down_[port] = true;
+  ++port_errors_[port];
+  std::string description = absl::StrCat(
+      "agent ", agent_id_, ": ", fabric::LinkKindName(info->kind), " ", info->name, " down");
+  spdlog::warn("{}", description);
+  return description;
+}
+
+std::string SimulatedMachine::Hang(std::chrono::milliseconds duration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hang_ = true;
+  hang_until_ = duration.count() == 0 ? std::chrono::steady_clock::time_point::max()
+                                      : std::chrono::steady_clock::now() + duration;
+  std::string description =
+      duration.count() == 0
+          ? absl::StrCat("agent ", agent_id_, ": hangs until cleared")
+          : absl::StrCat("agent ", agent_id_, ": hangs for ", duration.count(), " ms");
+  spdlog::warn("{}", description);
+  return description;
+}
+
+std::string SimulatedMachine::MarkCrashed() {
+  crashed_.store(true);
+  std::string description = absl::StrCat("agent ", agent_id_, ": crashed");
+  spdlog::error("{}", description);
+  hang_cv_.notify_all();
+  return description;
+}
+
+std::string SimulatedMachine::ClearFaults() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ipu_errors_.clear();
+    ports_down_.clear();
+    hang_ = false;
+  }
+  hang_cv_.notify_all();
+  std::string description = absl::StrCat("agent ", agent_id_, ": faults cleared");
+  spdlog::info("{}", description);
+  return description;
+}
+
+bool SimulatedMachine::HungLocked(std::chrono::steady_clock::time_point now) const {
+  return hang_ && now < hang_until_;
+}
+
+bool SimulatedMachine::hung() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return HungLocked(std::chrono::steady_clock::now());
+}
+
+bool SimulatedMachine::crashed() const { return crashed_.load(); }
+
+bool SimulatedMachine::AwaitNotHung(std::chrono::steady_clock::time_point deadline) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!HungLocked(now)) return true;
+    if (now >= deadline) return false;
+    hang_cv_.wait_until(lock, std::min(deadline, hang_until_));
+  }
+}
+
+std::vector<IpuHealth> SimulatedMachine::IpuHealthReport() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<IpuHealth> out;
+  for (uint32_t i = 0; i < fabric::kIpusPerMachine; ++i) {
+    auto it = ipu_errors_.find(i);
+    out.push_back(it == ipu_errors_.end() ? IpuHealth{i, true, ""}
+                                          : IpuHealth{i, false, it->second});
+  }
+  return out;
+}
+
+std::vector<PortHealth> SimulatedMachine::PortHealthReport() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<PortHealth> out;
+  if (!topology_) return out;
+  for (const PortInfo& p : topology_->ports) {
+    PortHealth h;
+    h.info = p;
+    h.trained = !ports_down_.count(p.port);
+    auto e = port_errors_.find(p.port);
+    h.error_count = e == port_errors_.end() ? 0 : e->second;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::string SimulatedMachine::FaultOf(const PartitionConfig& config) const {
+  for (uint32_t ipu : config.ipus) {
+    auto it = ipu_errors_.find(ipu);
+    if (it != ipu_errors_.end()) {
+      return absl::StrCat("agent ", agent_id_, ": IPU ", ipu, " error (", it->second, ")");
+    }
+  }
+  for (uint32_t port : config.link_ports) {
+    if (!ports_down_.count(port)) continue;
+    std::string name = fabric::PortName(port);
+    fabric::LinkKind kind = fabric::LinkKind::kUndefined;
+    if (topology_) {
+      for (const PortInfo& p : topology_->ports) {
+        if (p.port == port) {
+          name = p.name;
+          kind = p.kind;
+        }
+      }
+    }
+    return absl::StrCat("agent ", agent_id_, ": ", fabric::LinkKindName(kind), " ", name, " down");
+  }
+  return "";
+}
+
+absl::Status SimulatedMachine::CheckPartition(std::string_view partition_id,
+                                              uint64_t generation) const {
+  if (partition_id.empty()) return absl::InvalidArgumentError("partition_id: must not be empty");
+  if (crashed()) {
+    return absl::UnavailableError(absl::StrCat("agent ", agent_id_, ": crashed"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = held_.find(partition_id);
+  if (it == held_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("partition ", A(partition_id), " is not held by agent ", agent_id_));
+  }
+  const PartitionConfig& config = it->second.config;
+  if (generation != 0 && generation != config.generation) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("generation: agent ", agent_id_, " holds partition ", A(partition_id),
+                     " at generation ", config.generation, ", got ", generation));
+  }
+  if (std::string fault = FaultOf(config); !fault.empty()) {
+    return absl::FailedPreconditionError(fault);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace vipu::agents

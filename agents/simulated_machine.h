@@ -10,15 +10,19 @@
 #define VIPU_AGENTS_SIMULATED_MACHINE_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "fabric/link_topology.h"
 #include "fabric/types.h"
 
 namespace vipu::agents {
@@ -37,6 +41,16 @@ struct IpuInfo {
   std::vector<Attribute> attributes;  // gc-info style keys, sorted by name
 };
 
+// Another machine of a partition and where its agent API listens.
+struct PartitionMember {
+  std::string agent_id;
+  std::string host;
+  uint32_t port = 0;
+  friend bool operator==(const PartitionMember& a, const PartitionMember& b) {
+    return a.agent_id == b.agent_id && a.host == b.host && a.port == b.port;
+  }
+};
+
 // What the server asks a machine to configure for one partition.
 struct PartitionConfig {
   std::string partition_id;
@@ -46,8 +60,54 @@ struct PartitionConfig {
   fabric::GwRoutingType gw_routing = fabric::GwRoutingType::kUndefined;
   fabric::SyncType sync_type = fabric::SyncType::kUndefined;
   uint32_t partition_size = 0;  // whole partition, all machines; 0: unknown
+  // Ports of this machine whose links the partition owns (fabric/link_topology.h).
+  std::vector<uint32_t> link_ports;
+  // Every machine of the partition (this one included). Addresses may change
+  // when an agent restarts, so they are not part of the configuration's
+  // identity (operator== ignores them; a re-push refreshes them).
+  std::vector<PartitionMember> members;
   friend bool operator==(const PartitionConfig& a, const PartitionConfig& b);
 };
+
+// One port of the machine and what it is cabled to (from the server's
+// SetTopology).
+struct PortInfo {
+  uint32_t port = 0;
+  fabric::LinkKind kind = fabric::LinkKind::kUndefined;
+  std::string name;  // "ag3.ipu1-ag4.ipu0"
+  uint32_t local_ipu = 0;
+  std::string peer_agent_id;
+  uint32_t peer_port = 0;
+  bool internal = false;
+};
+
+// The machine's place in its cluster.
+struct MachineTopology {
+  std::string cluster_id;
+  uint32_t ild = 0;
+  uint32_t num_ilds = 1;
+  uint32_t machine_index = 0;
+  uint32_t machines_per_ild = 1;
+  bool torus = false;
+  std::vector<PortInfo> ports;  // sorted by port
+};
+
+struct IpuHealth {
+  uint32_t index = 0;
+  bool healthy = true;
+  std::string error;  // empty when healthy
+};
+
+struct PortHealth {
+  PortInfo info;
+  bool trained = true;
+  uint64_t error_count = 0;
+};
+
+// INVALID_ARGUMENT naming the field: ILD/machine positions out of range,
+// ports >= fabric::kPortsPerMachine or repeated, undefined kinds, empty
+// names, IPU-Link ends on IPU >= 4, external links without a peer.
+absl::Status ValidateTopology(const MachineTopology& topology);
 
 // A partition's share of this machine as reported in GetInfo / heartbeats.
 struct HeldPartition {
@@ -112,6 +172,40 @@ class SimulatedMachine {
   // Number of successful resets of a partition since it was configured.
   uint32_t ResetCount(std::string_view partition_id) const;
 
+  // ---- Topology and health (issue 3) ----
+
+  // Replaces the machine's topology. INVALID_ARGUMENT as ValidateTopology.
+  absl::Status SetTopology(MachineTopology topology);
+  std::optional<MachineTopology> topology() const;
+
+  // Faults. Each returns the description the server logs, e.g.
+  // "agent ag3: IPU 2 error" or "agent ag3: IPU-Link ag3.ipu1-ag4.ipu3 down".
+  // INVALID_ARGUMENT for an IPU >= 4, a port with no link (or no topology yet).
+  absl::StatusOr<std::string> InjectIpuError(uint32_t ipu);
+  absl::StatusOr<std::string> InjectLinkDown(uint32_t port);
+  // Stops answering and heartbeating for `duration` (zero: until cleared).
+  std::string Hang(std::chrono::milliseconds duration);
+  // Stops serving for good (the process or this machine's server goes away).
+  std::string MarkCrashed();
+  // Clears IPU errors, downed links and a hang (not a crash).
+  std::string ClearFaults();
+
+  bool hung() const;
+  bool crashed() const;
+  // Neither answers nor heartbeats.
+  bool silenced() const { return hung() || crashed(); }
+  // Waits while hung, at most until `deadline`. True when no longer hung.
+  bool AwaitNotHung(std::chrono::steady_clock::time_point deadline) const;
+
+  std::vector<IpuHealth> IpuHealthReport() const;
+  // One entry per port of the topology (trained unless downed).
+  std::vector<PortHealth> PortHealthReport() const;
+
+  // OK when the partition is held (at `generation`, 0: any) and its IPUs and
+  // owned links are healthy; otherwise NOT_FOUND / FAILED_PRECONDITION whose
+  // message names the machine and the IPU or link, as the server reports it.
+  absl::Status CheckPartition(std::string_view partition_id, uint64_t generation) const;
+
  private:
   struct Holding {
     PartitionConfig config;
@@ -125,8 +219,20 @@ class SimulatedMachine {
   std::vector<IpuInfo> ipus_;
   std::atomic<uint32_t> ipuof_port_{0};
 
+  // The first fault among the IPUs and ports of `config`; empty when none.
+  std::string FaultOf(const PartitionConfig& config) const;          // mu_ held
+  bool HungLocked(std::chrono::steady_clock::time_point now) const;  // mu_ held
+
   mutable std::mutex mu_;
+  mutable std::condition_variable hang_cv_;
   std::map<std::string, Holding, std::less<>> held_;  // guarded by mu_
+  std::optional<MachineTopology> topology_;           // guarded by mu_
+  std::map<uint32_t, std::string> ipu_errors_;        // guarded by mu_
+  std::map<uint32_t, uint64_t> port_errors_;          // error counters, guarded by mu_
+  std::map<uint32_t, bool> ports_down_;               // guarded by mu_
+  bool hang_ = false;                                 // guarded by mu_
+  std::chrono::steady_clock::time_point hang_until_;  // guarded by mu_
+  std::atomic<bool> crashed_{false};
 };
 
 }  // namespace vipu::agents

@@ -71,7 +71,72 @@ absl::StatusOr<PartitionConfig> FromProto(const vipuagent::ConfigurePartitionReq
   config.gw_routing = static_cast<fabric::GwRoutingType>(request.gw_routing_type());
   config.sync_type = static_cast<fabric::SyncType>(request.sync_type());
   config.partition_size = request.partition_size();
+  config.link_ports.assign(request.link_ports().begin(), request.link_ports().end());
+  for (const vipuagent::PartitionMember& m : request.members()) {
+    config.members.push_back({m.agent_id(), m.host(), m.port()});
+  }
   return config;
+}
+
+absl::StatusOr<MachineTopology> FromProto(const vipuagent::SetTopologyRequest& request) {
+  MachineTopology t;
+  t.cluster_id = request.cluster_id();
+  t.ild = request.ild();
+  t.num_ilds = request.num_ilds();
+  t.machine_index = request.machine_index();
+  t.machines_per_ild = request.machines_per_ild();
+  t.torus = request.torus();
+  for (const vipuagent::LinkPort& p : request.ports()) {
+    if (!vipuagent::LinkKind_IsValid(p.kind()) || p.kind() == vipuagent::LINK_KIND_UNDEFINED) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ports.kind: port ", p.port(), " has unknown link kind ", p.kind()));
+    }
+    PortInfo info;
+    info.port = p.port();
+    info.kind = static_cast<fabric::LinkKind>(p.kind());  // numbers equal
+    info.name = p.name();
+    info.local_ipu = p.local_ipu();
+    info.peer_agent_id = p.peer_agent_id();
+    info.peer_port = p.peer_port();
+    info.internal = p.internal();
+    t.ports.push_back(std::move(info));
+  }
+  return t;
+}
+
+WorkloadRequest FromProto(const vipuagent::WorkloadSpec& spec) {
+  WorkloadRequest w;
+  w.model = spec.model();
+  w.micro_batch = spec.micro_batch();
+  w.grad_accum = spec.grad_accum();
+  w.device_iterations = spec.device_iterations();
+  w.replicas = spec.replicas();
+  w.ipus_per_replica = spec.ipus_per_replica();
+  w.seq_len = spec.seq_len();
+  w.layers_per_ipu.assign(spec.layers_per_ipu().begin(), spec.layers_per_ipu().end());
+  w.optimizer = spec.optimizer();
+  return w;
+}
+
+void ToProto(const IpuHealth& health, vipuagent::IpuHealth* out) {
+  out->set_index(health.index);
+  out->set_healthy(health.healthy);
+  out->set_error(health.error);
+}
+
+void ToProto(const PortHealth& health, vipuagent::LinkHealth* out) {
+  out->set_port(health.info.port);
+  out->set_name(health.info.name);
+  out->set_kind(static_cast<vipuagent::LinkKind>(health.info.kind));
+  out->set_state(health.trained ? vipuagent::LINK_STATE_TRAINED : vipuagent::LINK_STATE_DOWN);
+  out->set_error_count(health.error_count);
+  out->set_peer_agent_id(health.info.peer_agent_id);
+  out->set_peer_port(health.info.peer_port);
+}
+
+void AppendHealth(const SimulatedMachine& machine, vipuagent::HeartbeatRequest* out) {
+  for (const IpuHealth& h : machine.IpuHealthReport()) ToProto(h, out->add_ipu_health());
+  for (const PortHealth& h : machine.PortHealthReport()) ToProto(h, out->add_link_health());
 }
 
 }  // namespace vipu::agents

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agents/simulated_machine.h"
+#include "agents/workload_runner.h"
 #include "grpcpp/support/status.h"
 #include "vipu_agent.pb.h"
 
@@ -25,6 +26,15 @@ void AppendHeld(const std::vector<HeldPartition>& held,
 
 // INVALID_ARGUMENT naming the field when an enum value is not one we know.
 absl::StatusOr<PartitionConfig> FromProto(const vipuagent::ConfigurePartitionRequest& request);
+
+// Issue 3. INVALID_ARGUMENT for an unknown link kind; the rest is checked by
+// ValidateTopology.
+absl::StatusOr<MachineTopology> FromProto(const vipuagent::SetTopologyRequest& request);
+WorkloadRequest FromProto(const vipuagent::WorkloadSpec& spec);
+void ToProto(const IpuHealth& health, vipuagent::IpuHealth* out);
+void ToProto(const PortHealth& health, vipuagent::LinkHealth* out);
+// The machine's IPU and port health, as heartbeats carry it.
+void AppendHealth(const SimulatedMachine& machine, vipuagent::HeartbeatRequest* out);
 
 }  // namespace vipu::agents
 

@@ -196,4 +196,17 @@ absl::Status RemoveAllocation(Connection& conn, const CommandIo& io, const std::
   return absl::OkStatus();
 }
 
+absl::Status BackupDatabase(Connection& conn, const CommandIo& io, const std::string& path) {
+  vipuadmin::BackupRequest request;
+  request.set_path(path);
+  vipuadmin::BackupReply reply;
+  absl::Status s =
+      conn.Call([&](grpc::ClientContext* c) { return conn.admin().Backup(c, request, &reply); });
+  if (!s.ok()) return s;
+  if (io.json) return PrintJson(io, reply);
+  io.out << "backup (" << reply.path() << "): success. " << reply.size_bytes()
+         << " bytes written on the server.\n";
+  return absl::OkStatus();
+}
+
 }  // namespace vipu::cli

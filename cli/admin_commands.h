@@ -48,6 +48,10 @@ absl::Status CreateAllocation(Connection& conn, const CommandIo& io, const std::
                               const std::vector<std::string>& agents);
 absl::Status RemoveAllocation(Connection& conn, const CommandIo& io, const std::string& id);
 
+// vipuadmin.AdminService.Backup: the server copies its database to `path`
+// (absolute, on the server's machine) and the reply's size is printed.
+absl::Status BackupDatabase(Connection& conn, const CommandIo& io, const std::string& path);
+
 }  // namespace vipu::cli
 
 #endif  // VIPU_CLI_ADMIN_COMMANDS_H_

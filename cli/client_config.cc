@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <utility>
 
@@ -28,10 +30,14 @@ constexpr Setting kPort{"--api-port", "VIPU_CLI_API_PORT", "api-port"};
 constexpr Setting kTimeout{"--api-timeout", "VIPU_CLI_API_TIMEOUT", "api-timeout"};
 constexpr Setting kUserId{"--api-user-id", "VIPU_CLI_API_USER_ID", "api-user-id"};
 constexpr Setting kAccessKey{"--api-access-key", "VIPU_CLI_API_ACCESS_KEY", "api-access-key"};
+constexpr Setting kTlsCa{"--api-tls-ca", "VIPU_CLI_API_TLS_CA", "api-tls-ca"};
+constexpr Setting kTlsCert{"--api-tls-cert", "VIPU_CLI_API_TLS_CERT", "api-tls-cert"};
+constexpr Setting kTlsKey{"--api-tls-key", "VIPU_CLI_API_TLS_KEY", "api-tls-key"};
 
 const std::set<std::string>& HclKeys() {
   static const auto* keys = new std::set<std::string>{
-      kHost.hcl_key, kPort.hcl_key, kTimeout.hcl_key, kUserId.hcl_key, kAccessKey.hcl_key};
+      kHost.hcl_key,      kPort.hcl_key,  kTimeout.hcl_key, kUserId.hcl_key,
+      kAccessKey.hcl_key, kTlsCa.hcl_key, kTlsCert.hcl_key, kTlsKey.hcl_key};
   return *keys;
 }
 
@@ -39,6 +45,7 @@ const std::set<std::string>& HclKeys() {
 struct Sourced {
   std::string value;
   std::string source;
+  bool from_file = false;
 };
 
 class Resolver {
@@ -51,7 +58,7 @@ class Resolver {
     if (flag.has_value()) return Sourced{*flag, s.flag};
     if (std::string v = env_.Get(s.env); !v.empty()) return Sourced{v, s.env};
     if (auto it = file_.find(s.hcl_key); it != file_.end()) {
-      return Sourced{it->second, absl::StrCat(file_name_, ": ", s.hcl_key)};
+      return Sourced{it->second, absl::StrCat(file_name_, ": ", s.hcl_key), true};
     }
     return std::nullopt;
   }
@@ -137,6 +144,48 @@ absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
   }
   if (auto v = r.Find(kUserId, flags.api_user_id)) config.user_id = v->value;
   if (auto v = r.Find(kAccessKey, flags.api_access_key)) config.access_key = v->value;
+
+  // TLS files: relative paths in a config file are relative to that file.
+  const std::string file_dir = std::filesystem::path(file_name).parent_path().string();
+  auto tls_file = [&](const Setting& setting, const std::optional<std::string>& flag,
+                      std::string* out, std::string* source) -> absl::Status {
+    auto v = r.Find(setting, flag);
+    if (!v) return absl::OkStatus();
+    if (v->value.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(v->source, ": must name a file"));
+    }
+    std::filesystem::path path(v->value);
+    if (v->from_file && path.is_relative() && !file_dir.empty()) path = file_dir / path;
+    if (!std::ifstream(path).good()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(v->source, ": cannot read '", path.string(), "'"));
+    }
+    *out = path.string();
+    *source = v->source;
+    return absl::OkStatus();
+  };
+  std::string ca_source, cert_source, key_source;
+  if (absl::Status s = tls_file(kTlsCa, flags.api_tls_ca, &config.tls_ca, &ca_source); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = tls_file(kTlsCert, flags.api_tls_cert, &config.tls_cert, &cert_source);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = tls_file(kTlsKey, flags.api_tls_key, &config.tls_key, &key_source);
+      !s.ok()) {
+    return s;
+  }
+  if (config.tls_cert.empty() != config.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        config.tls_cert.empty()
+            ? absl::StrCat(key_source, ": needs --api-tls-cert (the client certificate) too")
+            : absl::StrCat(cert_source, ": needs --api-tls-key (the certificate's key) too"));
+  }
+  if (!config.tls_cert.empty() && config.tls_ca.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        cert_source, ": needs --api-tls-ca (the CA that signed vipu-server's certificate)"));
+  }
   return config;
 }
 

@@ -43,6 +43,9 @@ struct ConnectionFlags {
   std::optional<std::string> api_user_id;
   std::optional<std::string> api_access_key;
   std::optional<std::string> config_file;
+  std::optional<std::string> api_tls_ca;
+  std::optional<std::string> api_tls_cert;
+  std::optional<std::string> api_tls_key;
 };
 
 struct ClientConfig {
@@ -51,6 +54,13 @@ struct ClientConfig {
   uint32_t timeout_seconds = kDefaultTimeoutSeconds;
   std::string user_id;     // empty: unauthenticated
   std::string access_key;  // empty: unauthenticated
+  // Mutual TLS (vipu-server --secure): PEM files; tls_ca empty: plaintext.
+  // A path from a config file is taken relative to that file's directory.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+
+  bool tls() const { return !tls_ca.empty(); }
 
   // host:port as dialled and as printed (`host: localhost:8090`); IPv6
   // literals are bracketed.
@@ -60,6 +70,8 @@ struct ClientConfig {
 // INVALID_ARGUMENT naming the source and the rule, e.g.
 // "--api-port: must be an integer in 1..65535, got 70000" or
 // "VIPU_CLI_API_TIMEOUT: must be a positive integer (seconds), got x".
+// TLS: --api-tls-cert and --api-tls-key go together and need --api-tls-ca;
+// every file must be readable ("--api-tls-ca: cannot read 'x'").
 absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
                                                  const Environment& env);
 

@@ -14,7 +14,9 @@
 #include "absl/strings/str_split.h"
 #include "cli/admin_commands.h"
 #include "cli/connection.h"
+#include "cli/health_commands.h"
 #include "cli/partition_commands.h"
+#include "cli/user_commands.h"
 #include "fabric/enum_names.h"
 #include "fabric/validation.h"
 
@@ -181,10 +183,15 @@ class CommandLine {
     take(api_user_id_, &flags.api_user_id);
     take(api_access_key_, &flags.api_access_key);
     take(config_, &flags.config_file);
+    take(api_tls_ca_, &flags.api_tls_ca);
+    take(api_tls_cert_, &flags.api_tls_cert);
+    take(api_tls_key_, &flags.api_tls_key);
     auto config = ResolveClientConfig(flags, env_);
     if (!config.ok()) return Usage(config.status().message());
 
     Connection conn(*config);
+    // Shared partitions: our extension, carried as metadata (docs/security.md).
+    if (create_shared_) conn.AddCallMetadata("vipu-share", "true");
     CommandIo io{out_, showjson_, env_.Home()};
     if (server_version_) {
       return Report("server-version", ServerVersion(conn, io));
@@ -243,6 +250,10 @@ class CommandLine {
             "seconds to wait for each call and for partitions to become ACTIVE (default 120)");
     AddText(&app_, "--api-user-id", &api_user_id_, "user id sent to the server");
     AddText(&app_, "--api-access-key", &api_access_key_, "access key sent to the server");
+    AddText(&app_, "--api-tls-ca", &api_tls_ca_,
+            "CA certificate (PEM) of a --secure vipu-server; enables mutual TLS");
+    AddText(&app_, "--api-tls-cert", &api_tls_cert_, "client certificate (PEM) for mutual TLS");
+    AddText(&app_, "--api-tls-key", &api_tls_key_, "client certificate's key (PEM)");
     AddText(&app_, "--config", &config_,
             "HCL file with api-host, api-port, ... (default /etc/vipu/vipu-cli.hcl)");
     app_.add_flag("--showjson", showjson_, "print replies as JSON instead of tables");
@@ -368,6 +379,8 @@ class CommandLine {
     a->add_flag("--reconfigurable", create_.reconfigurable, "reconfigurable partition");
     a->add_flag("--disable-auto-reset", create_.disable_auto_reset, "no automatic resets");
     a->add_flag("--relocatable", create_.relocatable, "may move to other IPUs on reset");
+    a->add_flag("--shared", create_shared_,
+                "visible to every user of the allocation, not only to its creator");
     create->validate = [this, create]() -> absl::Status {
       create_.id = create->id;
       if (!size_.given()) return absl::InvalidArgumentError("--size: is required");
@@ -412,6 +425,28 @@ class CommandLine {
   }
 
   void AddAdminCommands() {
+    // `backup FILE`: a verb without an object. The server writes the copy,
+    // so FILE is a path on the server's machine and must be absolute.
+    auto backup = std::make_unique<Command>();
+    backup->verb = "backup";
+    backup->noun = "database";
+    backup->app = app_.add_subcommand(
+        "backup", "write an online copy of the server's database to FILE on the server's machine");
+    backup->app->fallthrough();
+    backup->app->add_option("file", backup_path_, "absolute path on the server's machine");
+    backup->validate = [this]() -> absl::Status {
+      if (backup_path_.empty()) return absl::InvalidArgumentError("backup: missing FILE");
+      if (backup_path_.front() != '/') {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "FILE: must be an absolute path on the server's machine, got '", backup_path_, "'"));
+      }
+      return absl::OkStatus();
+    };
+    backup->run = [this](Connection& c, const CommandIo& io) {
+      return BackupDatabase(c, io, backup_path_);
+    };
+    commands_.push_back(std::move(backup));
+
     Command* create_agent = Add("create", "agent", "agents", "agent id", "register an agent");
     AddText(create_agent->app, "--host", &agent_host_, "agent's management address (required)");
     AddText(create_agent->app, "--port", &agent_port_, "agent's API port (default 8080)");
@@ -502,6 +537,65 @@ class CommandLine {
     remove_allocation->run = [remove_allocation](Connection& c, const CommandIo& io) {
       return RemoveAllocation(c, io, remove_allocation->id);
     };
+    AddHealthCommands();
+    AddUserAdminCommands();
+  }
+
+  // Users of the secure mode (vipu-spec.md 3.4).
+  void AddUserAdminCommands() {
+    Command* create = Add("create", "user", "users", "user id",
+                          "create a user; prints its access key and writes ID.vipu-cli.hcl");
+    AddText(create->app, "--allocations", &user_allocations_,
+            "allocations a,b the user may use (default: all)");
+    create->app->add_flag("--admin", user_admin_, "the user may use vipu-admin");
+    create->validate = [this]() -> absl::Status {
+      if (!user_allocations_.given()) return absl::OkStatus();
+      auto ids = ParseIdList("--allocations", "allocation id", user_allocations_.value);
+      if (!ids.ok()) return ids.status();
+      user_allocation_ids_ = *ids;
+      return absl::OkStatus();
+    };
+    create->run = [this, create](Connection& c, const CommandIo& io) {
+      return CreateUser(c, io, create->id, user_allocation_ids_, user_admin_, ".");
+    };
+    Command* list = Add("list", "users", "user", "", "list users");
+    list->run = [](Connection& c, const CommandIo& io) { return ListUsers(c, io); };
+    Command* remove = Add("remove", "user", "users", "user id", "remove a user");
+    remove->run = [remove](Connection& c, const CommandIo& io) {
+      return RemoveUser(c, io, remove->id);
+    };
+  }
+
+  // Issue 3: `inject fault AGENT --kind ...` and `test cluster ID [--force]`.
+  void AddHealthCommands() {
+    Command* inject = Add("inject", "fault", "faults", "agent id",
+                          "inject a fault into a simulated IPU-Machine (or clear its faults)");
+    AddText(inject->app, "--kind", &fault_kind_,
+            "ipu-error | link-down | agent-crash | agent-hang | clear (required)");
+    AddText(inject->app, "--ipu", &fault_ipu_, "IPU# 0..3 (ipu-error)");
+    AddText(inject->app, "--link", &fault_link_, "port 0..13 of the machine (link-down)");
+    AddText(inject->app, "--duration-ms", &fault_duration_,
+            "hang length in ms, 0 = until cleared (agent-hang)");
+    inject->validate = [this, inject]() -> absl::Status {
+      FaultFlags flags;
+      flags.agent_id = inject->id;
+      if (fault_kind_.given()) flags.kind = fault_kind_.value;
+      if (fault_ipu_.given()) flags.ipu = fault_ipu_.value;
+      if (fault_link_.given()) flags.link = fault_link_.value;
+      if (fault_duration_.given()) flags.duration_ms = fault_duration_.value;
+      auto parsed = ParseFaultFlags(flags);
+      if (!parsed.ok()) return parsed.status();
+      fault_ = *parsed;
+      return absl::OkStatus();
+    };
+    inject->run = [this](Connection& c, const CommandIo& io) { return InjectFault(c, io, fault_); };
+
+    Command* test = Add("test", "cluster", "clusters", "cluster id",
+                        "run the installation tests (cabling, links, traffic) on a cluster");
+    test->app->add_flag("--force", test_force_, "run even while partitions are on the cluster");
+    test->run = [this, test](Connection& c, const CommandIo& io) {
+      return TestCluster(c, io, test->id, test_force_);
+    };
   }
 
   CliKind kind_;
@@ -515,6 +609,7 @@ class CommandLine {
 
   // Global flags.
   TextOption api_host_, api_port_, api_timeout_, api_user_id_, api_access_key_, config_;
+  TextOption api_tls_ca_, api_tls_cert_, api_tls_key_;
   bool showjson_ = false;
   bool server_version_ = false;
   bool version_ = false;
@@ -537,6 +632,14 @@ class CommandLine {
   CreateClusterOptions new_cluster_;
   TextOption allocation_cluster_, allocation_agents_text_;
   std::vector<std::string> allocation_agents_;
+  TextOption fault_kind_, fault_ipu_, fault_link_, fault_duration_;
+  fabric::FaultRequest fault_;
+  bool test_force_ = false;
+  std::string backup_path_;
+  bool create_shared_ = false;
+  TextOption user_allocations_;
+  std::vector<std::string> user_allocation_ids_;
+  bool user_admin_ = false;
 };
 
 int RunArgv(CliKind kind, int argc, char** argv, std::ostream& out, std::ostream& err,

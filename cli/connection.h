@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "cli/client_config.h"
@@ -29,10 +31,17 @@ class Connection {
 
   const ClientConfig& config() const { return config_; }
 
+  // Metadata added to every following call (e.g. vipu-share on create).
+  void AddCallMetadata(const std::string& key, const std::string& value) {
+    extra_metadata_.emplace_back(key, value);
+  }
+
   virmgrpc::UserService::Stub& user() { return *user_; }
   virmgrpc::VersionService::Stub& version() { return *version_; }
   vipuadmin::AdminService::Stub& admin() { return *admin_; }
   vipuadmin::AllocationService::Stub& allocations() { return *allocations_; }
+  // For services without a stub here (UserAdminService, ...).
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
 
   // Runs one RPC with a fresh context (deadline, metadata). A failure is
   // returned with the gRPC code and a message fit to follow "failure: ":
@@ -42,6 +51,9 @@ class Connection {
 
  private:
   ClientConfig config_;
+  std::vector<std::pair<std::string, std::string>> extra_metadata_;
+  // Set when the TLS files could not be read; every Call returns it.
+  absl::Status init_status_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<virmgrpc::UserService::Stub> user_;
   std::unique_ptr<virmgrpc::VersionService::Stub> version_;

@@ -7,6 +7,15 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev
   sqlite3
+  # vipu-server --secure: certificates (--tls-init) and access-key hashing.
+  libssl-dev
+  # vipu-server: sd_notify and the metrics endpoint; tests: systemd-analyze,
+  # promtool (prometheus), dpkg-shlibdeps for cpack -G DEB (dpkg-dev).
+  libsystemd-dev libcpp-httplib-dev systemd prometheus dpkg-dev
+  # poprun launches instances with mpirun; popdist's collectives use MPI.
+  openmpi-bin libopenmpi-dev python3-mpi4py numactl
+  # scripts/fuzz.sh: clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -11,3 +11,7 @@ if [ "${VIPU_SKIP_SANITIZERS:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j2 --timeout 600
 fi
+# Fuzzing, ~20 s per target (clang from install-deps; skipped without it).
+if [ "${VIPU_SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null; then
+  scripts/fuzz.sh
+fi

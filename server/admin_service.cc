@@ -1,10 +1,13 @@
 #include "server/admin_service.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 #include "fabric/validation.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/grpc_status.h"
 #include "server/wire.h"
+#include "spdlog/spdlog.h"
 
 namespace vipu::server {
 
@@ -30,9 +33,17 @@ void AdminService::Describe(const fabric::Agent& agent, const std::string& clust
   }
 }
 
-grpc::Status AdminService::CreateAgent(grpc::ServerContext*,
+grpc::Status AdminService::CreateAgent(grpc::ServerContext* context,
                                        const vipuadmin::CreateAgentRequest* request,
                                        vipuadmin::CreateAgentReply*) {
+  if (auto caller =
+          auth::AdmitCall(access_, context, {"create agent", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create agent"); !admitted.ok()) {
+    return admitted;
+  }
   fabric::Agent agent;
   agent.id = request->agent_id();
   agent.host = request->host();
@@ -40,8 +51,14 @@ grpc::Status AdminService::CreateAgent(grpc::ServerContext*,
   return ToGrpc(inventory_->CreateAgent(agent));
 }
 
-grpc::Status AdminService::ListAgents(grpc::ServerContext*, const vipuadmin::ListAgentsRequest*,
+grpc::Status AdminService::ListAgents(grpc::ServerContext* context,
+                                      const vipuadmin::ListAgentsRequest*,
                                       vipuadmin::ListAgentsReply* reply) {
+  if (auto caller =
+          auth::AdmitCall(access_, context, {"list agents", /*admin=*/true, /*mutating=*/false});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
   auto agents = inventory_->ListAgents();
   if (!agents.ok()) return ToGrpc(agents.status());
   std::vector<std::string> ids;
@@ -54,8 +71,14 @@ grpc::Status AdminService::ListAgents(grpc::ServerContext*, const vipuadmin::Lis
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::GetAgent(grpc::ServerContext*, const vipuadmin::GetAgentRequest* request,
+grpc::Status AdminService::GetAgent(grpc::ServerContext* context,
+                                    const vipuadmin::GetAgentRequest* request,
                                     vipuadmin::GetAgentReply* reply) {
+  if (auto caller =
+          auth::AdmitCall(access_, context, {"get agent", /*admin=*/true, /*mutating=*/false});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
   if (absl::Status s = fabric::ValidateId("agent_id", request->agent_id()); !s.ok()) {
     return ToGrpc(s);
   }
@@ -67,43 +90,84 @@ grpc::Status AdminService::GetAgent(grpc::ServerContext*, const vipuadmin::GetAg
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::RemoveAgent(grpc::ServerContext*,
+grpc::Status AdminService::RemoveAgent(grpc::ServerContext* context,
                                        const vipuadmin::RemoveAgentRequest* request,
                                        vipuadmin::RemoveAgentReply*) {
+  if (auto caller =
+          auth::AdmitCall(access_, context, {"remove agent", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove agent"); !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status s = fabric::ValidateId("agent_id", request->agent_id()); !s.ok()) {
     return ToGrpc(s);
   }
   return ToGrpc(inventory_->RemoveAgent(request->agent_id()));
 }
 
-grpc::Status AdminService::CreateCluster(grpc::ServerContext*,
+grpc::Status AdminService::CreateCluster(grpc::ServerContext* context,
                                          const vipuadmin::CreateClusterRequest* request,
                                          vipuadmin::CreateClusterReply*) {
+  if (auto caller =
+          auth::AdmitCall(access_, context, {"create cluster", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create cluster");
+      !admitted.ok()) {
+    return admitted;
+  }
   auto cluster = FromWire(request->cluster());
   if (!cluster.ok()) return ToGrpc(cluster.status());
   return ToGrpc(inventory_->CreateCluster(*cluster));
 }
 
-grpc::Status AdminService::ListClusters(grpc::ServerContext*, const vipuadmin::ListClustersRequest*,
+grpc::Status AdminService::ListClusters(grpc::ServerContext* context,
+                                        const vipuadmin::ListClustersRequest*,
                                         vipuadmin::ListClustersReply* reply) {
+  if (auto caller =
+          auth::AdmitCall(access_, context, {"list clusters", /*admin=*/true, /*mutating=*/false});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
   auto clusters = inventory_->ListClusters();
   if (!clusters.ok()) return ToGrpc(clusters.status());
   for (const fabric::Cluster& c : *clusters) ToWire(c, reply->add_clusters());
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::RemoveCluster(grpc::ServerContext*,
+grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
                                          const vipuadmin::RemoveClusterRequest* request,
                                          vipuadmin::RemoveClusterReply*) {
+  if (auto caller =
+          auth::AdmitCall(access_, context, {"remove cluster", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove cluster");
+      !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status s = fabric::ValidateId("cluster_id", request->cluster_id()); !s.ok()) {
     return ToGrpc(s);
   }
   return ToGrpc(inventory_->RemoveCluster(request->cluster_id()));
 }
 
-grpc::Status AdminService::CreateAllocation(grpc::ServerContext*,
+grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
                                             const vipuadmin::CreateAllocationRequest* request,
                                             vipuadmin::CreateAllocationReply*) {
+  if (auto caller = auth::AdmitCall(access_, context,
+                                    {"create allocation", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create allocation");
+      !admitted.ok()) {
+    return admitted;
+  }
   fabric::Allocation a;
   a.id = request->allocation_id();
   a.cluster_id = request->cluster_id();
@@ -111,21 +175,78 @@ grpc::Status AdminService::CreateAllocation(grpc::ServerContext*,
   return ToGrpc(inventory_->CreateAllocation(a));
 }
 
-grpc::Status AdminService::RemoveAllocation(grpc::ServerContext*,
+grpc::Status AdminService::RemoveAllocation(grpc::ServerContext* context,
                                             const vipuadmin::RemoveAllocationRequest* request,
                                             vipuadmin::RemoveAllocationReply*) {
+  if (auto caller = auth::AdmitCall(access_, context,
+                                    {"remove allocation", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove allocation");
+      !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status s = fabric::ValidateId("allocation_id", request->allocation_id()); !s.ok()) {
     return ToGrpc(s);
   }
   return ToGrpc(inventory_->RemoveAllocation(request->allocation_id()));
 }
 
-grpc::Status AllocationService::ListAllocations(grpc::ServerContext*,
+grpc::Status AllocationService::ListAllocations(grpc::ServerContext* context,
                                                 const vipuadmin::ListAllocationsRequest*,
                                                 vipuadmin::ListAllocationsReply* reply) {
+  auto caller = auth::AdmitCall(access_, context, {"list allocations"});
+  if (!caller.ok()) return ToGrpc(caller.status());
   auto allocations = inventory_->ListAllocations();
   if (!allocations.ok()) return ToGrpc(allocations.status());
-  for (const fabric::Allocation& a : *allocations) ToWire(a, reply->add_allocations());
+  for (const fabric::Allocation& a : *allocations) {
+    if (caller->MayUseAllocation(a.id)) ToWire(a, reply->add_allocations());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::Backup(grpc::ServerContext* context,
+                                  const vipuadmin::BackupRequest* request,
+                                  vipuadmin::BackupReply* reply) {
+  if (auto caller =
+          auth::AdmitCall(access_, context, {"backup", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
+  if (store_ == nullptr) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "backup: disabled");
+  namespace fs = std::filesystem;
+  const std::string& path = request->path();
+  auto invalid = [&](const std::string& rule) {
+    return ToGrpc(absl::InvalidArgumentError(absl::StrCat("path: ", rule)));
+  };
+  if (path.empty()) return invalid("must not be empty");
+  const fs::path target(path);
+  if (!target.is_absolute()) {
+    return invalid(absl::StrCat(
+        "must be absolute (a file on the server's machine, written by the server), got '", path,
+        "'"));
+  }
+  if (!target.has_filename()) return invalid(absl::StrCat("must name a file, got '", path, "'"));
+  std::error_code ec;
+  const fs::path parent = target.parent_path();
+  if (!fs::is_directory(parent, ec)) {
+    return ToGrpc(absl::FailedPreconditionError(
+        absl::StrCat("path: directory ", parent.string(), " does not exist on the server")));
+  }
+  if (fs::is_directory(target, ec)) {
+    return invalid(absl::StrCat("is a directory, expected a file name: '", path, "'"));
+  }
+  if (fs::exists(target, ec) && fs::equivalent(target, fs::path(db_path_), ec)) {
+    return invalid(absl::StrCat("is the live database ", db_path_, "; choose another file"));
+  }
+  if (absl::Status s = store_->Backup(path); !s.ok()) {
+    spdlog::warn("backup to {} failed: {}", path, s.ToString());
+    return ToGrpc(s);
+  }
+  reply->set_path(path);
+  reply->set_size_bytes(fs::file_size(target, ec));
+  spdlog::info("backup of the database written to {} ({} bytes)", path, reply->size_bytes());
   return grpc::Status::OK;
 }
 

@@ -3,8 +3,16 @@
 #ifndef VIPU_SERVER_ADMIN_SERVICE_H_
 #define VIPU_SERVER_ADMIN_SERVICE_H_
 
+#include <string>
+#include <utility>
+
 #include "server/agent_registry.h"
+#include "server/auth/access_control.h"
+#include "server/cluster_tester.h"
+#include "server/fault_injector.h"
 #include "server/inventory.h"
+#include "server/readiness.h"
+#include "storage/store.h"
 #include "vipu_admin.grpc.pb.h"
 
 namespace vipu::server {
@@ -13,6 +21,18 @@ class AdminService final : public vipuadmin::AdminService::Service {
  public:
   AdminService(Inventory* inventory, const AgentRegistry* registry)
       : inventory_(inventory), registry_(registry) {}
+
+  // Mutating RPCs are refused (UNAVAILABLE + retry-after-ms) until ready;
+  // unset: always admitted.
+  void set_readiness(const Readiness* readiness) { readiness_ = readiness; }
+  // Every RPC needs an admin user with --secure; unset: everyone admitted.
+  void set_access_control(auth::AccessControl* access) { access_ = access; }
+  // Backup writes online copies of `store` (whose file is `db_path`, never
+  // a backup target); unset: Backup is UNIMPLEMENTED.
+  void EnableBackup(storage::Store* store, std::string db_path) {
+    store_ = store;
+    db_path_ = std::move(db_path);
+  }
 
   grpc::Status CreateAgent(grpc::ServerContext*, const vipuadmin::CreateAgentRequest*,
                            vipuadmin::CreateAgentReply*) override;
@@ -33,21 +53,44 @@ class AdminService final : public vipuadmin::AdminService::Service {
   grpc::Status RemoveAllocation(grpc::ServerContext*, const vipuadmin::RemoveAllocationRequest*,
                                 vipuadmin::RemoveAllocationReply*) override;
 
+  // Issue 3 (admin_service_health.cc): fault injection and cluster tests;
+  // unset: UNIMPLEMENTED.
+  void EnableHealthOps(FaultInjector* faults, ClusterTester* tester) {
+    faults_ = faults;
+    tester_ = tester;
+  }
+  grpc::Status InjectFault(grpc::ServerContext*, const vipuadmin::InjectFaultRequest*,
+                           vipuadmin::InjectFaultReply*) override;
+  grpc::Status TestCluster(grpc::ServerContext*, const vipuadmin::TestClusterRequest*,
+                           vipuadmin::TestClusterReply*) override;
+  // An online copy of the database to `path` on the server's machine.
+  grpc::Status Backup(grpc::ServerContext*, const vipuadmin::BackupRequest*,
+                      vipuadmin::BackupReply*) override;
+
  private:
   void Describe(const fabric::Agent& agent, const std::string& cluster, vipuadmin::Agent* out);
 
   Inventory* inventory_;
   const AgentRegistry* registry_;
+  FaultInjector* faults_ = nullptr;
+  ClusterTester* tester_ = nullptr;
+  const Readiness* readiness_ = nullptr;
+  auth::AccessControl* access_ = nullptr;
+  storage::Store* store_ = nullptr;
+  std::string db_path_;
 };
 
 class AllocationService final : public vipuadmin::AllocationService::Service {
  public:
   explicit AllocationService(Inventory* inventory) : inventory_(inventory) {}
+  // Restricted users see only the allocations granted to them; unset: all.
+  void set_access_control(auth::AccessControl* access) { access_ = access; }
   grpc::Status ListAllocations(grpc::ServerContext*, const vipuadmin::ListAllocationsRequest*,
                                vipuadmin::ListAllocationsReply*) override;
 
  private:
   Inventory* inventory_;
+  auth::AccessControl* access_ = nullptr;
 };
 
 }  // namespace vipu::server

@@ -5,6 +5,7 @@
 #include <condition_variable>
 
 #include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
 
 namespace vipu::server {
 namespace {
@@ -63,6 +64,12 @@ std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubFor(const LiveAgent& ag
   return stub;
 }
 
+std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::Stub(const std::string& agent_id) {
+  std::optional<LiveAgent> agent = registry_->Get(agent_id);
+  if (!agent) return nullptr;
+  return StubFor(*agent);
+}
+
 std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& partition,
                                             uint64_t generation) {
   // Group the partition's IPUs by machine, keeping the partition's order.
@@ -91,6 +98,30 @@ std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& part
     started.push_back(call.get());
   }
 
+  // What each machine owns besides its IPUs, and where the others are.
+  std::map<std::string, std::vector<uint32_t>> ports;
+  std::vector<vipuagent::PartitionMember> members;
+  if (op == Op::kConfigure || op == Op::kReset) {
+    if (link_ports_) {
+      auto planned = link_ports_(partition);
+      if (planned.ok()) {
+        ports = std::move(*planned);
+      } else {
+        spdlog::warn("partition {}: no link ports claimed: {}", partition.id,
+                     std::string(planned.status().message()));
+      }
+    }
+    for (auto& call : calls) {
+      vipuagent::PartitionMember m;
+      m.set_agent_id(call->agent_id);
+      if (std::optional<LiveAgent> live = registry_->Get(call->agent_id)) {
+        m.set_host(live->host);
+        m.set_port(live->port);
+      }
+      if (m.port() != 0) members.push_back(std::move(m));
+    }
+  }
+
   auto configure_request = [&](MachineCall* c) {
     c->configure.set_agent_id(c->agent_id);
     c->configure.set_partition_id(partition.id);
@@ -102,6 +133,8 @@ std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& part
         static_cast<virmgrpc::GatewayRoutingType>(partition.gw_routing));
     c->configure.set_sync_type(static_cast<virmgrpc::SyncType>(partition.sync_type));
     c->configure.set_partition_size(partition.size());
+    for (uint32_t port : ports[c->agent_id]) c->configure.add_link_ports(port);
+    for (const auto& m : members) *c->configure.add_members() = m;
   };
 
   Latch latch(static_cast<int>(started.size()));

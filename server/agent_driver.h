@@ -3,12 +3,14 @@
 #ifndef VIPU_SERVER_AGENT_DRIVER_H_
 #define VIPU_SERVER_AGENT_DRIVER_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "fabric/types.h"
 #include "server/agent_registry.h"
@@ -29,6 +31,18 @@ class AgentDriver {
   // machine that no longer holds the partition (it lost it in a restart).
   std::vector<std::string> Apply(Op op, const fabric::Partition& partition, uint64_t generation);
 
+  // Owned link ports per machine of a partition (fabric::PartitionPorts),
+  // sent with ConfigurePartition together with every member's address.
+  using PortsFn = std::function<absl::StatusOr<std::map<std::string, std::vector<uint32_t>>>(
+      const fabric::Partition&)>;
+  // Unset: no ports are claimed (agents then check no link ownership).
+  void set_link_ports(PortsFn fn) { link_ports_ = std::move(fn); }
+
+  // A stub for a registered agent at its current address; nullptr when the
+  // agent is not registered. For the calls this class does not wrap.
+  std::shared_ptr<vipuagent::Agent::Stub> Stub(const std::string& agent_id);
+  absl::Duration deadline() const { return deadline_; }
+
   // Release of a partition that `agent_id` holds but the database does not
   // want there (reconciliation).
   std::vector<std::string> ReleaseOn(const std::string& agent_id, const std::string& partition_id,
@@ -39,6 +53,7 @@ class AgentDriver {
 
   const AgentRegistry* registry_;
   const absl::Duration deadline_;
+  PortsFn link_ports_;
   std::mutex mu_;
   std::map<std::string, std::pair<std::string, std::shared_ptr<vipuagent::Agent::Stub>>> stubs_;
 };

@@ -18,6 +18,21 @@ bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now) {
   return true;
 }
 
+bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now, AgentHealth health) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = agents_.find(id);
+  if (it == agents_.end()) return false;
+  it->second.last_heartbeat = now;
+  it->second.health = std::move(health);
+  return true;
+}
+
+void AgentRegistry::MarkTopologySent(const std::string& id, const std::string& fingerprint) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = agents_.find(id);
+  if (it != agents_.end()) it->second.topology_sent = fingerprint;
+}
+
 void AgentRegistry::Forget(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
   agents_.erase(id);

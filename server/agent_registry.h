@@ -19,6 +19,14 @@ namespace vipu::server {
 
 using Attributes = std::vector<std::pair<std::string, std::string>>;
 
+// Faults an agent reported in its latest heartbeat (issue 3).
+struct AgentHealth {
+  std::map<uint32_t, std::string> ipu_errors;  // IPU# -> "injected fault"
+  // Port -> "IPU-Link ag3.ipu1-ag4.ipu3" (kind and link name) of downed links.
+  std::map<uint32_t, std::string> links_down;
+  bool healthy() const { return ipu_errors.empty() && links_down.empty(); }
+};
+
 struct LiveAgent {
   std::string id;
   std::string host;
@@ -29,6 +37,9 @@ struct LiveAgent {
   std::vector<Attributes> ipus;  // by IPU#
   absl::Time registered;
   absl::Time last_heartbeat;
+  AgentHealth health;
+  // Fingerprint of the topology last pushed (SetTopology); empty: none yet.
+  std::string topology_sent;
 };
 
 class AgentRegistry {
@@ -43,6 +54,10 @@ class AgentRegistry {
   void Register(LiveAgent agent, absl::Time now);
   // False when the agent is not registered (it must register again).
   bool Heartbeat(const std::string& id, absl::Time now);
+  // Same, recording the health the heartbeat carried.
+  bool Heartbeat(const std::string& id, absl::Time now, AgentHealth health);
+  // Remembers what SetTopology told the agent (no-op for an unknown agent).
+  void MarkTopologySent(const std::string& id, const std::string& fingerprint);
   void Forget(const std::string& id);
 
   std::optional<LiveAgent> Get(const std::string& id) const;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,11 +19,24 @@
 #include "server/admin_service.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links.h"
+#include "server/cluster_tester.h"
+#include "server/config_file.h"
+#include "server/endpoints.h"
+#include "server/fault_injector.h"
+#include "server/health_monitor.h"
 #include "server/inventory.h"
+#include "server/metrics.h"
+#include "server/metrics_http.h"
 #include "server/partition_controller.h"
+#include "server/readiness.h"
 #include "server/registry_service.h"
+#include "server/rpc_metrics_interceptor.h"
+#include "server/security_setup.h"
 #include "server/server_options.h"
 #include "server/simulator.h"
+#include "server/state_metrics.h"
+#include "server/systemd_notify.h"
 #include "server/user_service.h"
 #include "spdlog/spdlog.h"
 #include "storage/store.h"
@@ -94,6 +108,8 @@ int Run(const ServerOptions& opt) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  SystemdNotifier notifier;
+  notifier.Status("opening the database");
 
   std::optional<fabric::PodSpec> pod;
   if (!opt.simulate.empty()) {
@@ -117,7 +133,11 @@ int Run(const ServerOptions& opt) {
   }
   auto store = storage::Store::Open(opt.db);
   if (!store.ok()) {
+    // On stderr as well as in the log: this is what an operator sees when
+    // the unit fails (a corrupt file, or a schema newer than this binary).
     spdlog::critical("cannot open database {}: {}", opt.db, store.status().ToString());
+    std::fprintf(stderr, "vipu-server: cannot open database %s: %s\n", opt.db.c_str(),
+                 std::string(store.status().message()).c_str());
     return 1;
   }
   spdlog::info("database {} open (schema {})", opt.db, storage::kSchemaVersion);
@@ -127,38 +147,101 @@ int Run(const ServerOptions& opt) {
   PartitionController controller(store->get(), &registry, &driver, opt.workers);
   Inventory inventory(store->get());
   UserService user_service(&controller, &registry);
-  VersionService version_service;
   AdminService admin_service(&inventory, &registry);
   AllocationService allocation_service(&inventory);
   RegistryService registry_service(&inventory, &registry, &controller,
                                    opt.auto_add_agents || pod.has_value());
 
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(opt.listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&user_service);
-  builder.RegisterService(&version_service);
-  builder.RegisterService(&admin_service);
-  builder.RegisterService(&allocation_service);
-  builder.RegisterService(&registry_service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    spdlog::critical("cannot listen on {}", opt.listen);
+  // Mutating RPCs wait for reconciliation; the hint counts down to the end
+  // of the window (agent calls included).
+  Readiness readiness;
+  const absl::Time reconcile_deadline = absl::Now() + absl::Milliseconds(opt.reconcile_window_ms);
+  readiness.Reconciling(reconcile_deadline + absl::Milliseconds(opt.agent_deadline_ms));
+  user_service.set_readiness(&readiness);
+  auto security = Security::Start(opt, store->get());
+  if (!security.ok()) {
+    spdlog::critical("{}", std::string(security.status().message()));
+    std::fprintf(stderr, "vipu-server: %s\n", std::string(security.status().message()).c_str());
     return 1;
   }
-  server->GetHealthCheckService()->SetServingStatus(false);
-  const std::string host = std::string(opt.listen.substr(0, opt.listen.rfind(':')));
-  const std::string address = absl::StrCat(host, ":", port);
-  spdlog::info("listening on {}", address);
+  user_service.set_access_control((*security)->access());
+  admin_service.set_access_control((*security)->access());
+  allocation_service.set_access_control((*security)->access());
+  admin_service.set_readiness(&readiness);
+  admin_service.EnableBackup(store->get(), opt.db);
+
+  // Issue 3: partitions own their links, faults can be injected, clusters
+  // tested, and a health monitor acts on what heartbeats report.
+  driver.set_link_ports(
+      [db = store->get()](const fabric::Partition& p) { return PartitionLinkPorts(db, p); });
+  FaultInjector fault_injector(store->get(), &registry, &driver);
+  ClusterTester cluster_tester(store->get(), &registry, &driver);
+  admin_service.EnableHealthOps(&fault_injector, &cluster_tester);
+  HealthMonitor::Options health_options;
+  health_options.tick = std::clamp(absl::Milliseconds(opt.heartbeat_ms) / 5, absl::Milliseconds(10),
+                                   absl::Milliseconds(100));
+  HealthMonitor health(store->get(), &registry, &driver, &controller, health_options);
+
+  Metrics metrics;
+  RegisterStateMetrics(&metrics, store->get(), &registry, &readiness);
+  // Other interceptors (e.g. authentication) are appended to this list.
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<RpcMetricsInterceptorFactory>(&metrics));
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // User, admin and agent end-points (one server per distinct address).
+  EndpointSpec endpoints;
+  endpoints.user_listen = opt.user_api_listen;
+  endpoints.admin_listen = opt.admin_api_listen;
+  endpoints.agent_listen = opt.agent_api_listen;
+  endpoints.api_credentials = (*security)->credentials();
+  endpoints.user_services = {&user_service, &allocation_service};
+  endpoints.admin_services = {&admin_service, (*security)->user_admin_service()};
+  endpoints.agent_services = {&registry_service};
+  endpoints.configure = [&](grpc::ServerBuilder& builder) {
+    // Each builder consumes its own list.
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+    for (auto& i : interceptors) creators.push_back(std::move(i));
+    interceptors.clear();
+    if (creators.empty())
+      creators.push_back(std::make_unique<RpcMetricsInterceptorFactory>(&metrics));
+    builder.experimental().SetInterceptorCreators(std::move(creators));
+  };
+  auto started_endpoints = Endpoints::Start(endpoints);
+  if (!started_endpoints.ok()) {
+    spdlog::critical("{}", std::string(started_endpoints.status().message()));
+    std::fprintf(stderr, "vipu-server: %s\n",
+                 std::string(started_endpoints.status().message()).c_str());
+    return 1;
+  }
+  std::unique_ptr<Endpoints> server = *std::move(started_endpoints);
+  const std::string address = server->user_address();
+  const std::string agent_address = server->agent_address();
+
+  std::unique_ptr<MetricsHttpServer> metrics_http;
+  if (!opt.metrics_listen.empty() && opt.metrics_listen != "off") {
+    auto started = MetricsHttpServer::Start(opt.metrics_listen, &metrics);
+    if (!started.ok()) {
+      spdlog::critical("{}", std::string(started.status().message()));
+      std::fprintf(stderr, "vipu-server: %s\n", std::string(started.status().message()).c_str());
+      server->Shutdown();
+      return 1;
+    }
+    metrics_http = std::move(*started);
+    spdlog::info("metrics on http://{}:{}/metrics",
+                 opt.metrics_listen.substr(0, opt.metrics_listen.rfind(':')), metrics_http->port());
+  }
+  notifier.Status("waiting for agents to register and reconciling them");
 
   std::unique_ptr<Simulator> sim;
   if (pod) {
     Simulator::Options so;
     so.agent_binary = opt.agent_binary.empty() ? DefaultAgentBinary() : opt.agent_binary;
+    const std::string agent_host = agent_address.substr(0, agent_address.rfind(':'));
     so.server_address =
-        absl::StrCat(host == "0.0.0.0" || host == "[::]" ? "127.0.0.1" : host, ":", port);
+        absl::StrCat(agent_host == "0.0.0.0" || agent_host == "[::]" ? "127.0.0.1" : agent_host,
+                     agent_address.substr(agent_address.rfind(':')));
     so.log_level = opt.log_level;
     auto started = Simulator::Start(*pod, so);
     if (!started.ok()) {
@@ -190,15 +273,27 @@ int Run(const ServerOptions& opt) {
       for (const fabric::Agent& a : *agents) ids.push_back(a.id);
     }
     std::vector<std::string> missing =
-        AwaitRegistrations(registry, ids, absl::Milliseconds(opt.reconcile_window_ms));
+        AwaitRegistrations(registry, ids, reconcile_deadline - absl::Now());
     if (!missing.empty()) {
       spdlog::warn("{} known agents have not registered (first: {})", missing.size(),
                    missing.front());
     }
   }
+  // Registrations queue reconciliations; serve changes only once the agents
+  // hold what the database says.
+  if (!controller.AwaitReconciled(std::max(reconcile_deadline, absl::Now()) +
+                                  absl::Milliseconds(opt.agent_deadline_ms))) {
+    spdlog::warn("reconciliation of the agents did not finish within the window; serving anyway");
+  }
   controller.Recover();
+  health.CheckOnce();  // agents know their topology before the server says ready
+  health.Start();
+  readiness.SetReady();
+  notifier.StartWatchdog([&store] {
+    return store->get()->Read([](storage::ReadTxn&) { return absl::OkStatus(); }).ok();
+  });
 
-  server->GetHealthCheckService()->SetServingStatus(true);
+  server->SetServing(true);
   if (!opt.ready_file.empty()) {
     std::string tmp = opt.ready_file + ".tmp";
     { std::ofstream(tmp) << address << "\n"; }
@@ -207,14 +302,18 @@ int Run(const ServerOptions& opt) {
   std::printf("vipu-server %s ready on %s\n", VIPU_VERSION, address.c_str());
   std::fflush(stdout);
   spdlog::info("ready");
+  notifier.Ready(absl::StrCat("serving on ", address, ", ", registry.size(), " agents registered"));
 
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("signal {}: stopping", sig);
-  server->GetHealthCheckService()->SetServingStatus(false);
+  notifier.Stopping(absl::StrCat("stopping on signal ", sig));
+  server->SetServing(false);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  health.Stop();
   controller.Stop();
   if (sim) sim->Stop();
+  metrics_http.reset();
   spdlog::info("stopped");
   return 0;
 }
@@ -225,6 +324,7 @@ int Run(const ServerOptions& opt) {
 int main(int argc, char** argv) {
   vipu::server::ServerOptions opt;
   CLI::App app{"vipu-server: the V-IPU controller"};
+  vipu::server::AddSecurityFlags(app, &opt);
   app.add_option("--listen", opt.listen, "gRPC listen address host:port")->capture_default_str();
   app.add_option("--db", opt.db, "SQLite database file")->capture_default_str();
   app.add_option("--simulate", opt.simulate,
@@ -248,6 +348,16 @@ int main(int argc, char** argv) {
   app.add_option("--workers", opt.workers, "background worker threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  app.add_option("--metrics-listen", opt.metrics_listen,
+                 "host:port of the OpenMetrics endpoint (GET /metrics); empty or off: none")
+      ->check([](const std::string& value) -> std::string {
+        if (value.empty() || value == "off") return "";
+        auto parsed = vipu::server::ParseListenAddress(value);
+        return parsed.ok() ? "" : std::string(parsed.status().message());
+      });
+  auto* config = app.add_option("--config", opt.config,
+                                "server configuration file: `key = value` with the flags' names "
+                                "(default /etc/vipu/vipu-server.hcl when it exists)");
   app.set_version_flag("--version", VIPU_VERSION);
   try {
     app.parse(argc, argv);
@@ -256,7 +366,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vipu-server: %s\n", e.what());
     return 2;
   }
+  // Flags given on the command line win over the file.
+  const bool config_given = config->count() > 0;
+  if (absl::Status s = vipu::server::ApplyConfigFile(
+          app, config_given ? opt.config : vipu::server::kDefaultConfigPath, config_given);
+      !s.ok()) {
+    std::fprintf(stderr, "vipu-server: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
   spdlog::set_level(spdlog::level::from_str(opt.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ vipu-server %v");
+  vipu::server::ResolveSecurityDefaults(&opt);
+  if (int code = vipu::server::RunSecurityCommands(opt); code >= 0) return code;
   return vipu::server::Run(opt);
 }

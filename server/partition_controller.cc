@@ -1,5 +1,6 @@
 #include "server/partition_controller.h"
 
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,47 @@ namespace vipu::server {
 namespace {
 
 int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+// PERMISSION_DENIED (logged with the user and the action) unless `caller`
+// may act on `p`: own or shared, in a granted allocation.
+absl::Status CheckAccess(storage::ReadTxn& txn, const auth::Caller& caller,
+                         const fabric::Partition& p, const char* action) {
+  if (caller.Unrestricted()) return absl::OkStatus();
+  bool shared = false;
+  if (p.owner != caller.user_id) {
+    auto s = txn.IsPartitionShared(p.id);
+    if (!s.ok()) return s.status();
+    shared = *s;
+  }
+  if (caller.MaySee(p, shared)) return absl::OkStatus();
+  spdlog::warn("refused {} partition {} for {}: not its partition (owner '{}', allocation {})",
+               action, p.id, caller.Name(), p.owner, p.allocation_id);
+  return absl::PermissionDeniedError(
+      absl::StrCat("permission denied: partition id: user '", caller.user_id, "' may not ", action,
+                   " partition '", p.id, "' (neither its own nor shared in a granted allocation)"));
+}
+
+// Keeps the allocations `caller` may use; PERMISSION_DENIED when the request
+// names one it may not, or none is left.
+absl::Status FilterAllocations(const auth::Caller& caller, const fabric::PartitionRequest& request,
+                               std::vector<fabric::Allocation>* candidates) {
+  if (caller.Unrestricted()) return absl::OkStatus();
+  std::vector<fabric::Allocation> allowed;
+  for (fabric::Allocation& a : *candidates) {
+    if (caller.MayUseAllocation(a.id)) allowed.push_back(std::move(a));
+  }
+  if (allowed.empty()) {
+    std::string what = request.allocation_id.empty()
+                           ? std::string("any allocation here")
+                           : absl::StrCat("allocation '", request.allocation_id, "'");
+    spdlog::warn("refused create partition {} for {}: no access to {}", request.id, caller.Name(),
+                 what);
+    return absl::PermissionDeniedError(absl::StrCat("permission denied: allocation_id: user '",
+                                                    caller.user_id, "' has no access to ", what));
+  }
+  *candidates = std::move(allowed);
+  return absl::OkStatus();
+}
 
 // Allocations a request may be placed in, in the order they are tried.
 absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
@@ -71,7 +113,8 @@ PartitionController::~PartitionController() { Stop(); }
 void PartitionController::Stop() { work_.Stop(); }
 
 absl::StatusOr<fabric::Partition> PartitionController::Create(
-    const fabric::PartitionRequest& request, const std::string& owner) {
+    const fabric::PartitionRequest& request, const auth::Caller& caller, bool shared) {
+  const std::string& owner = caller.user_id;
   if (absl::Status s = fabric::ValidatePartitionRequest(request); !s.ok()) return s;
 
   fabric::Partition created;
@@ -85,6 +128,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
 
     auto candidates = CandidateAllocations(txn, request);
     if (!candidates.ok()) return candidates.status();
+    if (absl::Status s = FilterAllocations(caller, request, &*candidates); !s.ok()) return s;
 
     const absl::Time now = absl::Now();
     std::vector<std::string> exhausted;
@@ -140,6 +184,9 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
       p.generation = *generation;
       p.created_unix_ms = p.updated_unix_ms = absl::ToUnixMillis(now);
       if (absl::Status s = txn.InsertPartition(p); !s.ok()) return s;
+      if (shared) {
+        if (absl::Status s = txn.SetPartitionShared(p.id, true); !s.ok()) return s;
+      }
       created = std::move(p);
       return absl::OkStatus();
     }
@@ -147,7 +194,8 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
                                                      " IPUs: ", absl::StrJoin(exhausted, "; ")));
   });
   if (!status.ok()) {
-    spdlog::info("create partition {}: refused: {}", request.id, status.ToString());
+    spdlog::info("create partition {} for {}: refused: {}", request.id, caller.Name(),
+                 status.ToString());
     return status;
   }
   spdlog::info("partition {} created: {} IPUs in allocation {}, generation {}, state PS_PENDING",
@@ -207,7 +255,8 @@ void PartitionController::Converge(const std::string& id, uint64_t generation, J
   }
 }
 
-absl::Status PartitionController::Remove(const std::string& id, bool force) {
+absl::Status PartitionController::Remove(const std::string& id, bool force,
+                                         const auth::Caller& caller) {
   fabric::Partition partition;
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
     auto p = txn.GetPartition(id);
@@ -217,6 +266,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force) {
       }
       return p.status();
     }
+    if (absl::Status a = CheckAccess(txn, caller, *p, "remove"); !a.ok()) return a;
     if (p->operation_state == fabric::OperationState::kRemoving && !force) {
       return absl::FailedPreconditionError(
           absl::StrCat("partition '", id, "' is already being removed; use force to remove it"));
@@ -262,7 +312,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force) {
   return absl::OkStatus();
 }
 
-absl::Status PartitionController::Reset(const std::string& id) {
+absl::Status PartitionController::Reset(const std::string& id, const auth::Caller& caller) {
   uint64_t generation = 0;
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
     auto p = txn.GetPartition(id);
@@ -272,6 +322,7 @@ absl::Status PartitionController::Reset(const std::string& id) {
       }
       return p.status();
     }
+    if (absl::Status a = CheckAccess(txn, caller, *p, "reset"); !a.ok()) return a;
     if (p->operation_state == fabric::OperationState::kRemoving) {
       return absl::FailedPreconditionError(absl::StrCat("partition '", id, "' is being removed"));
     }
@@ -282,6 +333,7 @@ absl::Status PartitionController::Reset(const std::string& id) {
     p->ready_state = fabric::ReadyState::kPending;
     p->operation_state = fabric::OperationState::kResetting;
     p->errors.clear();
+    p->auto_reset_retry_count = 0;  // a manual reset starts a fresh retry budget
     p->updated_unix_ms = NowMs();
     return txn.UpdatePartition(*p);
   });
@@ -291,7 +343,8 @@ absl::Status PartitionController::Reset(const std::string& id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id) {
+absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id,
+                                                           const auth::Caller& caller) {
   fabric::Partition out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
     auto p = txn.GetPartition(id);
@@ -301,6 +354,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id
       }
       return p.status();
     }
+    if (absl::Status a = CheckAccess(txn, caller, *p, "get"); !a.ok()) return a;
     out = std::move(*p);
     return absl::OkStatus();
   });
@@ -309,7 +363,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id
 }
 
 absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
-    const std::string& allocation_id) {
+    const std::string& allocation_id, const auth::Caller& caller) {
   std::vector<fabric::Partition> out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
     if (!allocation_id.empty()) {
@@ -322,9 +376,24 @@ absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
         return a.status();
       }
     }
+    if (!allocation_id.empty() && !caller.MayUseAllocation(allocation_id)) {
+      spdlog::warn("refused list partitions of allocation {} for {}: not granted", allocation_id,
+                   caller.Name());
+      return absl::PermissionDeniedError(
+          absl::StrCat("permission denied: allocation_id: user '", caller.user_id,
+                       "' has no access to allocation '", allocation_id, "'"));
+    }
     auto list = txn.ListPartitions(allocation_id);
     if (!list.ok()) return list.status();
-    out = std::move(*list);
+    if (caller.Unrestricted()) {
+      out = std::move(*list);
+      return absl::OkStatus();
+    }
+    auto shared = txn.SharedPartitions();
+    if (!shared.ok()) return shared.status();
+    for (fabric::Partition& p : *list) {
+      if (caller.MaySee(p, shared->count(p.id) > 0)) out.push_back(std::move(p));
+    }
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
@@ -332,7 +401,7 @@ absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
 }
 
 absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs(
-    const std::string& id, std::optional<uint32_t> gcd) {
+    const std::string& id, std::optional<uint32_t> gcd, const auth::Caller& caller) {
   fabric::Partition partition;
   fabric::Cluster cluster;
   std::map<std::string, fabric::MachineEndpoint> endpoints;
@@ -343,6 +412,9 @@ absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs
         return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
       }
       return p.status();
+    }
+    if (absl::Status a = CheckAccess(txn, caller, *p, "get the ipuof config of"); !a.ok()) {
+      return a;
     }
     partition = std::move(*p);
     auto c = txn.GetCluster(partition.cluster_id);
@@ -392,7 +464,25 @@ absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs
 
 void PartitionController::ReconcileAgent(const std::string& agent_id,
                                          std::vector<HeldPartition> held) {
-  work_.Post([this, agent_id, held = std::move(held)] {
+  {
+    std::lock_guard<std::mutex> lock(reconcile_mu_);
+    ++reconciling_;
+  }
+  // Counts the job done when it has run, or when the queue drops it at
+  // shutdown: the last copy of the job going away either way.
+  struct Done {
+    PartitionController* self;
+    ~Done() {
+      {
+        std::lock_guard<std::mutex> lock(self->reconcile_mu_);
+        --self->reconciling_;
+        ++self->reconciled_;
+      }
+      self->reconcile_cv_.notify_all();
+    }
+  };
+  std::shared_ptr<Done> done(new Done{this});
+  work_.Post([this, agent_id, held = std::move(held), done] {
     std::vector<fabric::Partition> wanted;
     absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
       auto list = txn.PartitionsOnAgent(agent_id);
@@ -435,6 +525,21 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
   });
 }
 
+bool PartitionController::AwaitReconciled(absl::Time deadline) {
+  std::unique_lock<std::mutex> lock(reconcile_mu_);
+  while (reconciling_ > 0) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return false;
+    reconcile_cv_.wait_for(lock, absl::ToChronoMilliseconds(left) + std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+uint64_t PartitionController::reconciled() const {
+  std::lock_guard<std::mutex> lock(reconcile_mu_);
+  return reconciled_;
+}
+
 void PartitionController::Recover() {
   std::vector<fabric::Partition> all;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
@@ -471,6 +576,67 @@ void PartitionController::Recover() {
         break;
     }
   }
+}
+
+absl::StatusOr<bool> PartitionController::MarkFaulty(const std::string& id, uint64_t generation,
+                                                     const std::vector<std::string>& errors) {
+  bool changed = false;
+  fabric::ReadyState before = fabric::ReadyState::kUndefined;
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto p = txn.GetPartition(id);
+    if (!p.ok()) return absl::IsNotFound(p.status()) ? absl::OkStatus() : p.status();
+    if (p->generation != generation) return absl::OkStatus();
+    before = p->ready_state;
+    const bool active = p->ready_state == fabric::ReadyState::kActive &&
+                        p->operation_state == fabric::OperationState::kIdle;
+    const bool failed = p->ready_state == fabric::ReadyState::kError &&
+                        p->operation_state != fabric::OperationState::kRemoving &&
+                        p->errors != errors;
+    if (!active && !failed) return absl::OkStatus();
+    p->ready_state = fabric::ReadyState::kError;
+    p->operation_state = fabric::OperationState::kFailed;
+    p->errors = errors;
+    p->updated_unix_ms = NowMs();
+    changed = true;
+    return txn.UpdatePartition(*p);
+  });
+  if (!s.ok()) return s;
+  if (changed) {
+    spdlog::warn("partition {}: {} -> PS_ERROR (generation {}): {}", id, fabric::WireName(before),
+                 generation, absl::StrJoin(errors, "; "));
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint64_t generation) {
+  uint64_t next = 0;
+  uint32_t attempt = 0;
+  uint32_t max = 0;
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto p = txn.GetPartition(id);
+    if (!p.ok()) return absl::IsNotFound(p.status()) ? absl::OkStatus() : p.status();
+    if (p->generation != generation || p->ready_state != fabric::ReadyState::kError ||
+        p->operation_state == fabric::OperationState::kRemoving || p->disable_auto_reset ||
+        p->auto_reset_retry_count >= p->max_auto_reset_retries) {
+      return absl::OkStatus();
+    }
+    auto g = txn.NextGeneration();
+    if (!g.ok()) return g.status();
+    next = *g;
+    p->generation = next;
+    p->ready_state = fabric::ReadyState::kPending;
+    p->operation_state = fabric::OperationState::kResetting;
+    p->errors.clear();
+    attempt = ++p->auto_reset_retry_count;
+    max = p->max_auto_reset_retries;
+    p->last_auto_reset_unix_ms = p->updated_unix_ms = NowMs();
+    return txn.UpdatePartition(*p);
+  });
+  if (!s.ok()) return s;
+  if (next == 0) return false;
+  spdlog::info("partition {}: auto reset {} of {} (generation {})", id, attempt, max, next);
+  work_.Post([this, id, next] { Converge(id, next, Job::kReset); });
+  return true;
 }
 
 }  // namespace vipu::server

@@ -5,6 +5,8 @@
 #ifndef VIPU_SERVER_PARTITION_CONTROLLER_H_
 #define VIPU_SERVER_PARTITION_CONTROLLER_H_
 
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "fabric/types.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/auth/caller.h"
 #include "server/work_queue.h"
 #include "storage/store.h"
 
@@ -31,27 +34,60 @@ class PartitionController {
                       int worker_threads);
   ~PartitionController();
 
+  // Access rules (docs/security.md): a restricted `caller` (an
+  // authenticated non-admin) acts only in the allocations granted to it and
+  // only on its own partitions and shared ones; anything else is
+  // PERMISSION_DENIED and changes nothing. The default caller is the
+  // unrestricted system (recovery, insecure mode).
+
   // Commits the partition as PS_PENDING/POS_CREATING and returns it; agents
-  // are configured afterwards.
+  // are configured afterwards. The owner is the caller; `shared` makes it
+  // visible to every user of its allocation.
   absl::StatusOr<fabric::Partition> Create(const fabric::PartitionRequest& request,
-                                           const std::string& owner);
+                                           const auth::Caller& caller = auth::Caller::System(),
+                                           bool shared = false);
   // Releases the IPUs on the agents, then deletes the partition. With
   // `force`, agent errors are logged and the partition is deleted anyway.
-  absl::Status Remove(const std::string& id, bool force);
+  absl::Status Remove(const std::string& id, bool force,
+                      const auth::Caller& caller = auth::Caller::System());
   // New generation, PS_PENDING/POS_RESETTING; agents reset afterwards.
-  absl::Status Reset(const std::string& id);
+  absl::Status Reset(const std::string& id, const auth::Caller& caller = auth::Caller::System());
 
-  absl::StatusOr<fabric::Partition> Get(const std::string& id);
-  absl::StatusOr<std::vector<fabric::Partition>> List(const std::string& allocation_id);
+  absl::StatusOr<fabric::Partition> Get(const std::string& id,
+                                        const auth::Caller& caller = auth::Caller::System());
+  // The partitions `caller` may see.
+  absl::StatusOr<std::vector<fabric::Partition>> List(
+      const std::string& allocation_id, const auth::Caller& caller = auth::Caller::System());
   // All GCDs, or just `gcd`.
-  absl::StatusOr<std::vector<fabric::GcdConfig>> IpuofConfigs(const std::string& id,
-                                                              std::optional<uint32_t> gcd);
+  absl::StatusOr<std::vector<fabric::GcdConfig>> IpuofConfigs(
+      const std::string& id, std::optional<uint32_t> gcd,
+      const auth::Caller& caller = auth::Caller::System());
 
   // After an agent (re)registers: release what the database does not want
   // there, re-push what it lost.
   void ReconcileAgent(const std::string& agent_id, std::vector<HeldPartition> held);
   // After a server start: finish operations a crash interrupted.
   void Recover();
+
+  // Health (issue 3), driven by the HealthMonitor.
+  // A fault touches the partition: PS_ACTIVE/POS_IDLE -> PS_ERROR/POS_FAILED
+  // with `errors`; a partition already in PS_ERROR gets its errors replaced
+  // when they differ. Nothing happens (false) when the partition moved to
+  // another generation, is busy (pending, removing) or already says so.
+  absl::StatusOr<bool> MarkFaulty(const std::string& id, uint64_t generation,
+                                  const std::vector<std::string>& errors);
+  // The faults have cleared: a PS_ERROR partition at `generation` is reset
+  // when auto reset is enabled and auto_reset_retry_count is below
+  // max_auto_reset_retries; counts the retry and stamps
+  // last_auto_reset_unix_ms. False when not eligible. A manual Reset starts
+  // the retry count afresh.
+  absl::StatusOr<bool> AutoReset(const std::string& id, uint64_t generation);
+
+  // Waits until no ReconcileAgent job is queued or running, or `deadline`
+  // passes; true when none is left (the server reports ready after this).
+  bool AwaitReconciled(absl::Time deadline);
+  // Reconciliations finished since start (tests, logs).
+  uint64_t reconciled() const;
 
   // Waits for queued background work (tests, shutdown).
   void Stop();
@@ -63,7 +99,13 @@ class PartitionController {
   storage::Store* store_;
   const AgentRegistry* registry_;
   AgentDriver* driver_;
-  WorkQueue work_;
+
+  mutable std::mutex reconcile_mu_;
+  std::condition_variable reconcile_cv_;
+  int reconciling_ = 0;  // ReconcileAgent jobs queued or running
+  uint64_t reconciled_ = 0;
+
+  WorkQueue work_;  // last: its threads stop before the members above go
 };
 
 }  // namespace vipu::server

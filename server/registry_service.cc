@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/enum_names.h"
+#include "fabric/link_topology.h"
 #include "fabric/validation.h"
 #include "server/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -59,7 +60,19 @@ grpc::Status RegistryService::Register(grpc::ServerContext*,
 grpc::Status RegistryService::Heartbeat(grpc::ServerContext*,
                                         const vipuagent::HeartbeatRequest* request,
                                         vipuagent::HeartbeatReply* reply) {
-  if (!registry_->Heartbeat(request->agent_id(), absl::Now())) reply->set_reregister(true);
+  AgentHealth health;
+  for (const vipuagent::IpuHealth& ipu : request->ipu_health()) {
+    if (ipu.healthy()) continue;
+    health.ipu_errors[ipu.index()] = ipu.error().empty() ? "error" : ipu.error();
+  }
+  for (const vipuagent::LinkHealth& link : request->link_health()) {
+    if (link.state() != vipuagent::LINK_STATE_DOWN) continue;
+    health.links_down[link.port()] = absl::StrCat(
+        fabric::LinkKindName(static_cast<fabric::LinkKind>(link.kind())), " ", link.name());
+  }
+  if (!registry_->Heartbeat(request->agent_id(), absl::Now(), std::move(health))) {
+    reply->set_reregister(true);
+  }
   return grpc::Status::OK;
 }
 

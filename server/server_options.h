@@ -3,6 +3,7 @@
 #define VIPU_SERVER_SERVER_OPTIONS_H_
 
 #include <string>
+#include <vector>
 
 namespace vipu::server {
 
@@ -18,6 +19,24 @@ struct ServerOptions {
   int agent_deadline_ms = 5000;
   int reconcile_window_ms = 3000;
   int workers = 8;
+  std::string config;          // --config; default /etc/vipu/vipu-server.hcl when it exists
+  std::string metrics_listen;  // host:port of the OpenMetrics endpoint; empty: off
+
+  // Secure mode and end-points (server/security_setup.h, docs/security.md).
+  bool secure = false;                 // mutual TLS + users
+  bool insecure = false;               // consent to serve beyond loopback without --secure
+  bool init = false;                   // initialise storage (and the default admin), then exit
+  std::string tls_dir;                 // default: "tls" next to --db
+  std::string tls_init;                // --tls-init DIR: write certificates, then exit
+  std::vector<std::string> tls_hosts;  // extra server names for --tls-init
+  int tls_validity_days = 825;
+  std::string default_user_id;       // default: the current user
+  std::string user_api_listen;       // default: --listen
+  std::string admin_api_listen;      // default: the user API's address
+  std::string agent_api_listen;      // default: the user API's; 127.0.0.1:0 with --secure
+  double rate_limit_per_second = 0;  // mutating calls per caller; 0: off
+  double rate_limit_burst = 0;       // 0: same as the rate
+  int key_hash_iterations = 100000;
 };
 
 }  // namespace vipu::server

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/validation.h"
+#include "server/auth/metadata_keys.h"
 #include "server/grpc_status.h"
 #include "server/wire.h"
 
@@ -12,25 +13,38 @@ absl::Status CheckPartitionId(const std::string& id) {
   return fabric::ValidateId("partition_id", id);
 }
 
+// Access control of each RPC (server/auth/access_control.h).
+const auth::Action kList{"list partitions"};
+const auth::Action kListIpus{"list ipu attributes"};
+const auth::Action kGet{"get partition"};
+const auth::Action kCreate{"create partition", false, /*mutating=*/true};
+const auth::Action kRemove{"remove partition", false, /*mutating=*/true};
+const auth::Action kReset{"reset partition", false, /*mutating=*/true};
+
 }  // namespace
 
-grpc::Status UserService::ListPartitions(grpc::ServerContext*,
+grpc::Status UserService::ListPartitions(grpc::ServerContext* context,
                                          const virmgrpc::ListPartitionsRequest* request,
                                          virmgrpc::ListPartitionsReply* reply) {
+  auto caller = auth::AdmitCall(access_, context, kList);
+  if (!caller.ok()) return ToGrpc(caller.status());
   if (!request->allocation_id().empty()) {
     if (absl::Status s = fabric::ValidateId("allocation_id", request->allocation_id()); !s.ok()) {
       return ToGrpc(s);
     }
   }
-  auto list = controller_->List(request->allocation_id());
+  auto list = controller_->List(request->allocation_id(), *caller);
   if (!list.ok()) return ToGrpc(list.status());
   for (const fabric::Partition& p : *list) ToWire(p, reply->add_partitions());
   return grpc::Status::OK;
 }
 
-grpc::Status UserService::ListIPUAttributes(grpc::ServerContext*,
+grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
                                             const virmgrpc::ListIPUAttributesRequest* request,
                                             virmgrpc::ListIPUAttributesReply* reply) {
+  if (auto caller = auth::AdmitCall(access_, context, kListIpus); !caller.ok()) {
+    return ToGrpc(caller.status());
+  }
   std::vector<LiveAgent> agents;
   if (request->agents().empty()) {
     agents = registry_->All();
@@ -56,40 +70,61 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status UserService::CreatePartition(grpc::ServerContext*,
+grpc::Status UserService::CreatePartition(grpc::ServerContext* context,
                                           const virmgrpc::CreatePartitionRequest* request,
                                           virmgrpc::CreatePartitionReply* reply) {
+  auto caller = auth::AdmitCall(access_, context, kCreate);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create partition");
+      !admitted.ok()) {
+    return admitted;
+  }
   auto parsed = FromWire(*request);
   if (!parsed.ok()) return ToGrpc(parsed.status());
-  auto created = controller_->Create(*parsed, /*owner=*/"");
+  const bool shared = auth::Metadata(*context, auth::kShareMetadata) == "true";
+  auto created = controller_->Create(*parsed, *caller, shared);
   if (!created.ok()) return ToGrpc(created.status());
   reply->set_partition_id(created->id);
   return grpc::Status::OK;
 }
 
-grpc::Status UserService::RemovePartition(grpc::ServerContext*,
+grpc::Status UserService::RemovePartition(grpc::ServerContext* context,
                                           const virmgrpc::RemovePartitionRequest* request,
                                           virmgrpc::RemovePartitionReply*) {
+  auto caller = auth::AdmitCall(access_, context, kRemove);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove partition");
+      !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
-  return ToGrpc(controller_->Remove(request->partition_id(), request->force()));
+  return ToGrpc(controller_->Remove(request->partition_id(), request->force(), *caller));
 }
 
-grpc::Status UserService::ResetPartition(grpc::ServerContext*,
+grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
                                          const virmgrpc::ResetPartitionRequest* request,
                                          virmgrpc::ResetPartitionReply*) {
+  auto caller = auth::AdmitCall(access_, context, kReset);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "reset partition");
+      !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
-  return ToGrpc(controller_->Reset(request->partition_id()));
+  return ToGrpc(controller_->Reset(request->partition_id(), *caller));
 }
 
 grpc::Status UserService::GetPartitionIpuofConfig(
-    grpc::ServerContext*, const virmgrpc::GetPartitionIpuofConfigRequest* request,
+    grpc::ServerContext* context, const virmgrpc::GetPartitionIpuofConfigRequest* request,
     virmgrpc::GetPartitionIpuofConfigReply* reply) {
+  auto caller = auth::AdmitCall(access_, context, kGet);
+  if (!caller.ok()) return ToGrpc(caller.status());
   if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
   std::optional<uint32_t> gcd;
   if (request->has_gcd_id()) gcd = request->gcd_id().id();
-  auto partition = controller_->Get(request->partition_id());
+  auto partition = controller_->Get(request->partition_id(), *caller);
   if (!partition.ok()) return ToGrpc(partition.status());
-  auto configs = controller_->IpuofConfigs(request->partition_id(), gcd);
+  auto configs = controller_->IpuofConfigs(request->partition_id(), gcd, *caller);
   if (!configs.ok()) return ToGrpc(configs.status());
   virmgrpc::PartitionConfig* out = reply->mutable_ipuof_config();
   out->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(partition->routing));
@@ -102,11 +137,13 @@ grpc::Status UserService::GetPartitionIpuofConfig(
   return grpc::Status::OK;
 }
 
-grpc::Status UserService::GetPartitionStatus(grpc::ServerContext*,
+grpc::Status UserService::GetPartitionStatus(grpc::ServerContext* context,
                                              const virmgrpc::GetPartitionStatusRequest* request,
                                              virmgrpc::GetPartitionStatusReply* reply) {
+  auto caller = auth::AdmitCall(access_, context, kGet);
+  if (!caller.ok()) return ToGrpc(caller.status());
   if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
-  auto partition = controller_->Get(request->partition_id());
+  auto partition = controller_->Get(request->partition_id(), *caller);
   if (!partition.ok()) return ToGrpc(partition.status());
   ToWire(*partition, reply->mutable_status());
   return grpc::Status::OK;

@@ -4,7 +4,9 @@
 #define VIPU_SERVER_USER_SERVICE_H_
 
 #include "server/agent_registry.h"
+#include "server/auth/access_control.h"
 #include "server/partition_controller.h"
+#include "server/readiness.h"
 #include "version.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
 
@@ -14,6 +16,13 @@ class UserService final : public virmgrpc::UserService::Service {
  public:
   UserService(PartitionController* controller, const AgentRegistry* registry)
       : controller_(controller), registry_(registry) {}
+
+  // Mutating RPCs are refused (UNAVAILABLE + retry-after-ms) until ready;
+  // unset: always admitted.
+  void set_readiness(const Readiness* readiness) { readiness_ = readiness; }
+  // Authentication, authorization and rate limit of every RPC; unset:
+  // everyone is the unrestricted system caller.
+  void set_access_control(auth::AccessControl* access) { access_ = access; }
 
   grpc::Status ListPartitions(grpc::ServerContext*, const virmgrpc::ListPartitionsRequest*,
                               virmgrpc::ListPartitionsReply*) override;
@@ -34,6 +43,8 @@ class UserService final : public virmgrpc::UserService::Service {
  private:
   PartitionController* controller_;
   const AgentRegistry* registry_;
+  const Readiness* readiness_ = nullptr;
+  auth::AccessControl* access_ = nullptr;
 };
 
 class VersionService final : public virmgrpc::VersionService::Service {

@@ -95,10 +95,28 @@ CREATE TABLE meta (
 INSERT INTO meta (key, value) VALUES ('generation', 0);
 )sql";
 
+// Version 2: users of the secure mode (access keys only as salted hashes;
+// `allocations` is a string list as in partitions.errors, not a foreign key:
+// removing an allocation leaves a dangling grant that grants nothing) and the
+// partitions their owners shared.
+constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE users (
+  id TEXT NOT NULL PRIMARY KEY,
+  key_hash TEXT NOT NULL,
+  is_admin INTEGER NOT NULL,
+  allocations TEXT NOT NULL,
+  created_unix_ms INTEGER NOT NULL
+) WITHOUT ROWID, STRICT;
+
+CREATE TABLE partition_shares (
+  partition_id TEXT NOT NULL PRIMARY KEY REFERENCES partitions(id) ON DELETE CASCADE
+) WITHOUT ROWID, STRICT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
-  static const std::vector<Migration> steps = {{1, kSchemaV1}};
+  static const std::vector<Migration> steps = {{1, kSchemaV1}, {2, kSchemaV2}};
   return steps;
 }
 

@@ -179,6 +179,10 @@ class Store::Impl {
   }
 
   uint64_t commits() const { return commits_.load(); }
+  void SetCommitObserver(std::function<void(double, size_t)> observer) {
+    std::lock_guard<std::mutex> lock(observer_mu_);
+    commit_observer_ = std::move(observer);
+  }
   uint64_t writes() const { return writes_.load(); }
   uint64_t pending_writes() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -243,6 +247,7 @@ class Store::Impl {
   void RunGroup(const std::vector<Pending*>& group) {
     Connection& conn = *writer_;
     std::vector<absl::Status> results(group.size());
+    const auto started = std::chrono::steady_clock::now();
     absl::Status begin = conn.Exec("BEGIN IMMEDIATE");
     if (!begin.ok()) {
       spdlog::error("storage: {}", std::string(begin.message()));
@@ -283,6 +288,12 @@ class Store::Impl {
       } else if (absl::Status commit = conn.Exec("COMMIT"); commit.ok()) {
         commits_.fetch_add(1);
         spdlog::debug("storage: committed a group of {} writes", group.size());
+        std::lock_guard<std::mutex> lock(observer_mu_);
+        if (commit_observer_) {
+          commit_observer_(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+              group.size());
+        }
       } else {
         spdlog::error("storage: commit of {} writes failed: {}", group.size(),
                       std::string(commit.message()));
@@ -328,6 +339,9 @@ class Store::Impl {
 
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> writes_{0};
+
+  std::mutex observer_mu_;
+  std::function<void(double, size_t)> commit_observer_;
 };
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
@@ -371,5 +385,8 @@ absl::Status Store::Backup(const std::string& path) { return impl_->Backup(path)
 uint64_t Store::commits() const { return impl_->commits(); }
 uint64_t Store::writes() const { return impl_->writes(); }
 uint64_t Store::pending_writes() const { return impl_->pending_writes(); }
+void Store::SetCommitObserver(std::function<void(double seconds, size_t writes)> observer) {
+  impl_->SetCommitObserver(std::move(observer));
+}
 
 }  // namespace vipu::storage

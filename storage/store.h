@@ -26,7 +26,17 @@
 namespace vipu::storage {
 
 // Schema version this binary writes (PRAGMA user_version).
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
+
+// A user of the secure mode (vipu-spec.md 3.4). The access key itself is never
+// stored: `key_hash` is the salted hash written by server/auth/access_key.h.
+struct UserRecord {
+  std::string id;
+  std::string key_hash;
+  bool is_admin = false;
+  std::vector<std::string> allocations;  // allocations granted; empty: every allocation
+  int64_t created_unix_ms = 0;
+};
 
 class Connection;  // storage/connection.h: an sqlite3 handle and its prepared statements.
 
@@ -59,6 +69,15 @@ class ReadTxn {
   // IPUs held by any partition on the cluster's agents.
   absl::StatusOr<std::set<fabric::IpuRef>> UsedIpus(std::string_view cluster_id);
 
+  // Users (storage/user_txn.cc), ordered by id.
+  absl::StatusOr<UserRecord> GetUser(std::string_view id);
+  absl::StatusOr<std::vector<UserRecord>> ListUsers();
+  absl::StatusOr<int64_t> CountUsers();
+  // Partitions marked shared: visible to every user of their allocation, not
+  // only to their owner.
+  absl::StatusOr<bool> IsPartitionShared(std::string_view partition_id);
+  absl::StatusOr<std::set<std::string>> SharedPartitions();
+
  protected:
   Connection* conn_;
 };
@@ -90,6 +109,12 @@ class WriteTxn : public ReadTxn {
 
   // A fresh, never reused generation number (monotonic across restarts).
   absl::StatusOr<uint64_t> NextGeneration();
+
+  // ALREADY_EXISTS for a duplicate id.
+  absl::Status InsertUser(const UserRecord& user);
+  absl::Status DeleteUser(std::string_view id);  // NOT_FOUND when absent
+  // The mark goes away with the partition (ON DELETE CASCADE).
+  absl::Status SetPartitionShared(std::string_view partition_id, bool shared);
 };
 
 struct StoreOptions {
@@ -137,6 +162,12 @@ class Store {
   // Write callbacks queued and not yet taken by the writer thread (queue
   // depth, for metrics; tests use it to fill one group deterministically).
   uint64_t pending_writes() const;
+
+  // Called on the writer thread after every durable COMMIT with the seconds
+  // from BEGIN to the end of COMMIT and the number of writes in the group
+  // (the server's commit latency histogram). Must be cheap and must not call
+  // Write. Replaces any previous observer; empty: none.
+  void SetCommitObserver(std::function<void(double seconds, size_t writes)> observer);
 
  private:
   class Impl;

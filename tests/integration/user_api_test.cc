@@ -198,6 +198,7 @@ TEST_F(UserApiTest, CreateRefusesEveryInvalidField) {
 
 TEST_F(UserApiTest, DuplicateIdIsAlreadyExists) {
   ASSERT_TRUE(Create(Req("dup", 1)).ok());
+  ASSERT_TRUE(WaitActive("dup"));
   ExpectRefused(Req("dup", 1), grpc::StatusCode::ALREADY_EXISTS, "dup");
 }
 

@@ -256,7 +256,8 @@ TEST(FabricPlacementTest, AllowedAgentsMustCoverConsecutiveIlds) {
   EXPECT_EQ(split.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
-TEST(FabricPlacementTest, FragmentedPod256PlacesQuickly) {
+// Timing of this case lives in bench/placement_list_bench.cc.
+TEST(FabricPlacementTest, FragmentedPod256PlacesIntoTheFreeIld) {
   ClusterLayout layout = PodLayout("pod256");
   const auto agents = AllAgents(layout);
   // ILDs 0..2: 90% used, free IPUs scattered; ILD 3 free.
@@ -270,17 +271,11 @@ TEST(FabricPlacementTest, FragmentedPod256PlacesQuickly) {
   for (uint32_t t = 0; t < 64; ++t) {
     if (t % 10 != 3) all_fragmented.insert(layout.IpuAt(3, t));
   }
-  constexpr int kRuns = 200;
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < kRuns; ++i) {
-    auto ipus = Place(layout, agents, used, Size(64));
-    ASSERT_TRUE(ipus.ok());
-    ASSERT_EQ(ipus->front().ild, 3u);
-    auto none = Place(layout, agents, all_fragmented, Size(64));
-    ASSERT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
-  }
-  const auto per_pair = (std::chrono::steady_clock::now() - start) / kRuns;
-  EXPECT_LT(per_pair, std::chrono::microseconds(500));
+  auto ipus = Place(layout, agents, used, Size(64));
+  ASSERT_TRUE(ipus.ok());
+  EXPECT_EQ(ipus->front().ild, 3u);
+  auto none = Place(layout, agents, all_fragmented, Size(64));
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 PlacementRequest Explicit(uint32_t size, const std::vector<std::pair<uint32_t, uint32_t>>& pos,

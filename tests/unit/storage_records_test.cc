@@ -665,27 +665,8 @@ TEST_F(StorageRecordsTest, ReadSeesConsistentSnapshot) {
   EXPECT_TRUE(late.ok());
 }
 
-double ThreadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-// The budget is for optimised builds; sanitizers slow everything ~3x, so
-// there the bound only catches a query per partition.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr double kListBudgetMs = 1000;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr double kListBudgetMs = 1000;
-#else
-constexpr double kListBudgetMs = 50;
-#endif
-#else
-constexpr double kListBudgetMs = 50;
-#endif
-
-TEST_F(StorageRecordsTest, ListOfTenThousandPartitionsIsFast) {
+// Its speed is measured in bench/placement_list_bench.cc, not asserted here.
+TEST_F(StorageRecordsTest, ListOfTenThousandPartitionsRoundTrips) {
   constexpr int kPartitions = 10000;
   int agents_needed = 0;
   ASSERT_TRUE(W([&](WriteTxn& txn) {
@@ -720,28 +701,12 @@ TEST_F(StorageRecordsTest, ListOfTenThousandPartitionsIsFast) {
                 }
                 return absl::OkStatus();
               }).ok());
-  // CPU time of this thread (Read runs on the caller's thread): what the
-  // list costs, not how busy the shared machine is. Wall time is printed.
-  double best_cpu_ms = 1e9;
-  double best_wall_ms = 1e9;
-  for (int run = 0; run < 5; ++run) {
-    double cpu_start = ThreadCpuMs();
-    auto start = std::chrono::steady_clock::now();
-    std::vector<Partition> all = ListPartitions("bigal");
-    best_wall_ms =
-        std::min(best_wall_ms,
-                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count());
-    best_cpu_ms = std::min(best_cpu_ms, ThreadCpuMs() - cpu_start);
-    ASSERT_EQ(all.size(), static_cast<size_t>(kPartitions));
-    for (int i : {0, 1, 2, 3, 9999}) {
-      EXPECT_EQ(all[i].ipus.size(), static_cast<size_t>(i % 4 + 1)) << i;
-      EXPECT_EQ(all[i].ipus.back().routing_id, static_cast<uint32_t>(i % 4)) << i;
-    }
+  std::vector<Partition> all = ListPartitions("bigal");
+  ASSERT_EQ(all.size(), static_cast<size_t>(kPartitions));
+  for (int i : {0, 1, 2, 3, 9999}) {
+    EXPECT_EQ(all[i].ipus.size(), static_cast<size_t>(i % 4 + 1)) << i;
+    EXPECT_EQ(all[i].ipus.back().routing_id, static_cast<uint32_t>(i % 4)) << i;
   }
-  std::cout << "ListPartitions of " << kPartitions << " partitions: best " << best_cpu_ms
-            << " ms CPU, " << best_wall_ms << " ms wall\n";
-  EXPECT_LT(best_cpu_ms, kListBudgetMs);
   EXPECT_EQ(ListPartitions().size(), static_cast<size_t>(kPartitions));
 }
 

@@ -1,0 +1,93 @@
+#include "agents/workload_runner.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "fabric/model/step_predictor.h"
+#include "fabric/pods.h"
+
+namespace vipu::agents {
+
+namespace model = ::vipu::fabric::model;
+
+fabric::model::SystemSpec PartitionSystem(const PartitionShape& shape) {
+  fabric::PodSpec pod;
+  pod.name = absl::StrCat("partition of ", shape.size, " IPUs");
+  pod.machine_type = shape.machine_type;
+  pod.num_machines =
+      std::max<uint32_t>(1, (shape.size + fabric::kIpusPerMachine - 1) / fabric::kIpusPerMachine);
+  pod.num_ilds =
+      std::max<uint32_t>(1, (shape.size + fabric::kMaxIpusPerIld - 1) / fabric::kMaxIpusPerIld);
+  pod.topology = shape.torus ? fabric::IldTopology::kTorus : fabric::IldTopology::kMesh;
+  model::SystemSpec spec = model::SystemSpecFromPod(pod);
+  // A partition of 1 or 2 IPUs is part of one machine.
+  spec.num_ipus = shape.size;
+  spec.ipus_per_ild = std::min(shape.size, fabric::kMaxIpusPerIld);
+  return spec;
+}
+
+absl::StatusOr<model::Workload> BuildWorkload(const WorkloadRequest& request,
+                                              uint32_t partition_size) {
+  if (request.model.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.model: must name a preset (",
+                     absl::StrJoin(model::WorkloadPresetNames(), ", "), ")"));
+  }
+  absl::StatusOr<model::Workload> preset = model::WorkloadPreset(request.model);
+  if (!preset.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("workload.model: ", preset.status().message()));
+  }
+  model::Workload w = *preset;
+  if (request.micro_batch != 0) w.micro_batch = request.micro_batch;
+  if (request.grad_accum != 0) w.grad_accum = request.grad_accum;
+  if (request.device_iterations != 0) w.device_iterations = request.device_iterations;
+  if (request.seq_len != 0) w.seq_len = request.seq_len;
+  if (!request.layers_per_ipu.empty()) w.layers_per_ipu = request.layers_per_ipu;
+  if (request.ipus_per_replica != 0) {
+    w.ipus_per_replica = request.ipus_per_replica;
+  } else if (!request.layers_per_ipu.empty()) {
+    w.ipus_per_replica = static_cast<uint32_t>(request.layers_per_ipu.size());
+  }
+  if (!request.optimizer.empty()) {
+    absl::StatusOr<model::Optimizer> o = model::ParseOptimizer(request.optimizer);
+    if (!o.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("workload.optimizer: ", o.status().message()));
+    }
+    w.optimizer = *o;
+  }
+  if (w.ipus_per_replica == 0) {
+    return absl::InvalidArgumentError("workload.ipus_per_replica: must be at least 1");
+  }
+  if (w.ipus_per_replica > partition_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.ipus_per_replica: ", w.ipus_per_replica,
+                     " IPUs per replica do not fit the partition's ", partition_size, " IPUs"));
+  }
+  w.replicas = request.replicas != 0 ? request.replicas : partition_size / w.ipus_per_replica;
+  return w;
+}
+
+absl::StatusOr<WorkloadRun> PredictRun(const WorkloadRequest& request, const PartitionShape& shape,
+                                       uint32_t steps) {
+  if (steps == 0 || steps > kMaxWorkloadSteps) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("steps: must be 1..", kMaxWorkloadSteps, ", got ", steps));
+  }
+  if (shape.size == 0) return absl::InvalidArgumentError("partition size: unknown (0)");
+  absl::StatusOr<model::Workload> workload = BuildWorkload(request, shape.size);
+  if (!workload.ok()) return workload.status();
+  const model::SystemSpec system = PartitionSystem(shape);
+  absl::StatusOr<model::StepPrediction> prediction = model::PredictStep(*workload, system);
+  if (!prediction.ok()) {
+    // The model names the workload field ("replicas: ..."); say where it came from.
+    return absl::InvalidArgumentError(absl::StrCat("workload.", prediction.status().message()));
+  }
+  WorkloadRun run;
+  // The model is deterministic: every step of a steady run takes the same time.
+  run.step_time_s.assign(steps, prediction->step_time_s);
+  run.samples_per_sec = prediction->samples_per_sec;
+  return run;
+}
+
+}  // namespace vipu::agents

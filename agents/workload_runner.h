@@ -1,0 +1,59 @@
+// The data plane's arithmetic: a workload description from an application
+// attached to a partition becomes a model workload on a system of the
+// partition's size, and the compute and link model (fabric/model) gives its
+// step time. No gRPC and no machine state here: the service checks the
+// partition's health first.
+#ifndef VIPU_AGENTS_WORKLOAD_RUNNER_H_
+#define VIPU_AGENTS_WORKLOAD_RUNNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fabric/model/system_spec.h"
+#include "fabric/model/workload.h"
+#include "fabric/types.h"
+
+namespace vipu::agents {
+
+inline constexpr uint32_t kMaxWorkloadSteps = 100000;
+
+// Mirrors vipuagent.WorkloadSpec; 0 / empty: the preset's value.
+struct WorkloadRequest {
+  std::string model;
+  uint32_t micro_batch = 0;
+  uint32_t grad_accum = 0;
+  uint32_t device_iterations = 0;
+  uint32_t replicas = 0;          // 0: fill the partition
+  uint32_t ipus_per_replica = 0;  // 0: layers_per_ipu.size(), else the preset's
+  uint32_t seq_len = 0;
+  std::vector<uint32_t> layers_per_ipu;
+  std::string optimizer;
+};
+
+struct PartitionShape {
+  fabric::MachineType machine_type = fabric::MachineType::kM2000;
+  uint32_t size = 0;  // IPUs
+  bool torus = false;
+};
+
+struct WorkloadRun {
+  std::vector<double> step_time_s;
+  double samples_per_sec = 0;
+};
+
+// The model's view of a partition: its IPUs, in ILDs of at most 64.
+fabric::model::SystemSpec PartitionSystem(const PartitionShape& shape);
+
+// INVALID_ARGUMENT naming the field ("workload.model: ...", "steps: ...")
+// when the request is incomplete or the workload does not fit the partition.
+absl::StatusOr<fabric::model::Workload> BuildWorkload(const WorkloadRequest& request,
+                                                      uint32_t partition_size);
+
+absl::StatusOr<WorkloadRun> PredictRun(const WorkloadRequest& request, const PartitionShape& shape,
+                                       uint32_t steps);
+
+}  // namespace vipu::agents
+
+#endif  // VIPU_AGENTS_WORKLOAD_RUNNER_H_

@@ -1,0 +1,157 @@
+#include "cli/ipuof_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "vipu_agent.grpc.pb.h"
+#include "vipuuser.grpc.pb.h"
+
+namespace vipu::cli {
+namespace {
+
+absl::Status FromGrpcStatus(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+std::string HostPort(const std::string& host, uint32_t port) {
+  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+}
+
+absl::StatusOr<uint32_t> EnvNumber(const std::string& name, const std::string& text, uint32_t min,
+                                   uint32_t max) {
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(text, &n) || n < min || n > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": must be an integer in ", min, "..", max, ", got '", text, "'"));
+  }
+  return static_cast<uint32_t>(n);
+}
+
+}  // namespace
+
+absl::StatusOr<IpuofClient> IpuofClient::Attach(const Environment& env, absl::Duration timeout) {
+  const std::string host = env.Get("IPUOF_VIPU_API_HOST");
+  if (!host.empty()) {
+    uint32_t port = kDefaultPort;
+    if (std::string p = env.Get("IPUOF_VIPU_API_PORT"); !p.empty()) {
+      auto n = EnvNumber("IPUOF_VIPU_API_PORT", p, 1, 65535);
+      if (!n.ok()) return n.status();
+      port = *n;
+    }
+    const std::string partition = env.Get("IPUOF_VIPU_API_PARTITION_ID");
+    if (partition.empty()) {
+      return absl::InvalidArgumentError(
+          "IPUOF_VIPU_API_PARTITION_ID: must name the partition when IPUOF_VIPU_API_HOST is set");
+    }
+    uint32_t gcd = 0;
+    if (std::string g = env.Get("IPUOF_VIPU_API_GCD_ID"); !g.empty()) {
+      auto n = EnvNumber("IPUOF_VIPU_API_GCD_ID", g, 0, 65535);
+      if (!n.ok()) return n.status();
+      gcd = *n;
+    }
+    return AttachToPartition(host, port, partition, gcd, timeout);
+  }
+  if (std::string path = env.Get("IPUOF_CONFIG_PATH"); !path.empty()) {
+    return FromConfigFile(path);
+  }
+  return absl::FailedPreconditionError(
+      "attach: set IPUOF_VIPU_API_HOST and IPUOF_VIPU_API_PARTITION_ID, or IPUOF_CONFIG_PATH");
+}
+
+absl::StatusOr<IpuofClient> IpuofClient::AttachToPartition(const std::string& host, uint32_t port,
+                                                           const std::string& partition_id,
+                                                           uint32_t gcd, absl::Duration timeout) {
+  auto stub = virmgrpc::UserService::NewStub(
+      grpc::CreateChannel(HostPort(host, port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  virmgrpc::GetPartitionIpuofConfigRequest request;
+  request.set_partition_id(partition_id);
+  request.mutable_gcd_id()->set_id(gcd);
+  virmgrpc::GetPartitionIpuofConfigReply reply;
+  grpc::Status s = stub->GetPartitionIpuofConfig(&ctx, request, &reply);
+  if (!s.ok()) return FromGrpcStatus(s);
+  if (reply.ipuof_config().gcd_configs_size() == 0) {
+    return absl::NotFoundError(
+        absl::StrCat("partition ", partition_id, ": the server sent no config for GCD ", gcd));
+  }
+  return FromGcd(reply.ipuof_config().gcd_configs(0));
+}
+
+absl::StatusOr<IpuofClient> IpuofClient::FromConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("IPUOF_CONFIG_PATH: cannot read '", path, "'"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  virmgrpc::PartitionConfig::Gcd gcd;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  auto parsed = google::protobuf::util::JsonStringToMessage(text.str(), &gcd, options);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "IPUOF_CONFIG_PATH: '", path, "' is not an IPUoF config: ", std::string(parsed.message())));
+  }
+  return FromGcd(gcd);
+}
+
+absl::StatusOr<IpuofClient> IpuofClient::FromGcd(const virmgrpc::PartitionConfig::Gcd& gcd) {
+  IpuofClient client;
+  auto id = gcd.attributes().find("Partition Id");
+  if (id == gcd.attributes().end() || id->second.empty()) {
+    return absl::InvalidArgumentError("attributes: the GCD config has no \"Partition Id\"");
+  }
+  client.partition_id_ = id->second;
+  if (auto g = gcd.attributes().find("GCD Id"); g != gcd.attributes().end()) {
+    auto n = EnvNumber("attributes.GCD Id", g->second, 0, 65535);
+    if (!n.ok()) return n.status();
+    client.gcd_ = *n;
+  }
+  for (const auto& d : gcd.devices()) {
+    if (d.ip().empty() || d.server_port() == 0 || d.server_port() > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat("devices: device ", d.device_id(),
+                                                     " has no usable endpoint '", d.ip(), ":",
+                                                     d.server_port(), "'"));
+    }
+    client.devices_.push_back({d.device_id(), d.ip(), d.server_port(), d.ipu_id(), d.chip_id()});
+  }
+  if (client.devices_.empty()) {
+    return absl::InvalidArgumentError("devices: the GCD config lists no devices");
+  }
+  std::sort(client.devices_.begin(), client.devices_.end(),
+            [](const IpuofDevice& a, const IpuofDevice& b) { return a.device_id < b.device_id; });
+  return client;
+}
+
+absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& workload,
+                                                uint32_t steps, absl::Duration timeout) const {
+  const IpuofDevice& first = devices_.front();
+  auto stub = vipuagent::Agent::NewStub(
+      grpc::CreateChannel(HostPort(first.host, first.port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  vipuagent::RunWorkloadRequest request;
+  // The data plane addresses a machine by its endpoint, not by agent id.
+  request.set_partition_id(partition_id_);
+  *request.mutable_workload() = workload;
+  request.set_steps(steps);
+  vipuagent::RunWorkloadReply reply;
+  grpc::Status s = stub->RunWorkload(&ctx, request, &reply);
+  if (!s.ok()) return FromGrpcStatus(s);
+  WorkloadResult result;
+  result.step_time_s.assign(reply.step_time_s().begin(), reply.step_time_s().end());
+  result.samples_per_sec = reply.samples_per_sec();
+  result.agent_ids.assign(reply.agent_ids().begin(), reply.agent_ids().end());
+  return result;
+}
+
+}  // namespace vipu::cli

@@ -1,0 +1,116 @@
+#include "cli/poprun_launch.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/poprun_partition.h"
+
+namespace vipu::cli::poprun {
+namespace {
+
+uint32_t InstancesPerHost(const PoprunOptions& o) {
+  return o.hosts.empty() ? o.num_instances
+                         : o.num_instances / static_cast<uint32_t>(o.hosts.size());
+}
+
+}  // namespace
+
+EnvList InstanceEnvironment(const PoprunOptions& o, const LaunchContext& c, uint32_t instance) {
+  const uint32_t local_replicas = o.num_replicas / o.num_instances;
+  EnvList env = {
+      {"POPDIST_NUM_TOTAL_REPLICAS", absl::StrCat(o.num_replicas)},
+      {"POPDIST_NUM_IPUS_PER_REPLICA", absl::StrCat(o.ipus_per_replica)},
+      {"POPDIST_NUM_LOCAL_REPLICAS", absl::StrCat(local_replicas)},
+      {"POPDIST_UNIFORM_REPLICAS_PER_INSTANCE", "1"},
+      {"POPDIST_REPLICA_INDEX_OFFSET", absl::StrCat(instance * local_replicas)},
+      {"POPDIST_LOCAL_INSTANCE_INDEX", absl::StrCat(instance % InstancesPerHost(o))},
+  };
+  if (!c.vipu_host.empty()) {
+    env.insert(env.end(), {{"IPUOF_VIPU_API_HOST", c.vipu_host},
+                           {"IPUOF_VIPU_API_PORT", absl::StrCat(c.vipu_port)},
+                           {"IPUOF_VIPU_API_PARTITION_ID", c.partition_id},
+                           {"IPUOF_VIPU_API_TIMEOUT", absl::StrCat(c.vipu_timeout)},
+                           {"IPUOF_VIPU_API_GCD_ID",
+                            absl::StrCat(GcdOfInstance(instance, o.num_instances, c.num_gcds))}});
+  }
+  env.emplace_back("IPUOF_LOG_LEVEL", c.ipuof_log_level);
+  if (!c.cache_dir.empty()) {
+    env.insert(env.end(), {{"POPTORCH_CACHE_DIR", c.cache_dir},
+                           {"POPART_CACHE_DIR", c.cache_dir},
+                           {"POPXL_CACHE_DIR", c.cache_dir},
+                           {"TF_POPLAR_FLAGS",
+                            absl::StrCat(c.tf_poplar_flags, c.tf_poplar_flags.empty() ? "" : " ",
+                                         "--executable_cache_path=", c.cache_dir)}});
+  }
+  return env;
+}
+
+std::vector<uint32_t> SpreadNuma(uint32_t nodes, uint32_t local_instances, uint32_t local_index) {
+  if (nodes == 0 || local_instances == 0) return {};
+  if (local_instances > nodes) return {local_index % nodes};
+  std::vector<uint32_t> out;
+  for (uint32_t n = local_index * nodes / local_instances;
+       n < (local_index + 1) * nodes / local_instances; ++n) {
+    out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<std::string> BuildMpirunCommand(const PoprunOptions& o, const LaunchContext& c) {
+  std::vector<std::string> argv = {c.mpirun, "--tag-output"};
+  if (o.process_placement != ProcessPlacement::kDisabled) {
+    argv.insert(argv.end(), {"--bind-to", "none"});
+  }
+  argv.insert(argv.end(), o.mpi_global_args.begin(), o.mpi_global_args.end());
+  if (o.allow_run_as_root) argv.push_back("--allow-run-as-root");
+  if (!o.host_subnet.empty() && !o.hosts.empty()) {
+    argv.insert(argv.end(), {"--mca", "btl_tcp_if_include", o.host_subnet, "--mca",
+                             "oob_tcp_if_include", o.host_subnet});
+  }
+  const uint32_t per_host = InstancesPerHost(o);
+  for (uint32_t i = 0; i < o.num_instances; ++i) {
+    if (i > 0) argv.push_back(":");
+    argv.insert(argv.end(), {"-np", "1"});
+    // Slots for every instance of the host: mpirun would otherwise refuse
+    // more instances than cores.
+    if (!o.hosts.empty()) {
+      argv.insert(argv.end(), {"--host", absl::StrCat(o.hosts[i / per_host], ":", per_host)});
+    } else if (o.num_instances > 1) {
+      argv.insert(argv.end(), {"--host", absl::StrCat("localhost:", per_host)});
+    }
+    for (const auto& [name, value] : InstanceEnvironment(o, c, i)) {
+      argv.insert(argv.end(), {"-x", absl::StrCat(name, "=", value)});
+    }
+    for (const std::string& name : c.forwarded) argv.insert(argv.end(), {"-x", name});
+    if (!c.target_options.empty()) {
+      argv.insert(argv.end(), {"-x", absl::StrCat("POPLAR_TARGET_OPTIONS=", c.target_options)});
+    }
+    argv.insert(argv.end(), o.mpi_local_args.begin(), o.mpi_local_args.end());
+    if (o.only_output_from_instance && *o.only_output_from_instance != i) {
+      argv.insert(argv.end(), {"sh", "-c", "exec \"$@\" >/dev/null 2>&1", "poprun-quiet"});
+    }
+    if (o.process_placement == ProcessPlacement::kSpreadNuma && c.numa_nodes > 1) {
+      const std::string nodes =
+          absl::StrJoin(SpreadNuma(c.numa_nodes, per_host, i % per_host), ",");
+      argv.insert(argv.end(), {c.numactl, absl::StrCat("--cpunodebind=", nodes),
+                               absl::StrCat("--membind=", nodes)});
+    }
+    argv.insert(argv.end(), o.command.begin(), o.command.end());
+  }
+  return argv;
+}
+
+std::string QuoteCommand(const std::vector<std::string>& argv) {
+  std::vector<std::string> quoted;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i == 0) {
+      quoted.push_back(argv[0]);
+      continue;
+    }
+    std::string q = "'";
+    for (char ch : argv[i]) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    quoted.push_back(q + "'");
+  }
+  return absl::StrJoin(quoted, " ");
+}
+
+}  // namespace vipu::cli::poprun

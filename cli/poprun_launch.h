@@ -1,0 +1,57 @@
+// The mpirun command poprun runs (poprun-spec.md 2.2, 2.3): global options,
+// then one app context per instance with its own environment, host and NUMA
+// binding. Pure functions, so tests check the exact argv.
+#ifndef VIPU_CLI_POPRUN_LAUNCH_H_
+#define VIPU_CLI_POPRUN_LAUNCH_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/poprun_options.h"
+
+namespace vipu::cli::poprun {
+
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+// Everything the launch needs beyond the options, resolved by the runner.
+struct LaunchContext {
+  std::string mpirun = "mpirun";
+  std::string vipu_host;  // empty in offline mode: no IPUOF_VIPU_API_*
+  uint32_t vipu_port = 0;
+  uint32_t vipu_timeout = 0;
+  std::string partition_id;
+  uint32_t num_gcds = 1;
+  std::string target_options;  // JSON; empty: not exported
+  std::string ipuof_log_level = "WARN";
+  std::string cache_dir;        // empty: no executable cache
+  std::string tf_poplar_flags;  // TF_POPLAR_FLAGS from poprun's environment
+  uint32_t numa_nodes = 1;      // per host; binding only with > 1
+  std::string numactl = "numactl";
+  // Forwarded by name (`-x PATH`); the runner keeps those that are set.
+  std::vector<std::string> forwarded = {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH"};
+};
+
+// The variables an instance gets: POPDIST_*, IPUOF_VIPU_API_*,
+// IPUOF_LOG_LEVEL, POPLAR_TARGET_OPTIONS and, with a cache, POPTORCH_CACHE_DIR,
+// POPART_CACHE_DIR, POPXL_CACHE_DIR and TF_POPLAR_FLAGS (poprun-spec.md 4.1).
+EnvList InstanceEnvironment(const PoprunOptions& options, const LaunchContext& context,
+                            uint32_t instance);
+
+// NUMA nodes of the `local_index`-th of `local_instances` instances on a
+// host with `nodes` nodes: a contiguous block when there are enough nodes,
+// round robin otherwise (spreadnuma).
+std::vector<uint32_t> SpreadNuma(uint32_t nodes, uint32_t local_instances, uint32_t local_index);
+
+// The full argv, mpirun first.
+std::vector<std::string> BuildMpirunCommand(const PoprunOptions& options,
+                                            const LaunchContext& context);
+
+// Each element single-quoted, as poprun logs it: '--tag-output' 'a b'.
+std::string QuoteCommand(const std::vector<std::string>& argv);
+
+}  // namespace vipu::cli::poprun
+
+#endif  // VIPU_CLI_POPRUN_LAUNCH_H_

@@ -1,0 +1,29 @@
+// The rules a poprun launch must satisfy before anything is created
+// (poprun-spec.md 1.3). Each failure is one INVALID_ARGUMENT line naming
+// the options and the rule.
+#ifndef VIPU_CLI_POPRUN_VALIDATION_H_
+#define VIPU_CLI_POPRUN_VALIDATION_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "cli/poprun_options.h"
+
+namespace vipu::cli::poprun {
+
+// Replicas divisible by instances, instances by hosts, at least one instance
+// per ILD (and an equal number in each), a power-of-two partition size, an
+// instance index for --only-output-from-instance that exists.
+absl::Status ValidateOptions(const PoprunOptions& options);
+
+// A partition of `size` IPUs must fit the allocation's `allocation_ipus`.
+absl::Status ValidateFitsAllocation(uint32_t size, const std::string& allocation,
+                                    uint32_t allocation_ipus);
+
+inline uint32_t PartitionSize(const PoprunOptions& o) {
+  return o.num_replicas * o.ipus_per_replica;
+}
+
+}  // namespace vipu::cli::poprun
+
+#endif  // VIPU_CLI_POPRUN_VALIDATION_H_

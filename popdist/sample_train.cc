@@ -1,0 +1,257 @@
+// popdist_sample_train: a BERT pre-training run as the seed logs show it,
+// on the partition poprun prepared. It attaches to its GCD through the
+// V-IPU server (IPUOF_VIPU_API_*), places pipeline stages on IPUs,
+// "compiles" (a modelled duration, skipped when the executable cache holds
+// a matching entry) and trains with step times from the compute model
+// (fabric/model PredictStep). Times are modelled, not slept, unless --pace.
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "fabric/model/step_predictor.h"
+#include "fabric/model/system_spec.h"
+#include "fabric/model/workload.h"
+#include "popdist/backend.h"
+#include "popdist/collectives.h"
+#include "popdist/context.h"
+#include "vipuuser.grpc.pb.h"
+
+namespace {
+
+namespace model = vipu::fabric::model;
+
+struct Config {
+  const char* name;
+  const char* preset;
+  uint32_t micro_batch, grad_accum, replicas;
+  std::vector<uint32_t> split;
+  const char* system;
+};
+
+const std::vector<Config>& Configs() {
+  static const auto* configs = new std::vector<Config>{
+      {"pretrain_base_128_pod4", "bert-base", 32, 2048, 1, {0, 4, 4, 4}, "bow-pod4"},
+      {"pretrain_large_128_POD64", "bert-large", 8, 512, 16, {3, 7, 7, 7}, "bow-pod64"},
+      {"pretrain_large_128_pod16", "bert-large", 8, 2040, 4, {3, 7, 7, 7}, "bow-pod16"},
+  };
+  return *configs;
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// The GCD this instance attaches to, from the V-IPU server (what the IPUoF
+// client does first). Empty when not launched on a partition.
+int AttachedIpus(std::string* description) {
+  const std::string host = Env("IPUOF_VIPU_API_HOST"),
+                    partition = Env("IPUOF_VIPU_API_PARTITION_ID");
+  if (host.empty() || partition.empty()) return -1;
+  const std::string port = Env("IPUOF_VIPU_API_PORT").empty() ? "8090" : Env("IPUOF_VIPU_API_PORT");
+  const uint32_t gcd = static_cast<uint32_t>(std::atoi(Env("IPUOF_VIPU_API_GCD_ID").c_str()));
+  auto channel = grpc::CreateChannel(host + ":" + port, grpc::InsecureChannelCredentials());
+  auto stub = virmgrpc::UserService::NewStub(channel);
+  grpc::ClientContext ctx;
+  const int timeout = Env("IPUOF_VIPU_API_TIMEOUT").empty()
+                          ? 120
+                          : std::atoi(Env("IPUOF_VIPU_API_TIMEOUT").c_str());
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout));
+  virmgrpc::GetPartitionIpuofConfigRequest request;
+  request.set_partition_id(partition);
+  request.mutable_gcd_id()->set_id(gcd);
+  virmgrpc::GetPartitionIpuofConfigReply reply;
+  grpc::Status s = stub->GetPartitionIpuofConfig(&ctx, request, &reply);
+  if (!s.ok() || reply.ipuof_config().gcd_configs_size() == 0) {
+    *description = "cannot attach to partition " + partition + ": " + s.error_message();
+    return -2;
+  }
+  const auto& g = reply.ipuof_config().gcd_configs(0);
+  *description = absl::StrCat("Attached to partition ", partition, " GCD ", gcd, ": ",
+                              g.devices_size(), " IPUs");
+  return g.devices_size();
+}
+
+// Compile time grows with the graph of one replica (its parameters); the
+// two seed runs (BERT base 500.8 s, BERT large 683.7 s, 4 IPUs each) fix
+// the line.
+double CompileSeconds(const model::StepPrediction& p) {
+  double params = 0;
+  for (const auto& s : p.stages) params += s.params;
+  return 413.3 + 7.95e-7 * params;
+}
+
+std::string CacheKey(const model::Workload& w, const std::string& system) {
+  std::string text = absl::StrCat(
+      w.name, "|", w.seq_len, "|", w.micro_batch, "|", w.grad_accum, "|", w.device_iterations, "|",
+      w.replicas, "|", w.ipus_per_replica, "|", system, "|", Env("POPLAR_TARGET_OPTIONS"));
+  for (uint32_t l : w.layers_per_ipu) absl::StrAppend(&text, ",", l);
+  return absl::StrFormat("%016x", std::hash<std::string>()(text));
+}
+
+std::string Clock(double seconds) {
+  const long s = std::lround(seconds);
+  return absl::StrFormat("%02d:%02d", s / 60, s % 60);
+}
+
+void Pace(bool pace, double seconds) {
+  if (pace) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"BERT pre-training sample for poprun/popdist (modelled times)"};
+  std::string config_name = "pretrain_base_128_pod4", system;
+  uint32_t steps = 1, device_iterations = 1;
+  bool pace = false;
+  app.add_option("--config", config_name,
+                 "pretrain_base_128_pod4, pretrain_large_128_POD64, "
+                 "pretrain_large_128_pod16");
+  app.add_option("--system", system, "pod preset for the model (default: the config's)");
+  app.add_option("--training-steps", steps, "steps to train")->check(CLI::Range(1u, 100000u));
+  app.add_option("--device-iterations", device_iterations)->check(CLI::Range(1u, 1000u));
+  app.add_option("--dataset", "generated data only")->default_val("generated");
+  app.add_flag("--pace", pace, "wait the modelled times in real time");
+  CLI11_PARSE(app, argc, argv);
+
+  const Config* config = nullptr;
+  for (const Config& c : Configs()) {
+    if (config_name == c.name) config = &c;
+  }
+  if (config == nullptr) {
+    std::fprintf(stderr, "--config: unknown configuration, got %s\n", config_name.c_str());
+    return 2;
+  }
+  if (system.empty()) system = config->system;
+  auto spec = model::SystemSpecForPreset(system);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "--system: %s\n", std::string(spec.status().message()).c_str());
+    return 2;
+  }
+  model::Workload w = *model::WorkloadPreset(config->preset);
+  w.seq_len = 128;
+  w.micro_batch = config->micro_batch;
+  w.grad_accum = config->grad_accum;
+  w.device_iterations = device_iterations;
+  w.replicas = config->replicas;
+  w.ipus_per_replica = static_cast<uint32_t>(config->split.size());
+  w.layers_per_ipu = config->split;
+  w.optimizer = model::Optimizer::kLamb;
+  w.optimizer_state_offchip = true;
+  w.replicated_tensor_sharding = true;
+
+  std::printf("Using config: %s\n", config->name);
+  const bool distributed = popdist::isPopdistEnvSet();
+  if (distributed) {
+    if (popdist::getNumTotalReplicas() != w.replicas) {
+      std::printf("The number of replicas is overridden by PopRun. The new value is %u.\n",
+                  popdist::getNumTotalReplicas());
+    }
+    w.replicas = popdist::getNumTotalReplicas();
+    if (!popdist::checkNumIpusPerReplica(w.ipus_per_replica)) {
+      std::fprintf(stderr, "poprun --ipus-per-replica (%u) does not match the config (%u)\n",
+                   popdist::getNumIpusPerReplica(), w.ipus_per_replica);
+      return 2;
+    }
+    if (popdist::getNumInstances() > 1) popdist::init();
+  }
+  std::string attach;
+  const int ipus = AttachedIpus(&attach);
+  if (ipus == -2) {
+    std::fprintf(stderr, "%s\n", attach.c_str());
+    return 3;
+  }
+  const uint32_t needed = popdist::getNumLocalReplicas() * w.ipus_per_replica;
+  if (ipus >= 0) {
+    std::printf("%s\n", attach.c_str());
+    if (static_cast<uint32_t>(ipus) < needed) {
+      std::fprintf(stderr, "the GCD has %d IPUs; this instance needs %u\n", ipus, needed);
+      return 3;
+    }
+  }
+  auto prediction = model::PredictStep(w, *spec);
+  if (!prediction.ok()) {
+    std::fprintf(stderr, "model: %s\n", std::string(prediction.status().message()).c_str());
+    return 2;
+  }
+  const model::StepPrediction& p = *prediction;
+
+  const char* rule = "-----------------------------------------------------------";
+  std::printf("%s\n-------------------- Device Allocation --------------------\n", rule);
+  std::printf("Embedding  --> IPU 0\n");
+  uint32_t layer = 0;
+  for (uint32_t ipu = 0; ipu < w.layers_per_ipu.size(); ++ipu) {
+    for (uint32_t i = 0; i < w.layers_per_ipu[ipu]; ++i, ++layer) {
+      std::printf("%-10s --> IPU %u\n", absl::StrCat("Encoder ", layer).c_str(), ipu);
+    }
+  }
+  std::printf("Pooler     --> IPU 0\nClassifier --> IPU 0\n%s\n", rule);
+  std::printf("---------- Compilation/Loading from Cache Started ---------\n");
+
+  // The executable cache poprun exports (--executable-cache-path).
+  const std::string cache_dir = Env("POPART_CACHE_DIR");
+  const std::string key = CacheKey(w, system);
+  const std::string entry = cache_dir.empty() ? "" : cache_dir + "/" + key + ".popef";
+  const double compile_s = CompileSeconds(p);
+  double load_s = compile_s;
+  if (!entry.empty() && std::filesystem::exists(entry)) {
+    load_s = 0.02 * compile_s;
+    std::printf("Loading executable from cache: %s\n", entry.c_str());
+  } else {
+    std::printf("Graph compilation: 100%%|██████████| 100/100 [%s<00:00]\n",
+                Clock(compile_s).c_str());
+    if (!entry.empty()) {
+      const std::string tmp = absl::StrCat(entry, ".", ::getpid());
+      std::ofstream(tmp) << key << "\n";
+      std::filesystem::rename(tmp, entry);
+      std::printf("Saved executable to cache: %s\n", entry.c_str());
+    }
+  }
+  Pace(pace, load_s);
+  std::printf("Compiled/Loaded model in %s secs\n", absl::StrCat(load_s).c_str());
+  std::printf("%s\n--------------------- Training Started --------------------\n", rule);
+
+  // Every instance trains its share; the global step ends with the slowest
+  // instance and counts the samples of all of them.
+  const uint64_t local_samples = p.samples_per_step / popdist::getNumInstances();
+  double total_time = 0;
+  for (uint32_t step = 0; step < steps; ++step) {
+    double step_time = p.step_time_s;
+    int64_t samples = static_cast<int64_t>(local_samples);
+    if (popdist::isBackendInitialized()) {
+      std::vector<double> times(popdist::getNumInstances());
+      popdist::collectives::allGather(&step_time, times.data(), 1, popdist::Type::kDouble);
+      for (double t : times) step_time = std::max(step_time, t);
+      popdist::collectives::allReduceSum(&samples, 1);
+    }
+    Pace(pace, step_time);
+    total_time += step_time;
+    const double mlm = 10.397 * std::exp(-0.002 * step), nsp = 0.863 * std::exp(-0.01 * step);
+    std::printf(
+        "Step: %u / %u - LR: %.2e - total loss: %.3f - mlm_loss: %.3f - nsp_loss: %.3f - "
+        "mlm_acc: %.3f %% - nsp_acc: %.3f %%:   0%%|          | %u/%u [%s<?, ?it/s, throughput: "
+        "%.1f samples/sec]\n",
+        step, steps - 1, step == 0 ? 0.0 : 6e-3 * step / steps, mlm + nsp, mlm, nsp, 0.0, 0.052,
+        step, steps, Clock(total_time).c_str(), static_cast<double>(samples) / step_time);
+  }
+  std::printf("%s\n-------------------- Training Metrics ---------------------\n", rule);
+  std::printf("global_batch_size: %llu\ndevice_iterations: %u\ntraining_steps: %u\n",
+              static_cast<unsigned long long>(p.samples_per_step / w.device_iterations),
+              w.device_iterations, steps);
+  std::printf("Training time: %.3f secs\n%s\n", total_time, rule);
+  return 0;
+}

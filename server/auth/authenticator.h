@@ -1,0 +1,44 @@
+// Checks a user id and access key against the users table. A verified pair
+// is cached in memory keyed by (user, SHA-256 of the key), so PBKDF2 runs
+// once per key and process, not once per call. Failures are not cached.
+#ifndef VIPU_SERVER_AUTH_AUTHENTICATOR_H_
+#define VIPU_SERVER_AUTH_AUTHENTICATOR_H_
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/auth/caller.h"
+#include "storage/store.h"
+
+namespace vipu::server::auth {
+
+class Authenticator {
+ public:
+  // Cached pairs before the cache is emptied (bounds memory).
+  static constexpr size_t kMaxCached = 4096;
+
+  explicit Authenticator(storage::Store* store) : store_(store) {}
+
+  // UNAUTHENTICATED naming the metadata key when the user id or the key is
+  // missing, or when the user is unknown or the key is wrong (one message
+  // for both, so that user ids cannot be probed). INTERNAL for storage errors.
+  absl::StatusOr<Caller> Authenticate(const std::string& user_id, const std::string& access_key);
+
+  // Drops the cached pairs of `user_id` (after the user is removed).
+  void Forget(const std::string& user_id);
+
+  // Verifications that ran PBKDF2 (tests of the cache).
+  uint64_t slow_verifications() const;
+
+ private:
+  storage::Store* store_;
+  mutable std::mutex mu_;
+  std::map<std::string, Caller> cache_;  // "user\0sha256(key)"
+  uint64_t slow_verifications_ = 0;
+};
+
+}  // namespace vipu::server::auth
+
+#endif  // VIPU_SERVER_AUTH_AUTHENTICATOR_H_

@@ -1,0 +1,16 @@
+// gRPC metadata the CLIs send with every call (vipu-spec.md 2.4); the same
+// names as cli/connection.h.
+#ifndef VIPU_SERVER_AUTH_METADATA_KEYS_H_
+#define VIPU_SERVER_AUTH_METADATA_KEYS_H_
+
+namespace vipu::server::auth {
+
+inline constexpr char kUserIdMetadata[] = "vipu-user-id";
+inline constexpr char kAccessKeyMetadata[] = "vipu-access-key";
+// "true" on CreatePartition: the partition is shared with every user of its
+// allocation (the published CreatePartitionRequest has no field for it).
+inline constexpr char kShareMetadata[] = "vipu-share";
+
+}  // namespace vipu::server::auth
+
+#endif  // VIPU_SERVER_AUTH_METADATA_KEYS_H_

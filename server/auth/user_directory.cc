@@ -1,0 +1,109 @@
+#include "server/auth/user_directory.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "fabric/validation.h"
+#include "spdlog/spdlog.h"
+
+namespace vipu::server::auth {
+
+absl::StatusOr<std::string> UserDirectory::Create(const std::string& id,
+                                                  const std::vector<std::string>& allocations,
+                                                  bool is_admin) {
+  if (absl::Status s = fabric::ValidateId("user id", id); !s.ok()) return s;
+  std::set<std::string> seen;
+  for (const std::string& a : allocations) {
+    if (absl::Status s = fabric::ValidateId("allocations", a); !s.ok()) return s;
+    if (!seen.insert(a).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("allocations: allocation '", a, "' is listed twice"));
+    }
+  }
+  std::string key = NewAccessKey();
+  auto hash = HashAccessKey(key, hash_iterations_);
+  if (!hash.ok()) return hash.status();
+  storage::UserRecord user;
+  user.id = id;
+  user.key_hash = *hash;
+  user.is_admin = is_admin;
+  user.allocations = allocations;
+  user.created_unix_ms = absl::ToUnixMillis(absl::Now());
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    for (const std::string& a : allocations) {
+      auto allocation = txn.GetAllocation(a);
+      if (absl::IsNotFound(allocation.status())) {
+        return absl::NotFoundError(absl::StrCat("allocations: allocation '", a, "' not found"));
+      }
+      if (!allocation.ok()) return allocation.status();
+    }
+    absl::Status inserted = txn.InsertUser(user);
+    if (absl::IsAlreadyExists(inserted)) {
+      return absl::AlreadyExistsError(absl::StrCat("user id: user '", id, "' already exists"));
+    }
+    return inserted;
+  });
+  if (!s.ok()) return s;
+  spdlog::info("user {} created ({}, allocations: {})", id, is_admin ? "admin" : "user",
+               allocations.empty() ? std::string("all") : absl::StrJoin(allocations, ","));
+  return key;
+}
+
+absl::StatusOr<std::vector<storage::UserRecord>> UserDirectory::List() {
+  std::vector<storage::UserRecord> out;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    auto users = txn.ListUsers();
+    if (!users.ok()) return users.status();
+    out = *std::move(users);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+absl::Status UserDirectory::Remove(const std::string& id) {
+  if (absl::Status s = fabric::ValidateId("user id", id); !s.ok()) return s;
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto user = txn.GetUser(id);
+    if (absl::IsNotFound(user.status())) {
+      return absl::NotFoundError(absl::StrCat("user id: user '", id, "' not found"));
+    }
+    if (!user.ok()) return user.status();
+    if (user->is_admin) {
+      auto all = txn.ListUsers();
+      if (!all.ok()) return all.status();
+      int admins = 0;
+      for (const storage::UserRecord& u : *all) admins += u.is_admin ? 1 : 0;
+      if (admins <= 1) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "user id: '", id, "' is the last admin; create another admin before removing it"));
+      }
+    }
+    return txn.DeleteUser(id);
+  });
+  if (!s.ok()) return s;
+  if (authenticator_ != nullptr) authenticator_->Forget(id);
+  spdlog::info("user {} removed", id);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> UserDirectory::EnsureDefaultAdmin(
+    const std::string& id) {
+  if (absl::Status s = fabric::ValidateId("default user id", id); !s.ok()) return s;
+  int64_t count = 0;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    auto n = txn.CountUsers();
+    if (!n.ok()) return n.status();
+    count = *n;
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  if (count > 0) return std::optional<std::string>();
+  auto key = Create(id, {}, /*is_admin=*/true);
+  if (!key.ok()) return key.status();
+  return std::optional<std::string>(*key);
+}
+
+}  // namespace vipu::server::auth

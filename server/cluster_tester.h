@@ -1,0 +1,48 @@
+// `vipu-admin test cluster`: the installation tests of vipu-spec.md 8, run
+// against the cluster's agents. Each test's count follows the cluster's size
+// (fabric::LinkCounts): Version = agents, Cabling = IPU-Link cables between
+// machines, Sync-Link = sync cables, Link-Training = IPU-Links in the ILDs,
+// Traffic = one per ILD, GW-Link = GW-Link pairs (0: skipped).
+#ifndef VIPU_SERVER_CLUSTER_TESTER_H_
+#define VIPU_SERVER_CLUSTER_TESTER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/agent_driver.h"
+#include "server/agent_registry.h"
+#include "storage/store.h"
+
+namespace vipu::server {
+
+struct TestOutcome {
+  std::string test_type;  // Version, Cabling, Sync-Link, Link-Training, Traffic, GW-Link
+  double duration_s = 0;
+  uint32_t passed = 0;
+  uint32_t total = 0;
+  std::string summary;
+  std::vector<std::string> failures;  // each names the agent, cable or link
+};
+
+class ClusterTester {
+ public:
+  ClusterTester(storage::Store* store, AgentRegistry* registry, AgentDriver* driver)
+      : store_(store), registry_(registry), driver_(driver) {}
+
+  // INVALID_ARGUMENT for a bad id, NOT_FOUND for an unknown cluster,
+  // FAILED_PRECONDITION while partitions are on the cluster unless `force`
+  // (the tests retrain links under running jobs). Failed tests are results,
+  // not errors.
+  absl::StatusOr<std::vector<TestOutcome>> Run(const std::string& cluster_id, bool force);
+
+ private:
+  storage::Store* store_;
+  AgentRegistry* registry_;
+  AgentDriver* driver_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_CLUSTER_TESTER_H_

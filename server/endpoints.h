@@ -1,0 +1,59 @@
+// The gRPC listeners of vipu-server. The user API (virmgrpc + the
+// allocation list), the admin API and the agent registry can each have their
+// own address, so that networks (VLANs) can keep them apart (vipu-spec.md
+// 7.1). Roles that share an address share one grpc::Server; each server gets
+// health checking, reflection and the version service.
+#ifndef VIPU_SERVER_ENDPOINTS_H_
+#define VIPU_SERVER_ENDPOINTS_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace vipu::server {
+
+struct EndpointSpec {
+  std::string user_listen;   // host:port (port 0: pick one)
+  std::string admin_listen;  // empty: same as user_listen
+  std::string agent_listen;  // empty: same as user_listen (refused with TLS credentials)
+  // Credentials of the user and admin listeners; the agent listener is
+  // plain (agents do not speak TLS yet, docs/security.md).
+  std::shared_ptr<grpc::ServerCredentials> api_credentials;
+  std::vector<grpc::Service*> user_services;
+  std::vector<grpc::Service*> admin_services;
+  std::vector<grpc::Service*> agent_services;
+  // Called on every builder before it starts (interceptors, channel args).
+  std::function<void(grpc::ServerBuilder&)> configure;
+};
+
+class Endpoints {
+ public:
+  // UNAVAILABLE naming the address that could not be bound.
+  static absl::StatusOr<std::unique_ptr<Endpoints>> Start(const EndpointSpec& spec);
+  ~Endpoints();
+
+  // host:port as bound (the port resolved when 0 was asked).
+  const std::string& user_address() const { return user_address_; }
+  const std::string& admin_address() const { return admin_address_; }
+  const std::string& agent_address() const { return agent_address_; }
+
+  void SetServing(bool serving);
+  // Stops every listener; calls in flight get until `deadline`.
+  void Shutdown(std::chrono::system_clock::time_point deadline = std::chrono::system_clock::now());
+
+ private:
+  struct Listener;
+  Endpoints() = default;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::string user_address_, admin_address_, agent_address_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_ENDPOINTS_H_

@@ -1,0 +1,38 @@
+// `vipu-admin inject fault`: checks a fault request against the database
+// (the agent exists, is connected, has a link on the port in its cluster)
+// and forwards it to the agent, which injects it. The server then learns
+// the fault like any other: from the agent's heartbeats (or their absence).
+#ifndef VIPU_SERVER_FAULT_INJECTOR_H_
+#define VIPU_SERVER_FAULT_INJECTOR_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "fabric/fault_request.h"
+#include "server/agent_driver.h"
+#include "server/agent_registry.h"
+#include "storage/store.h"
+
+namespace vipu::server {
+
+class FaultInjector {
+ public:
+  FaultInjector(storage::Store* store, AgentRegistry* registry, AgentDriver* driver)
+      : store_(store), registry_(registry), driver_(driver) {}
+
+  // The agent's description of what it did ("agent ag3: IPU 2 error").
+  // INVALID_ARGUMENT (fabric::ValidateFaultRequest; a port with no link on
+  // that machine), NOT_FOUND (unknown agent), FAILED_PRECONDITION (link-down
+  // on an agent in no cluster), UNAVAILABLE (agent not connected or not
+  // answering).
+  absl::StatusOr<std::string> Inject(const fabric::FaultRequest& request);
+
+ private:
+  storage::Store* store_;
+  AgentRegistry* registry_;
+  AgentDriver* driver_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_FAULT_INJECTOR_H_

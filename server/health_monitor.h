@@ -1,0 +1,70 @@
+// Watches the agents and what they report, and acts on the partitions:
+// - an agent whose last heartbeat is older than three periods is Down;
+// - a Down agent, an IPU in error or a downed link that a partition owns
+//   puts that partition (and only it) in PS_ERROR, with errors naming the
+//   machine and the IPU or link;
+// - once the faults clear, a PS_ERROR partition is auto-reset within its
+//   bounded retries (PartitionController::AutoReset);
+// - every agent in a cluster is told its position and ports (SetTopology),
+//   again whenever it re-registers or the cluster changes.
+// One thread, one pass per tick; all state changes go through the
+// PartitionController and so the Store.
+#ifndef VIPU_SERVER_HEALTH_MONITOR_H_
+#define VIPU_SERVER_HEALTH_MONITOR_H_
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/time/time.h"
+#include "server/agent_driver.h"
+#include "server/agent_registry.h"
+#include "server/cluster_links.h"
+#include "server/partition_controller.h"
+#include "storage/store.h"
+
+namespace vipu::server {
+
+class HealthMonitor {
+ public:
+  struct Options {
+    absl::Duration tick = absl::Milliseconds(100);
+    absl::Duration push_deadline = absl::Milliseconds(500);  // one SetTopology call
+  };
+
+  HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentDriver* driver,
+                PartitionController* controller, Options options);
+  ~HealthMonitor();  // Stop()s.
+
+  void Start();
+  // Joins the thread. Idempotent.
+  void Stop();
+
+  // One pass, on the caller's thread (also what the thread runs each tick).
+  void CheckOnce();
+
+ private:
+  void Run();
+  const ClusterLinks* LinksOf(const fabric::Cluster& cluster);
+  void PushTopology(const ClusterLinks& links, const std::string& agent_id);
+
+  storage::Store* store_;
+  AgentRegistry* registry_;
+  AgentDriver* driver_;
+  PartitionController* controller_;
+  const Options options_;
+
+  std::map<std::string, std::pair<fabric::Cluster, ClusterLinks>> links_;  // monitor thread only
+  std::map<std::string, bool> up_;  // last liveness seen, for transition logs
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_HEALTH_MONITOR_H_

@@ -1,0 +1,36 @@
+#include "server/readiness.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace vipu::server {
+
+void Readiness::Reconciling(absl::Time deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  deadline_ = deadline;
+}
+
+void Readiness::SetReady() { ready_.store(true); }
+
+absl::Duration Readiness::RetryAfter(absl::Time now) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::max(absl::Milliseconds(100), deadline_ - now);
+}
+
+grpc::Status Readiness::Admit(grpc::ServerContext* context, absl::string_view what) const {
+  if (ready()) return grpc::Status::OK;
+  const int64_t retry_ms = absl::ToInt64Milliseconds(RetryAfter(absl::Now()));
+  if (context != nullptr) {
+    context->AddTrailingMetadata(kRetryAfterMetadata, absl::StrCat(retry_ms));
+  }
+  return grpc::Status(
+      grpc::StatusCode::UNAVAILABLE,
+      absl::StrCat(what,
+                   ": the server is starting and reconciling its agents with the database; "
+                   "retry in ",
+                   retry_ms, " ms"));
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,101 @@
+#include "server/rpc_metrics_interceptor.h"
+
+#include <chrono>
+
+#include "absl/strings/string_view.h"
+
+namespace vipu::server {
+namespace {
+
+constexpr char kRequests[] = "vipu_rpc_requests";
+constexpr char kDuration[] = "vipu_rpc_duration_seconds";
+
+class RpcMetricsInterceptor : public grpc::experimental::Interceptor {
+ public:
+  RpcMetricsInterceptor(Metrics* metrics, const char* full_method)
+      : metrics_(metrics), start_(std::chrono::steady_clock::now()) {
+    // "/package.Service/Method"
+    absl::string_view m = full_method == nullptr ? "" : full_method;
+    if (!m.empty() && m.front() == '/') m.remove_prefix(1);
+    const size_t slash = m.find('/');
+    service_ = std::string(m.substr(0, slash));
+    method_ = slash == absl::string_view::npos ? "" : std::string(m.substr(slash + 1));
+  }
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const grpc::Status status = methods->GetSendStatus();
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      MetricLabels labels = {
+          {"service", service_}, {"method", method_}, {"code", GrpcCodeName(status.error_code())}};
+      metrics_->Increment(kRequests, labels);
+      metrics_->Observe(kDuration, labels, seconds);
+    }
+    methods->Proceed();
+  }
+
+ private:
+  Metrics* metrics_;
+  std::chrono::steady_clock::time_point start_;
+  std::string service_;
+  std::string method_;
+};
+
+}  // namespace
+
+std::string GrpcCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+RpcMetricsInterceptorFactory::RpcMetricsInterceptorFactory(Metrics* metrics) : metrics_(metrics) {
+  metrics_->DeclareCounter(kRequests, "RPCs answered, by service, method and status code.");
+  metrics_->DeclareHistogram(
+      kDuration, "Time from the start of an RPC to its status, by service, method and code.",
+      {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+}
+
+grpc::experimental::Interceptor* RpcMetricsInterceptorFactory::CreateServerInterceptor(
+    grpc::experimental::ServerRpcInfo* info) {
+  return new RpcMetricsInterceptor(metrics_, info->method());
+}
+
+}  // namespace vipu::server

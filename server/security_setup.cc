@@ -1,0 +1,218 @@
+#include "server/security_setup.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "fabric/validation.h"
+#include "server/listen_policy.h"
+#include "server/tls_credentials.h"
+#include "server/tls_init.h"
+#include "spdlog/spdlog.h"
+
+namespace vipu::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kDefaultTlsInitDir[] = "vipu-certs";
+
+std::string CurrentUserName() {
+  if (const char* user = std::getenv("USER"); user != nullptr && *user != '\0') return user;
+  if (const passwd* pw = getpwuid(geteuid()); pw != nullptr && pw->pw_name != nullptr) {
+    return pw->pw_name;
+  }
+  return "admin";
+}
+
+std::string DefaultUserId(const ServerOptions& options) {
+  return options.default_user_id.empty() ? CurrentUserName() : options.default_user_id;
+}
+
+int Fail(absl::string_view message, int code) {
+  std::fprintf(stderr, "vipu-server: %s\n", std::string(message).c_str());
+  return code;
+}
+
+// Prints the two lines of vipu-spec.md 7.2.
+absl::Status InitTls(const std::string& dir, const ServerOptions& options) {
+  TlsInitOptions tls;
+  tls.dir = dir;
+  tls.extra_hosts = options.tls_hosts;
+  tls.validity_days = options.tls_validity_days;
+  auto result = GenerateTlsCertificates(tls);
+  if (!result.ok()) return result.status();
+  std::printf("Generated server TLS certificates in the directory: %s\n",
+              result->server_dir.c_str());
+  std::printf("Generated client TLS certificates in the directory: %s\n",
+              result->client_dir.c_str());
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+// Prints the default admin's key once, when it was just created.
+absl::Status EnsureDefaultAdmin(auth::UserDirectory& users, const ServerOptions& options) {
+  const std::string id = DefaultUserId(options);
+  if (absl::Status s = fabric::ValidateId("default user id", id); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--default-user-id: ", s.message(), " (name the default admin user)"));
+  }
+  auto key = users.EnsureDefaultAdmin(id);
+  if (!key.ok()) return key.status();
+  if (!key->has_value()) return absl::OkStatus();
+  std::printf("Default user is: %s\nAccess key: '%s'\n", id.c_str(), (*key)->c_str());
+  std::printf("Use --api-user-id %s --api-access-key '%s' (this key is shown only once).\n",
+              id.c_str(), (*key)->c_str());
+  std::fflush(stdout);
+  spdlog::warn("created the default admin user {}; its access key was printed once on stdout", id);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddSecurityFlags(CLI::App& app, ServerOptions* o) {
+  app.add_flag("--secure", o->secure,
+               "mutual TLS (--tls-dir) and users with access keys (docs/security.md)");
+  app.add_flag(
+      "--insecure", o->insecure,
+      "serve beyond loopback without --secure (anyone reaching the port has full control)");
+  app.add_flag("--init", o->init,
+               "initialise the database (with --secure: certificates and the default admin), "
+               "then exit");
+  app.add_option("--tls-dir", o->tls_dir,
+                 "directory written by --tls-init (default: tls next to --db)");
+  app.add_option_function<std::string>(
+         "--tls-init",
+         [o](const std::string& dir) { o->tls_init = dir.empty() ? kDefaultTlsInitDir : dir; },
+         "write a CA, server and client certificates under DIR (default vipu-certs), then exit")
+      ->expected(0, 1);
+  app.add_option("--tls-hosts", o->tls_hosts,
+                 "extra server names or IPs for --tls-init (besides localhost, 127.0.0.1)")
+      ->delimiter(',');
+  app.add_option("--tls-validity-days", o->tls_validity_days,
+                 "validity of --tls-init certificates; <= 0: already expired (tests)")
+      ->group("");
+  app.add_option("--default-user-id", o->default_user_id,
+                 "the admin user created by the first secure start (default: current user)");
+  app.add_option("--user-api-listen", o->user_api_listen,
+                 "host:port of the user API (default --listen)");
+  app.add_option("--admin-api-listen", o->admin_api_listen,
+                 "host:port of the admin API (default: same as the user API)");
+  app.add_option("--agent-api-listen", o->agent_api_listen,
+                 "host:port where agents register (default: the user API's; with --secure "
+                 "127.0.0.1:0)");
+  app.add_option("--rate-limit-per-second", o->rate_limit_per_second,
+                 "mutating calls per second per user (per peer host without --secure); 0: off")
+      ->capture_default_str();
+  app.add_option("--rate-limit-burst", o->rate_limit_burst,
+                 "mutating calls allowed at once before the rate applies; 0: same as the rate")
+      ->capture_default_str();
+  app.add_option("--key-hash-iterations", o->key_hash_iterations,
+                 "PBKDF2 iterations for new access keys")
+      ->group("");
+}
+
+void ResolveSecurityDefaults(ServerOptions* o) {
+  if (o->tls_dir.empty()) {
+    fs::path db(o->db);
+    o->tls_dir = (db.has_parent_path() ? db.parent_path() / "tls" : fs::path("tls")).string();
+  }
+  if (o->user_api_listen.empty()) o->user_api_listen = o->listen;
+  if (o->admin_api_listen.empty()) o->admin_api_listen = o->user_api_listen;
+  if (o->agent_api_listen.empty() && o->secure) o->agent_api_listen = "127.0.0.1:0";
+}
+
+int RunSecurityCommands(const ServerOptions& o) {
+  if (o.tls_validity_days > 36500) {
+    return Fail(
+        absl::StrCat("--tls-validity-days: must be at most 36500, got ", o.tls_validity_days), 2);
+  }
+  if (o.key_hash_iterations < auth::kMinHashIterations) {
+    return Fail(absl::StrCat("--key-hash-iterations: must be at least ", auth::kMinHashIterations,
+                             ", got ", o.key_hash_iterations),
+                2);
+  }
+  if (!o.tls_init.empty()) {
+    if (absl::Status s = InitTls(o.tls_init, o); !s.ok()) {
+      return Fail(s.message(), absl::IsInvalidArgument(s) ? 2 : 1);
+    }
+    return 0;
+  }
+  if (auto limiter = auth::RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst);
+      !limiter.ok()) {
+    return Fail(limiter.status().message(), 2);
+  }
+  if (o.secure && o.insecure) return Fail("--insecure: contradicts --secure; give one", 2);
+  const bool listen_given = o.user_api_listen == o.listen;
+  for (const auto& [flag, address] :
+       {std::pair<std::string, std::string>{listen_given ? "--listen" : "--user-api-listen",
+                                            o.user_api_listen},
+        {"--admin-api-listen", o.admin_api_listen}}) {
+    if (absl::Status s = CheckListenPolicy(flag, address, o.secure, o.insecure); !s.ok()) {
+      spdlog::critical("{}", std::string(s.message()));
+      return Fail(s.message(), 2);
+    }
+  }
+  if (!o.agent_api_listen.empty() && !IsLoopbackAddress(o.agent_api_listen)) {
+    spdlog::warn(
+        "--agent-api-listen {}: the agent API has no TLS yet; keep it on a management "
+        "network (docs/security.md)",
+        o.agent_api_listen);
+  }
+  if (!o.init) return -1;
+
+  fs::path db(o.db);
+  std::error_code ec;
+  if (db.has_parent_path()) fs::create_directories(db.parent_path(), ec);
+  auto store = storage::Store::Open(o.db);
+  if (!store.ok())
+    return Fail(absl::StrCat("cannot open database ", o.db, ": ", store.status().message()), 1);
+  std::printf("Initialised storage: %s\n", o.db.c_str());
+  std::fflush(stdout);
+  if (!o.secure) return 0;
+  if (!fs::exists(fs::path(o.tls_dir) / "server" / "cert.pem")) {
+    if (absl::Status s = InitTls(o.tls_dir, o); !s.ok()) return Fail(s.message(), 1);
+  }
+  auth::UserDirectory users(store->get(), nullptr, o.key_hash_iterations);
+  if (absl::Status s = EnsureDefaultAdmin(users, o); !s.ok()) {
+    return Fail(s.message(), absl::IsInvalidArgument(s) ? 2 : 1);
+  }
+  return 0;
+}
+
+absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o,
+                                                          storage::Store* store) {
+  std::unique_ptr<Security> s(new Security());
+  auto limiter = auth::RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst);
+  if (!limiter.ok()) return limiter.status();
+  s->limiter_ = *std::move(limiter);
+  s->authenticator_ = std::make_unique<auth::Authenticator>(store);
+  s->users_ =
+      std::make_unique<auth::UserDirectory>(store, s->authenticator_.get(), o.key_hash_iterations);
+  s->access_ =
+      std::make_unique<auth::AccessControl>(o.secure, s->authenticator_.get(), s->limiter_.get());
+  s->user_admin_service_ = std::make_unique<UserAdminService>(s->users_.get(), s->access_.get());
+  if (o.secure) {
+    auto credentials = LoadServerTlsCredentials(o.tls_dir);
+    if (!credentials.ok()) return credentials.status();
+    s->credentials_ = *credentials;
+    if (absl::Status e = EnsureDefaultAdmin(*s->users_, o); !e.ok()) return e;
+    spdlog::info("secure mode: mutual TLS with {}, users required", o.tls_dir);
+  } else {
+    spdlog::warn(
+        "not secure: callers are not authenticated and see every allocation "
+        "(start with --secure, docs/security.md)");
+  }
+  if (s->limiter_->enabled()) {
+    spdlog::info("rate limit: {} mutating calls/s per {}, burst {}", o.rate_limit_per_second,
+                 o.secure ? "user" : "peer host",
+                 o.rate_limit_burst == 0 ? o.rate_limit_per_second : o.rate_limit_burst);
+  }
+  return s;
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,48 @@
+// Tells systemd about the server's life (Type=notify units): STATUS= lines
+// while starting, READY=1 once the database is open, the agents reconciled
+// and the ports listen, STOPPING=1 on shutdown, and WATCHDOG=1 pings when the
+// unit sets WatchdogSec. Without $NOTIFY_SOCKET every call does nothing, so
+// the server runs the same by hand, in tests and under systemd.
+#ifndef VIPU_SERVER_SYSTEMD_NOTIFY_H_
+#define VIPU_SERVER_SYSTEMD_NOTIFY_H_
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace vipu::server {
+
+class SystemdNotifier {
+ public:
+  SystemdNotifier() = default;
+  ~SystemdNotifier();  // stops the watchdog thread
+
+  SystemdNotifier(const SystemdNotifier&) = delete;
+  SystemdNotifier& operator=(const SystemdNotifier&) = delete;
+
+  // True when $NOTIFY_SOCKET is set.
+  static bool Enabled();
+
+  void Status(const std::string& text);
+  void Ready(const std::string& status);
+  void Stopping(const std::string& status);
+
+  // With WatchdogSec set ($WATCHDOG_USEC), pings at half the period while
+  // `alive()` returns true; a hung server (alive() stuck or false) is then
+  // restarted by systemd. Does nothing otherwise.
+  void StartWatchdog(std::function<bool()> alive);
+
+ private:
+  void Send(const std::string& message);
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread watchdog_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_SYSTEMD_NOTIFY_H_

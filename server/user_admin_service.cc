@@ -1,0 +1,58 @@
+#include "server/user_admin_service.h"
+
+#include "google/protobuf/util/time_util.h"
+#include "server/grpc_status.h"
+#include "spdlog/spdlog.h"
+
+namespace vipu::server {
+namespace {
+
+const auth::Action kCreate{"create user", /*admin=*/true, /*mutating=*/true};
+const auth::Action kList{"list users", /*admin=*/true, /*mutating=*/false};
+const auth::Action kRemove{"remove user", /*admin=*/true, /*mutating=*/true};
+
+}  // namespace
+
+grpc::Status UserAdminService::CreateUser(grpc::ServerContext* context,
+                                          const vipuadmin::CreateUserRequest* request,
+                                          vipuadmin::CreateUserReply* reply) {
+  auto caller = auth::AdmitCall(access_, context, kCreate);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  std::vector<std::string> allocations(request->allocations().begin(),
+                                       request->allocations().end());
+  auto key = users_->Create(request->user_id(), allocations, request->admin());
+  if (!key.ok()) return ToGrpc(key.status());
+  spdlog::info("user {} created by {}", request->user_id(), caller->Name());
+  reply->set_access_key(*key);
+  return grpc::Status::OK;
+}
+
+grpc::Status UserAdminService::ListUsers(grpc::ServerContext* context,
+                                         const vipuadmin::ListUsersRequest*,
+                                         vipuadmin::ListUsersReply* reply) {
+  auto caller = auth::AdmitCall(access_, context, kList);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  auto users = users_->List();
+  if (!users.ok()) return ToGrpc(users.status());
+  for (const storage::UserRecord& u : *users) {
+    vipuadmin::User* out = reply->add_users();
+    out->set_id(u.id);
+    out->set_admin(u.is_admin);
+    for (const std::string& a : u.allocations) out->add_allocations(a);
+    *out->mutable_created() =
+        google::protobuf::util::TimeUtil::MillisecondsToTimestamp(u.created_unix_ms);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status UserAdminService::RemoveUser(grpc::ServerContext* context,
+                                          const vipuadmin::RemoveUserRequest* request,
+                                          vipuadmin::RemoveUserReply*) {
+  auto caller = auth::AdmitCall(access_, context, kRemove);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  absl::Status s = users_->Remove(request->user_id());
+  if (s.ok()) spdlog::info("user {} removed by {}", request->user_id(), caller->Name());
+  return ToGrpc(s);
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,32 @@
+// vipuadmin.UserAdminService: users of the secure mode (admin users only;
+// with --secure off it still works, so that users can be prepared before
+// the switch).
+#ifndef VIPU_SERVER_USER_ADMIN_SERVICE_H_
+#define VIPU_SERVER_USER_ADMIN_SERVICE_H_
+
+#include "server/auth/access_control.h"
+#include "server/auth/user_directory.h"
+#include "vipu_admin.grpc.pb.h"
+
+namespace vipu::server {
+
+class UserAdminService final : public vipuadmin::UserAdminService::Service {
+ public:
+  UserAdminService(auth::UserDirectory* users, auth::AccessControl* access)
+      : users_(users), access_(access) {}
+
+  grpc::Status CreateUser(grpc::ServerContext*, const vipuadmin::CreateUserRequest*,
+                          vipuadmin::CreateUserReply*) override;
+  grpc::Status ListUsers(grpc::ServerContext*, const vipuadmin::ListUsersRequest*,
+                         vipuadmin::ListUsersReply*) override;
+  grpc::Status RemoveUser(grpc::ServerContext*, const vipuadmin::RemoveUserRequest*,
+                          vipuadmin::RemoveUserReply*) override;
+
+ private:
+  auth::UserDirectory* users_;
+  auth::AccessControl* access_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_USER_ADMIN_SERVICE_H_

@@ -1,0 +1,2 @@
+api-host = "localhost"
+api-port = 8090

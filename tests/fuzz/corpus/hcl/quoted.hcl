@@ -1,0 +1,2 @@
+api-host = "a b\"c"
+api-host = last

@@ -1,0 +1,1 @@
+unknown = 1

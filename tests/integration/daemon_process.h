@@ -1,0 +1,226 @@
+// Long-running processes for the operations tests (server without
+// --simulate, standalone agents), plus small clients the tests need: a free
+// port, an HTTP GET, and grpc.health.v1 Check without generated stubs.
+// Header-only so that it needs no build change; the harness (harness.h)
+// covers the simulated-pod case.
+#ifndef VIPU_TESTS_INTEGRATION_DAEMON_PROCESS_H_
+#define VIPU_TESTS_INTEGRATION_DAEMON_PROCESS_H_
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/integration/harness.h"
+
+namespace vipu::testing {
+
+// A port that was free a moment ago (bound to 0, read, closed).
+inline int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    throw std::runtime_error("FreePort: bind failed");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A child process with stdout and stderr appended to `log`; killed when the
+// test process dies (PR_SET_PDEATHSIG) or the object goes away.
+class Daemon {
+ public:
+  Daemon(std::vector<std::string> argv, std::string log,
+         std::map<std::string, std::string> env = {})
+      : argv_(std::move(argv)), log_(std::move(log)), env_(std::move(env)) {
+    Launch();
+  }
+  ~Daemon() { Kill(); }
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  pid_t pid() const { return pid_; }
+  const std::string& log() const { return log_; }
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      status_ = status;
+      return false;
+    }
+    return true;
+  }
+  // The waitpid status once the process has exited.
+  int status() const { return status_; }
+
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    Reap();
+  }
+  int Terminate() {
+    if (pid_ <= 0) return status_;
+    kill(pid_, SIGTERM);
+    Reap();
+    return status_;
+  }
+  // Starts the same command again (after Kill/Terminate).
+  void Relaunch() {
+    Kill();
+    Launch();
+  }
+
+ private:
+  void Launch() {
+    int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      int devnull = open("/dev/null", O_RDONLY);
+      dup2(devnull, 0);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      for (const auto& [k, v] : env_) setenv(k.c_str(), v.c_str(), 1);
+      std::vector<char*> args;
+      for (const std::string& a : argv_) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(fd);
+  }
+  void Reap() {
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    status_ = status;
+    pid_ = -1;
+  }
+
+  std::vector<std::string> argv_;
+  std::string log_;
+  std::map<std::string, std::string> env_;
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
+
+// The body of GET http://127.0.0.1:port/path, or "" on any failure.
+// `headers` are extra request header lines ("Accept: ...").
+inline std::string HttpGet(int port, const std::string& path, const std::string& headers = "") {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "";
+  }
+  std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n", headers,
+                                     headers.empty() ? "" : "\r\n", "Connection: close\r\n\r\n");
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return "";
+  }
+  std::string response;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    response.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  if (response.rfind("HTTP/1.1 200", 0) != 0 || body == std::string::npos) return "";
+  return response.substr(body + 4);
+}
+
+// The whole HTTP response (status line and headers included).
+inline std::string HttpGetRaw(int port, const std::string& path, const std::string& headers) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "";
+  }
+  std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n", headers,
+                                     "\r\nConnection: close\r\n\r\n");
+  (void)!write(fd, request.data(), request.size());
+  std::string response;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    response.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return response;
+}
+
+// grpc.health.v1.Health/Check for the whole server (service ""). The
+// messages are tiny and standard, so they are encoded by hand:
+// HealthCheckRequest{} is empty, HealthCheckResponse is field 1 (varint
+// ServingStatus: 1 SERVING, 2 NOT_SERVING). Returns -1 when the call fails.
+inline int HealthCheck(const std::string& address) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::CompletionQueue cq;
+  grpc::ByteBuffer request;  // empty message
+  grpc::Slice empty("", 0);
+  request = grpc::ByteBuffer(&empty, 1);
+  auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer response;
+  grpc::Status status;
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  const bool got = cq.Next(&tag, &ok);
+  cq.Shutdown();
+  void* ignored_tag = nullptr;
+  bool ignored_ok = false;
+  while (cq.Next(&ignored_tag, &ignored_ok)) {
+  }
+  if (!got || !ok || !status.ok()) return -1;
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return -1;
+  std::string bytes;
+  for (const grpc::Slice& s : slices) {
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  if (bytes.empty()) return 0;  // UNKNOWN (the default value is not sent)
+  if (bytes.size() == 2 && bytes[0] == 0x08) return bytes[1];
+  return -1;
+}
+
+}  // namespace vipu::testing
+
+#endif  // VIPU_TESTS_INTEGRATION_DAEMON_PROCESS_H_

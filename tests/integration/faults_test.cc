@@ -1,0 +1,481 @@
+// Simulated-pod behaviour (issue 3) with real processes: injected faults put
+// exactly the partitions they touch in PS_ERROR naming the machine and the
+// IPU or link, the server notices a hung agent within three heartbeats, the
+// partitions auto-reset when the fault clears, `test cluster` counts follow
+// the pod, and the data plane runs workloads on a partition's machines.
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "cli/ipuof_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/harness.h"
+#include "vipu_admin.grpc.pb.h"
+#include "vipu_agent.grpc.pb.h"
+
+namespace vipu::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The harness runs servers with --heartbeat-ms 200.
+constexpr int kHeartbeatMs = 200;
+
+std::unique_ptr<ServerProcess> StartPod(const std::string& pod) {
+  return ServerProcess::Start(pod);
+}
+
+// "ACTIVE", "ERROR", ... from `vipu get partition-status`.
+std::string Field(const ServerProcess& s, const std::string& partition, const std::string& key) {
+  CommandResult r = s.Vipu({"get", "partition-status", partition});
+  std::regex re(" " + key + " +\\| ([^\\n]*?) *\\n");
+  std::smatch m;
+  if (r.exit_code != 0 || !std::regex_search(r.out, m, re)) return "";
+  return m[1];
+}
+
+bool WaitState(const ServerProcess& s, const std::string& partition, const std::string& state,
+               absl::Duration timeout = absl::Seconds(20)) {
+  return WaitFor([&] { return Field(s, partition, "State") == state; }, timeout);
+}
+
+// The first topology id of a partition in ILD 0 ("ILD 0: 8-11" -> 8).
+int FirstTopologyId(const ServerProcess& s, const std::string& partition) {
+  CommandResult r = s.Vipu({"get", "partition", partition});
+  std::smatch m;
+  if (!std::regex_search(r.out, m, std::regex("ILD 0: ([0-9]+)"))) return -1;
+  return std::stoi(m[1]);
+}
+
+// Topology id -> machine ("ag1".."agN") and IPU# (slot 0 is IPU# 3).
+std::string MachineOf(int topology_id) { return absl::StrCat("ag", 1 + topology_id / 4); }
+int IpuOf(int topology_id) { return 3 - topology_id % 4; }
+
+class FaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = StartPod("pod16");
+    ASSERT_EQ(server_->Vipu({"create", "partition", "p1", "--size", "8"}).exit_code, 0);
+    ASSERT_EQ(server_->Vipu({"create", "partition", "p2", "--size", "4"}).exit_code, 0);
+    p1_ = FirstTopologyId(*server_, "p1");
+    p2_ = FirstTopologyId(*server_, "p2");
+    ASSERT_GE(p1_, 0);
+    ASSERT_GE(p2_, 0);
+  }
+
+  CommandResult Inject(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"inject", "fault"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return server_->VipuAdmin(argv);
+  }
+
+  void ExpectRecoveredByAutoReset(const std::string& partition) {
+    ASSERT_TRUE(WaitState(*server_, partition, "ACTIVE")) << Field(*server_, partition, "Errors");
+    EXPECT_EQ(Field(*server_, partition, "Errors"), "none");
+    EXPECT_EQ(Field(*server_, partition, "Auto-reset retry count"), "1");
+    EXPECT_NE(Field(*server_, partition, "Last auto-reset"), "never");
+  }
+
+  std::unique_ptr<ServerProcess> server_;
+  int p1_ = -1;
+  int p2_ = -1;
+};
+
+TEST_F(FaultsTest, IpuErrorFailsOnlyItsPartitionThenAutoResets) {
+  const std::string machine = MachineOf(p1_);
+  const int ipu = IpuOf(p1_);
+  CommandResult r = Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(ipu)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitState(*server_, "p1", "ERROR"));
+  EXPECT_EQ(Field(*server_, "p1", "Errors"),
+            absl::StrCat("agent ", machine, ": IPU ", ipu, " error (injected fault)"));
+  EXPECT_EQ(Field(*server_, "p1", "Operation"), "FAILED");
+  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+  EXPECT_EQ(Field(*server_, "p2", "Errors"), "none");
+  // Auto reset waits for the fault to clear: no retry is spent meanwhile.
+  EXPECT_EQ(Field(*server_, "p1", "Auto-reset retry count"), "0");
+
+  ASSERT_EQ(Inject({machine, "--kind", "clear"}).exit_code, 0);
+  ExpectRecoveredByAutoReset("p1");
+  EXPECT_EQ(Field(*server_, "p2", "Auto-reset retry count"), "0");
+}
+
+TEST_F(FaultsTest, LinkDownFailsOnlyThePartitionOwningItThenAutoResets) {
+  // p1 spans two machines; the rail between them is port 4 of the first.
+  const std::string first = MachineOf(p1_);
+  const std::string second = MachineOf(p1_ + 4);
+  CommandResult r = Inject({first, "--kind", "link-down", "--link", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string name = absl::StrCat(first, ".ipu1-", second, ".ipu3");
+  EXPECT_THAT(r.out, HasSubstr(name));
+  ASSERT_TRUE(WaitState(*server_, "p1", "ERROR"));
+  EXPECT_EQ(Field(*server_, "p1", "Errors"),
+            absl::StrCat("agent ", first, ": IPU-Link ", name, " down"));
+  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+
+  ASSERT_EQ(Inject({first, "--kind", "clear"}).exit_code, 0);
+  ExpectRecoveredByAutoReset("p1");
+}
+
+TEST_F(FaultsTest, LinkOutsideEveryPartitionFailsNone) {
+  // The rail from p2's machine to the next machine belongs to no partition.
+  const std::string machine = MachineOf(p2_);
+  ASSERT_EQ(Inject({machine, "--kind", "link-down", "--link", "4"}).exit_code, 0);
+  // Give the heartbeat that carries it time to arrive, and the monitor to act.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        CommandResult t = server_->VipuAdmin({"test", "cluster", "pod16", "--force"});
+        return t.out.find("21/22") != std::string::npos;
+      },
+      absl::Seconds(10)));
+  absl::SleepFor(absl::Milliseconds(3 * kHeartbeatMs));  // a negative check: nothing may change
+  EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
+  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+}
+
+TEST_F(FaultsTest, HungAgentIsDownWithinThreeHeartbeatsAndRecovers) {
+  const std::string machine = MachineOf(p2_);
+  const absl::Time start = absl::Now();
+  ASSERT_EQ(Inject({machine, "--kind", "agent-hang"}).exit_code, 0);
+  ASSERT_TRUE(WaitState(*server_, "p2", "ERROR", absl::Seconds(10)));
+  const absl::Duration noticed = absl::Now() - start;
+  std::printf("[ measured ] hang -> p2 PS_ERROR in %lld ms (heartbeat %d ms)\n",
+              static_cast<long long>(absl::ToInt64Milliseconds(noticed)), kHeartbeatMs);
+  // Three periods, plus a period the last heartbeat may predate the hang,
+  // plus CLI polling on a shared machine.
+  EXPECT_LT(noticed, absl::Milliseconds(4 * kHeartbeatMs) + absl::Seconds(1));
+  EXPECT_THAT(Field(*server_, "p2", "Errors"),
+              HasSubstr(absl::StrCat("agent ", machine, ": down (no heartbeat for")));
+  EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
+  CommandResult agents = server_->VipuAdmin({"list", "agents"});
+  EXPECT_TRUE(std::regex_search(agents.out, std::regex(machine + " +\\|[^\\n]*\\| Down ")))
+      << agents.out;
+
+  ASSERT_EQ(Inject({machine, "--kind", "clear"}).exit_code, 0);
+  ExpectRecoveredByAutoReset("p2");
+}
+
+TEST_F(FaultsTest, SigstoppedAgentProcessFailsItsPartitionsUntilSigcont) {
+  std::vector<pid_t> agents = server_->Children();
+  ASSERT_EQ(agents.size(), 1u);  // pod16: one process for the 4 machines
+  ASSERT_EQ(kill(agents[0], SIGSTOP), 0);
+  EXPECT_TRUE(WaitState(*server_, "p1", "ERROR", absl::Seconds(10)));
+  EXPECT_TRUE(WaitState(*server_, "p2", "ERROR", absl::Seconds(10)));
+  EXPECT_THAT(Field(*server_, "p1", "Errors"), HasSubstr(": down (no heartbeat for"));
+  ASSERT_EQ(kill(agents[0], SIGCONT), 0);
+  ExpectRecoveredByAutoReset("p1");
+  ExpectRecoveredByAutoReset("p2");
+}
+
+TEST_F(FaultsTest, DisabledAutoResetStaysInError) {
+  ASSERT_EQ(server_->Vipu({"create", "partition", "manual", "--size", "4", "--disable-auto-reset"})
+                .exit_code,
+            0);
+  const int manual = FirstTopologyId(*server_, "manual");
+  const std::string machine = MachineOf(manual);
+  ASSERT_EQ(
+      Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(manual))}).exit_code,
+      0);
+  ASSERT_TRUE(WaitState(*server_, "manual", "ERROR"));
+  ASSERT_EQ(Inject({machine, "--kind", "clear"}).exit_code, 0);
+  absl::SleepFor(absl::Milliseconds(5 * kHeartbeatMs));  // a negative check: no reset may come
+  EXPECT_EQ(Field(*server_, "manual", "State"), "ERROR");
+  EXPECT_EQ(Field(*server_, "manual", "Auto-reset retry count"), "0");
+  // A manual reset brings it back.
+  ASSERT_EQ(server_->Vipu({"reset", "partition", "manual"}).exit_code, 0);
+  EXPECT_EQ(Field(*server_, "manual", "State"), "ACTIVE");
+}
+
+TEST_F(FaultsTest, CrashedMachineStaysDownAndFailsItsPartition) {
+  const std::string machine = MachineOf(p2_);
+  ASSERT_EQ(Inject({machine, "--kind", "agent-crash"}).exit_code, 0);
+  ASSERT_TRUE(WaitState(*server_, "p2", "ERROR", absl::Seconds(10)));
+  EXPECT_THAT(Field(*server_, "p2", "Errors"),
+              HasSubstr(absl::StrCat("agent ", machine, ": down")));
+  // Its server is gone: nothing can clear it.
+  CommandResult clear = Inject({machine, "--kind", "clear"});
+  EXPECT_NE(clear.exit_code, 0);
+  EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
+}
+
+TEST_F(FaultsTest, InjectFaultRefusesBadTargets) {
+  CommandResult r = Inject({"ag99", "--kind", "clear"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("agent_id: agent 'ag99' not found"));
+  // ag1 is the first machine of pod16's mesh: nothing below it.
+  r = Inject({"ag1", "--kind", "link-down", "--link", "6"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("link: agent 'ag1' has no link on port 6 (rail-prev-0)"));
+  r = Inject({"ag1", "--kind", "link-down"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--link: is required for kind link-down"));
+
+  // Straight through the API, bypassing the CLI's checks.
+  auto admin = vipuadmin::AdminService::NewStub(
+      grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+  auto call = [&](vipuadmin::InjectFaultRequest req) {
+    grpc::ClientContext ctx;
+    vipuadmin::InjectFaultReply reply;
+    return admin->InjectFault(&ctx, req, &reply);
+  };
+  vipuadmin::InjectFaultRequest base;
+  base.set_agent_id("ag1");
+  base.set_kind(vipuadmin::FAULT_IPU_ERROR);
+  base.set_ipu(0);
+  struct Case {
+    std::function<void(vipuadmin::InjectFaultRequest*)> mutate;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {[](auto* r) { r->set_agent_id(""); }, "agent_id:"},
+      {[](auto* r) { r->set_agent_id("bad id"); }, "agent_id:"},
+      {[](auto* r) { r->set_kind(static_cast<vipuadmin::FaultKind>(99)); },
+       "kind: unknown value 99"},
+      {[](auto* r) { r->set_kind(vipuadmin::FAULT_KIND_UNDEFINED); }, "kind: must be one of"},
+      {[](auto* r) { r->clear_ipu(); }, "ipu: is required"},
+      {[](auto* r) { r->set_ipu(4); }, "ipu: must be 0..3, got 4"},
+      {[](auto* r) { r->set_link(2); }, "link: only meaningful for kind link-down"},
+      {[](auto* r) { r->set_duration_ms(5); }, "duration_ms: only meaningful for kind agent-hang"},
+      {[](auto* r) {
+         r->set_kind(vipuadmin::FAULT_LINK_DOWN);
+         r->clear_ipu();
+         r->set_link(14);
+       },
+       "link: must be a port 0..13, got 14"},
+      {[](auto* r) {
+         r->set_kind(vipuadmin::FAULT_AGENT_HANG);
+         r->clear_ipu();
+         r->set_duration_ms(3600001);
+       },
+       "duration_ms: must be 0..3600000"},
+  };
+  for (const Case& c : cases) {
+    vipuadmin::InjectFaultRequest req = base;
+    c.mutate(&req);
+    grpc::Status s = call(req);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.message;
+    EXPECT_THAT(s.error_message(), HasSubstr(c.message));
+  }
+  // None of them reached a machine.
+  EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
+  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+}
+
+// ---- test cluster ----
+
+std::string Row(const std::string& out, const std::string& test) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(test + " +\\| [0-9.]+s +\\| ([0-9]+/[0-9]+) "))) {
+    return "";
+  }
+  return m[1];
+}
+
+TEST(TestClusterTest, CountsFollowPod16) {
+  auto server = StartPod("pod16");
+  CommandResult r = server->VipuAdmin({"test", "cluster", "pod16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Test Type"));
+  EXPECT_EQ(Row(r.out, "Version"), "4/4");
+  EXPECT_EQ(Row(r.out, "Cabling"), "12/12");
+  EXPECT_EQ(Row(r.out, "Sync-Link"), "6/6");
+  EXPECT_EQ(Row(r.out, "Link-Training"), "22/22");
+  EXPECT_EQ(Row(r.out, "Traffic"), "1/1");
+  EXPECT_EQ(Row(r.out, "GW-Link"), "0/0");
+  EXPECT_THAT(r.out, HasSubstr("GW Link test skipped"));
+}
+
+TEST(TestClusterTest, CountsFollowPod64) {
+  auto server = StartPod("pod64");
+  CommandResult r = server->VipuAdmin({"test", "cluster", "pod64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Row(r.out, "Version"), "16/16");
+  EXPECT_EQ(Row(r.out, "Cabling"), "64/64");
+  EXPECT_EQ(Row(r.out, "Sync-Link"), "32/32");
+  EXPECT_EQ(Row(r.out, "Link-Training"), "96/96");
+  EXPECT_EQ(Row(r.out, "Traffic"), "1/1");
+  EXPECT_EQ(Row(r.out, "GW-Link"), "0/0");
+}
+
+TEST(TestClusterTest, RefusesWithPartitionsUnlessForcedAndNamesAFailedLink) {
+  auto server = StartPod("pod16");
+  ASSERT_EQ(server->Vipu({"create", "partition", "busy", "--size", "4"}).exit_code, 0);
+  CommandResult r = server->VipuAdmin({"test", "cluster", "pod16"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cluster_id: cluster 'pod16' has 1 partition(s)"));
+  EXPECT_THAT(r.err, HasSubstr("--force"));
+  EXPECT_THAT(r.out, Not(HasSubstr("Test Type")));
+
+  ASSERT_EQ(
+      server->VipuAdmin({"inject", "fault", "ag2", "--kind", "link-down", "--link", "4"}).exit_code,
+      0);
+  // The fault is the agent's own state: the test sees it at once.
+  r = server->VipuAdmin({"test", "cluster", "pod16", "--force"});
+  EXPECT_EQ(r.exit_code, 1);  // a failed test fails the command
+  EXPECT_EQ(Row(r.out, "Link-Training"), "21/22");
+  EXPECT_EQ(Row(r.out, "Traffic"), "0/1");
+  EXPECT_EQ(Row(r.out, "Cabling"), "12/12");
+  EXPECT_THAT(r.out, HasSubstr("Link-Training: IPU-Link ag2.ipu1-ag3.ipu3: down (reported by ag2"));
+
+  auto admin = vipuadmin::AdminService::NewStub(
+      grpc::CreateChannel(server->address(), grpc::InsecureChannelCredentials()));
+  for (const auto& [id, code] : std::vector<std::pair<std::string, grpc::StatusCode>>{
+           {"", grpc::StatusCode::INVALID_ARGUMENT},
+           {"no such", grpc::StatusCode::INVALID_ARGUMENT},
+           {"nosuch", grpc::StatusCode::NOT_FOUND}}) {
+    grpc::ClientContext ctx;
+    vipuadmin::TestClusterRequest req;
+    req.set_cluster_id(id);
+    vipuadmin::TestClusterReply reply;
+    grpc::Status s = admin->TestCluster(&ctx, req, &reply);
+    EXPECT_EQ(s.error_code(), code) << id;
+    EXPECT_THAT(s.error_message(), HasSubstr("cluster_id:"));
+  }
+}
+
+// ---- data plane ----
+
+vipuagent::WorkloadSpec Bert() {
+  vipuagent::WorkloadSpec w;
+  w.set_model("bert-base");
+  w.set_micro_batch(4);
+  w.set_grad_accum(8);
+  return w;
+}
+
+TEST_F(FaultsTest, DataPlaneRunsOnThePartitionsMachinesAndFailsOnADownLink) {
+  auto client =
+      cli::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p1", 0, absl::Seconds(10));
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ(client->partition_id(), "p1");
+  ASSERT_EQ(client->devices().size(), 8u);
+  auto run = client->Run(Bert(), 3);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->step_time_s.size(), 3u);
+  EXPECT_GT(run->step_time_s[0], 0);
+  EXPECT_EQ(run->step_time_s[0], run->step_time_s[2]);
+  EXPECT_GT(run->samples_per_sec, 0);
+  EXPECT_EQ(run->agent_ids.size(), 2u);
+
+  // A link the partition owns, on the machine that does not lead the run.
+  const std::string first = MachineOf(p1_);
+  const std::string second = MachineOf(p1_ + 4);
+  ASSERT_EQ(Inject({second, "--kind", "link-down", "--link", "0"}).exit_code, 0);
+  auto failed = client->Run(Bert(), 3);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(failed.status().message()),
+              HasSubstr(absl::StrCat("agent ", second, ": IPU-Link ", second, ".ipu3-", second,
+                                     ".ipu2 down")));
+  ASSERT_EQ(Inject({second, "--kind", "clear"}).exit_code, 0);
+
+  // An IPU error on the leading machine.
+  ASSERT_EQ(Inject({first, "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p1_))}).exit_code,
+            0);
+  failed = client->Run(Bert(), 3);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_THAT(std::string(failed.status().message()),
+              HasSubstr(absl::StrCat("agent ", first, ": IPU ", IpuOf(p1_), " error")));
+  // p2's machines are untouched: it still runs.
+  auto other =
+      cli::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0, absl::Seconds(10));
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_TRUE(other->Run(Bert(), 1).ok());
+}
+
+TEST_F(FaultsTest, DataPlaneAttachesFromEnvironmentOrConfigFile) {
+  cli::Environment env;
+  env.vars = {{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+              {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
+              {"IPUOF_VIPU_API_PARTITION_ID", "p2"},
+              {"IPUOF_VIPU_API_GCD_ID", "0"}};
+  auto client = cli::IpuofClient::Attach(env);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ(client->devices().size(), 4u);
+  EXPECT_TRUE(client->Run(Bert(), 2).ok());
+
+  // `vipu create partition` left the config files in HOME.
+  cli::Environment file_env;
+  file_env.vars = {{"IPUOF_CONFIG_PATH", server_->home() + "/.ipuof.conf.d/p1_gcd0_ipuof.conf"}};
+  auto from_file = cli::IpuofClient::Attach(file_env);
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  EXPECT_EQ(from_file->partition_id(), "p1");
+  EXPECT_EQ(from_file->devices().size(), 8u);
+  EXPECT_TRUE(from_file->Run(Bert(), 1).ok());
+
+  // Bad environments name the variable.
+  struct Case {
+    std::map<std::string, std::string> vars;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{}, "set IPUOF_VIPU_API_HOST"},
+           {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}}, "IPUOF_VIPU_API_PARTITION_ID:"},
+           {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+             {"IPUOF_VIPU_API_PORT", "0"},
+             {"IPUOF_VIPU_API_PARTITION_ID", "p1"}},
+            "IPUOF_VIPU_API_PORT:"},
+           {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+             {"IPUOF_VIPU_API_PORT", "x"},
+             {"IPUOF_VIPU_API_PARTITION_ID", "p1"}},
+            "IPUOF_VIPU_API_PORT:"},
+           {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+             {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
+             {"IPUOF_VIPU_API_PARTITION_ID", "p1"},
+             {"IPUOF_VIPU_API_GCD_ID", "-1"}},
+            "IPUOF_VIPU_API_GCD_ID:"},
+           {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+             {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
+             {"IPUOF_VIPU_API_PARTITION_ID", "p1"},
+             {"IPUOF_VIPU_API_GCD_ID", "1"}},
+            "gcd_id:"},
+           {{{"IPUOF_CONFIG_PATH", "/nonexistent/x.conf"}}, "IPUOF_CONFIG_PATH: cannot read"},
+       }) {
+    cli::Environment e;
+    e.vars = c.vars;
+    auto a = cli::IpuofClient::Attach(e, absl::Seconds(5));
+    ASSERT_FALSE(a.ok()) << c.message;
+    EXPECT_THAT(std::string(a.status().message()), HasSubstr(c.message));
+  }
+}
+
+TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
+  auto client =
+      cli::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0, absl::Seconds(10));
+  ASSERT_TRUE(client.ok()) << client.status();
+  struct Case {
+    std::function<void(vipuagent::WorkloadSpec*)> mutate;
+    uint32_t steps;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {[](auto*) {}, 0, "steps: must be 1..100000, got 0"},
+      {[](auto*) {}, 100001, "steps: must be 1..100000, got 100001"},
+      {[](auto* w) { w->set_model(""); }, 1, "workload.model: must name a preset"},
+      {[](auto* w) { w->set_model("gpt5"); }, 1, "workload.model:"},
+      {[](auto* w) { w->set_optimizer("magic"); }, 1, "workload.optimizer:"},
+      {[](auto* w) { w->set_ipus_per_replica(8); }, 1, "workload.ipus_per_replica: 8 IPUs"},
+      {[](auto* w) { w->set_ipus_per_replica(3); }, 1, "ipus_per_replica"},
+      {[](auto* w) { w->set_replicas(8); }, 1, "replicas"},
+  };
+  for (const Case& c : cases) {
+    vipuagent::WorkloadSpec w = Bert();
+    c.mutate(&w);
+    auto r = client->Run(w, c.steps);
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.message));
+  }
+  // The partition is gone: NOT_FOUND from the machine.
+  ASSERT_EQ(server_->Vipu({"remove", "partition", "p2"}).exit_code, 0);
+  auto gone = client->Run(Bert(), 1);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace vipu::testing

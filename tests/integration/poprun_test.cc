@@ -1,0 +1,430 @@
+// poprun against a real vipu-server: resolution of server and partition,
+// creation and removal (also on failure and SIGINT), update and reset
+// rules, the environment of every instance, and popdist in C++ and Python
+// under poprun and outside it.
+#if defined(POPRUN_BIN) && defined(POPDIST_ENV_DUMP_BIN)
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tests/integration/harness.h"
+
+namespace vipu::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::vector<std::string> PoprunArgs(const ServerProcess& server, std::vector<std::string> args) {
+  std::vector<std::string> argv = {
+      POPRUN_BIN,           "--allow-run-as-root",        "1", "--vipu-server-host", "127.0.0.1",
+      "--vipu-server-port", std::to_string(server.port())};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+CommandResult Poprun(const ServerProcess& server, std::vector<std::string> args,
+                     std::map<std::string, std::string> env = {}) {
+  env.emplace("HOME", server.home());
+  return RunCommand(PoprunArgs(server, std::move(args)), env);
+}
+
+// Each instance's output: mpirun tags every line "[1,i]<stdout>:", but
+// lines of concurrent instances can interleave inside a line, so the text
+// is cut at every tag rather than at newlines.
+std::map<int, std::string> InstanceText(const std::string& out) {
+  std::map<int, std::string> text;
+  static const std::regex tag(R"(\[1,(\d+)\]<std(out|err)>:)");
+  auto begin = std::sregex_iterator(out.begin(), out.end(), tag);
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    auto next = std::next(it);
+    const size_t from = it->position() + it->length();
+    const size_t to = next == std::sregex_iterator() ? out.size() : next->position();
+    std::string chunk = out.substr(from, to - from);
+    if (!chunk.empty() && chunk.back() != '\n') chunk += '\n';
+    text[std::stoi((*it)[1])] += chunk;
+  }
+  return text;
+}
+
+// KEY=VALUE lines of each instance.
+std::map<int, std::map<std::string, std::string>> ByInstance(const std::string& out) {
+  std::map<int, std::map<std::string, std::string>> result;
+  for (const auto& [instance, text] : InstanceText(out)) {
+    for (absl::string_view l : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+      if (!kv.second.empty()) result[instance][kv.first] = kv.second;
+    }
+  }
+  return result;
+}
+
+bool Listed(const ServerProcess& server, const std::string& id) {
+  CommandResult r = server.Vipu({"list", "partitions"});
+  return r.out.find(" " + id + " ") != std::string::npos;
+}
+
+class PoprunTest : public ::testing::Test {
+ protected:
+  void SetUp() override { server_ = ServerProcess::Start("pod16"); }
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(PoprunTest, EnvironmentOfEveryInstance) {
+  for (int instances : {1, 2, 4}) {
+    SCOPED_TRACE(instances);
+    CommandResult r = Poprun(
+        *server_, {"--vipu-partition", "envp", "--num-replicas", "8", "--num-instances",
+                   std::to_string(instances), "--ipus-per-replica", "2", POPDIST_ENV_DUMP_BIN});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto env = ByInstance(r.out);
+    ASSERT_EQ(env.size(), static_cast<size_t>(instances)) << r.out;
+    const int local = 8 / instances;
+    for (int i = 0; i < instances; ++i) {
+      auto& e = env[i];
+      EXPECT_EQ(e["POPDIST_NUM_TOTAL_REPLICAS"], "8");
+      EXPECT_EQ(e["POPDIST_NUM_IPUS_PER_REPLICA"], "2");
+      EXPECT_EQ(e["POPDIST_NUM_LOCAL_REPLICAS"], std::to_string(local));
+      EXPECT_EQ(e["POPDIST_UNIFORM_REPLICAS_PER_INSTANCE"], "1");
+      EXPECT_EQ(e["POPDIST_REPLICA_INDEX_OFFSET"], std::to_string(i * local));
+      EXPECT_EQ(e["POPDIST_LOCAL_INSTANCE_INDEX"], std::to_string(i));
+      EXPECT_EQ(e["IPUOF_VIPU_API_HOST"], "127.0.0.1");
+      EXPECT_EQ(e["IPUOF_VIPU_API_PORT"], std::to_string(server_->port()));
+      EXPECT_EQ(e["IPUOF_VIPU_API_PARTITION_ID"], "envp");
+      EXPECT_EQ(e["IPUOF_VIPU_API_TIMEOUT"], "120");
+      EXPECT_EQ(e["IPUOF_VIPU_API_GCD_ID"], std::to_string(i));  // one GCD per instance
+      EXPECT_EQ(e["IPUOF_LOG_LEVEL"], "WARN");
+      EXPECT_THAT(e["POPLAR_TARGET_OPTIONS"],
+                  HasSubstr(absl::StrCat("\"instanceSize\":\"", 16 / instances, "\"")));
+      EXPECT_THAT(e["POPLAR_TARGET_OPTIONS"], HasSubstr("\"gatewayMode\":\"true\""));
+      // popdist (C++) reads the same launch.
+      EXPECT_EQ(e["popdist.isPopdistEnvSet"], "1");
+      EXPECT_EQ(e["popdist.getNumInstances"], std::to_string(instances));
+      EXPECT_EQ(e["popdist.getInstanceIndex"], std::to_string(i));
+      // Multi-instance runs share a temporary executable cache.
+      if (instances > 1) {
+        EXPECT_THAT(e["POPART_CACHE_DIR"], HasSubstr("poprun-cache-"));
+        EXPECT_EQ(e["POPTORCH_CACHE_DIR"], e["POPART_CACHE_DIR"]);
+      } else {
+        EXPECT_EQ(e.count("POPART_CACHE_DIR"), 0u);
+      }
+    }
+    EXPECT_FALSE(Listed(*server_, "envp")) << "poprun created envp and must remove it";
+  }
+}
+
+TEST_F(PoprunTest, VerboseLogAndTopology) {
+  CommandResult r = Poprun(*server_, {"-vv", "--vipu-partition", "logp", "--num-replicas", "4",
+                                      "--num-instances", "2", POPDIST_ENV_DUMP_BIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::regex prefix(R"(^\d\d:\d\d:\d\d\.\d\d\d \d+ POPRUN \[[IDWE]\] )");
+  for (absl::string_view l : absl::StrSplit(r.err, '\n', absl::SkipEmpty())) {
+    std::string s(l);
+    if (s.find("POPRUN") != std::string::npos) {
+      EXPECT_TRUE(std::regex_search(s, prefix)) << s;
+    }
+  }
+  EXPECT_THAT(r.err,
+              HasSubstr(absl::StrCat("POPRUN [D] Connecting to 127.0.0.1:", server_->port())));
+  EXPECT_THAT(r.err, HasSubstr("POPRUN [D] Done polling, final state of logp: PS_ACTIVE"));
+  EXPECT_THAT(r.err, HasSubstr("POPRUN [D] Target options from environment: {}"));
+  EXPECT_THAT(r.err, HasSubstr("POPRUN [D] Target options from V-IPU partition: "
+                               "{\"ipuLinkDomainSize\":\"4\""));
+  EXPECT_THAT(r.err, HasSubstr("POPRUN [I] Running command: "));
+  EXPECT_THAT(r.err, HasSubstr("POPRUN [I] Waiting for mpirun (PID "));
+  EXPECT_THAT(r.err, HasSubstr(") terminated with exit code 0"));
+  EXPECT_THAT(r.err, HasSubstr("POPRUN [I] Removing partition logp"));
+  EXPECT_THAT(r.out, HasSubstr("| instances |   0   |   1   |\n"
+                               "|-----------|---------------|\n"
+                               "| replicas  | 0 | 1 | 2 | 3 |\n"));
+  // Without -v only warnings and errors.
+  r = Poprun(*server_, {"--vipu-partition", "logp", POPDIST_ENV_DUMP_BIN});
+  EXPECT_EQ(r.err.find("POPRUN [I]"), std::string::npos) << r.err;
+  r = Poprun(*server_, {"--vipu-partition", "logp", POPDIST_ENV_DUMP_BIN},
+             {{"POPRUN_LOG_LEVEL", "INFO"}});
+  EXPECT_THAT(r.err, HasSubstr("POPRUN [I] Running command"));
+  r = Poprun(*server_, {"--vipu-partition", "logp", POPDIST_ENV_DUMP_BIN},
+             {{"POPRUN_LOG_LEVEL", "LOUD"}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("POPRUN ERROR: POPRUN_LOG_LEVEL: must be one of"));
+}
+
+TEST_F(PoprunTest, RemovesItsPartitionWhenTheApplicationFails) {
+  CommandResult r = Poprun(*server_, {"--vipu-partition", "failp", "--num-replicas", "2",
+                                      "--num-instances", "2", "sh", "-c", "exit 3"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(Listed(*server_, "failp"));
+  // --remove-partition=no keeps it.
+  r = Poprun(*server_, {"--vipu-partition", "keepp", "--remove-partition=no", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Listed(*server_, "keepp"));
+}
+
+TEST_F(PoprunTest, ForwardsSigintAndCleansUp) {
+  const std::string dir = MakeTempDir();
+  const std::string marker = dir + "/started";
+  std::vector<std::string> args = PoprunArgs(
+      *server_, {"--vipu-partition", "sigp", "sh", "-c", "touch " + marker + "; sleep 100"});
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("HOME", server_->home().c_str(), 1);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ASSERT_TRUE(WaitFor([&] { return access(marker.c_str(), F_OK) == 0; }, absl::Seconds(60)));
+  EXPECT_TRUE(Listed(*server_, "sigp"));
+  kill(pid, SIGINT);
+  int status = 0;
+  bool exited = WaitFor([&] { return waitpid(pid, &status, WNOHANG) == pid; }, absl::Seconds(60));
+  if (!exited) kill(pid, SIGKILL);
+  ASSERT_TRUE(exited);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  EXPECT_FALSE(Listed(*server_, "sigp"));
+  RemoveTree(dir);
+}
+
+TEST_F(PoprunTest, ExistingPartitionUpdateAndResetRules) {
+  ASSERT_EQ(server_->Vipu({"create", "partition", "p", "--size", "4"}).exit_code, 0);
+  // A matching partition is used, reset (not reconfigurable) and kept.
+  CommandResult r = Poprun(*server_, {"-v", "--num-replicas", "4", POPDIST_ENV_DUMP_BIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Using V-IPU partition p as it is the only one available"));
+  EXPECT_THAT(r.err, HasSubstr("Partition p already exists and is in state: PS_ACTIVE"));
+  EXPECT_THAT(r.err, HasSubstr("Resetting partition p"));
+  EXPECT_TRUE(Listed(*server_, "p"));
+  r = Poprun(*server_, {"-v", "--reset-partition=no", "--num-replicas", "4", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("Resetting partition")));
+
+  // A mismatch is refused without --update-partition and nothing changes.
+  r = Poprun(*server_, {"--vipu-partition", "p", "--num-replicas", "8", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("POPRUN ERROR: partition p does not match the launch: size is 4, "
+                               "need 8 (pass --update-partition=yes to re-create it)"));
+  EXPECT_TRUE(Listed(*server_, "p"));
+  // With it, p is re-created (poprun's now) and kept with --remove-partition=no.
+  r = Poprun(*server_, {"-v", "--vipu-partition", "p", "--num-replicas", "8",
+                        "--update-partition=yes", "--remove-partition=no", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Updating partition p: size is 4, need 8"));
+  EXPECT_THAT(server_->Vipu({"list", "partitions"}).out, HasSubstr("| 8    |"));
+
+  // Two partitions and none named: refused.
+  ASSERT_EQ(server_->Vipu({"create", "partition", "q", "--size", "2"}).exit_code, 0);
+  r = Poprun(*server_, {"true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("POPRUN ERROR: --vipu-partition: required when 2 partitions are "
+                               "available (p, q)"));
+}
+
+TEST_F(PoprunTest, ReconfigurablePartitionIsNotResetByDefault) {
+  ASSERT_EQ(
+      server_->Vipu({"create", "partition", "r", "--size", "4", "--reconfigurable"}).exit_code, 0);
+  CommandResult r =
+      Poprun(*server_, {"-vv", "--vipu-partition", "r", "--num-replicas", "4", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("The reconfigurable partition r is OK"));
+  EXPECT_THAT(r.err, Not(HasSubstr("Resetting partition")));
+  r = Poprun(*server_, {"-v", "--vipu-partition", "r", "--reset-partition=yes", "--num-replicas",
+                        "4", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Resetting partition r"));
+}
+
+TEST_F(PoprunTest, ValidationFailsBeforeAnythingIsCreated) {
+  CommandResult r = Poprun(*server_, {"--vipu-partition", "big", "--num-replicas", "32", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("POPRUN ERROR: partition size (32 IPUs) is too large for "
+                               "allocation"));
+  EXPECT_FALSE(Listed(*server_, "big"));
+  r = Poprun(*server_, {"--num-replicas", "6", "--num-instances", "4", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "POPRUN ERROR: --num-replicas (6) must be divisible by --num-instances (4)\n");
+  r = Poprun(*server_, {"--num-replicas", "4", "--num-instances", "1", "--num-ilds", "2", "true"});
+  EXPECT_THAT(r.err, HasSubstr("at least one instance per IPU-Link domain"));
+  EXPECT_THAT(server_->Vipu({"list", "partitions"}).out, Not(HasSubstr("poprun-")));
+}
+
+TEST(PoprunServer, UnreachableServerIsNamed) {
+  // A port nobody listens on: bind, read the port, close.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  close(fd);
+  CommandResult r = RunCommand({POPRUN_BIN, "--vipu-server-host", "127.0.0.1", "--vipu-server-port",
+                                std::to_string(port), "--vipu-server-timeout", "5", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(
+      r.err, HasSubstr(absl::StrCat("POPRUN ERROR: V-IPU server unreachable at 127.0.0.1:", port)));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST_F(PoprunTest, ServerFromIpuofEnvironmentAndVipuConfig) {
+  std::vector<std::string> argv = {POPRUN_BIN,         "-v",     "--allow-run-as-root", "1",
+                                   "--vipu-partition", "envsrv", POPDIST_ENV_DUMP_BIN};
+  CommandResult r = RunCommand(argv, {{"HOME", server_->home()},
+                                      {"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+                                      {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
+                                      {"IPUOF_VIPU_API_TIMEOUT", "77"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ByInstance(r.out)[0]["IPUOF_VIPU_API_TIMEOUT"], "77");
+  EXPECT_THAT(r.err, Not(HasSubstr("picked up from 'vipu'")));
+  r = RunCommand(argv, {{"HOME", server_->home()},
+                        {"VIPU_CLI_API_HOST", "127.0.0.1"},
+                        {"VIPU_CLI_API_PORT", std::to_string(server_->port())}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat("POPRUN [I] V-IPU server address picked up from "
+                                            "'vipu': 127.0.0.1:",
+                                            server_->port())));
+  r = RunCommand(argv, {{"IPUOF_VIPU_API_PORT", "0"}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("POPRUN ERROR: IPUOF_VIPU_API_PORT: must be an integer in 1..65535, "
+                               "got 0"));
+}
+
+#ifdef POPDIST_PYTHON_DIR
+TEST_F(PoprunTest, PythonPopdistUnderPoprunAndOutside) {
+  const std::string script = std::string(POPDIST_PYTHON_DIR) + "/popdist_check.py";
+  CommandResult r = Poprun(*server_,
+                           {"--vipu-partition", "py", "--num-replicas", "8", "--num-instances", "4",
+                            "/usr/bin/python3", script, "--collectives"},
+                           {{"PYTHONPATH", POPDIST_PYTHON_DIR}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto env = ByInstance(r.out);
+  ASSERT_EQ(env.size(), 4u) << r.out;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(env[i]["popdist.getInstanceIndex"], std::to_string(i));
+    EXPECT_EQ(env[i]["popdist.getNumInstances"], "4");
+    EXPECT_EQ(env[i]["popdist.getReplicaIndexOffset"], std::to_string(2 * i));
+    EXPECT_EQ(env[i]["popdist.getDeviceId"], "2");  // the pair of its own 2-IPU GCD
+    EXPECT_EQ(env[i]["collectives.allReduceSum"], "10");
+    EXPECT_EQ(env[i]["collectives.allGather"], "0,1,2,3");
+    EXPECT_EQ(env[i]["collectives.broadcast"], "42.5");
+    EXPECT_EQ(env[i]["collectives.executeOnInstances"], i < 2 ? "21" : "none");
+  }
+  // The guide's PopDist example (Listing 4.3) runs under poprun.
+  r = Poprun(
+      *server_,
+      {"--vipu-partition", "py", "--num-replicas", "4", "--num-instances", "2", "/usr/bin/python3",
+       std::string(POPDIST_PYTHON_DIR) + "/../examples/popdist_example.py"},
+      {{"PYTHONPATH", POPDIST_PYTHON_DIR}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto text = InstanceText(r.out);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_THAT(text[i], HasSubstr("The number of replicas is overridden by PopRun. The new "
+                                   "value is 4.\n"));
+    // Two GCDs of 2 IPUs: each instance's pair is device 2 of its GCD.
+    EXPECT_THAT(text[i], HasSubstr(absl::StrCat("model options: {'replication_factor': 2, "
+                                                "'device_id': 2, 'process_id': ",
+                                                i, ", 'num_processes': 2}\n")));
+  }
+  // Outside poprun: the single-instance defaults.
+  r = RunCommand({"/usr/bin/python3", script}, {{"PYTHONPATH", POPDIST_PYTHON_DIR}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("popdist.isPopdistEnvSet=0\npopdist.getNumTotalReplicas=1\n"));
+  EXPECT_THAT(r.out, HasSubstr("popdist.getNumInstances=1\npopdist.getInstanceIndex=0\n"));
+}
+#endif
+
+TEST_F(PoprunTest, CppCollectivesUnderPoprun) {
+  CommandResult r =
+      Poprun(*server_, {"--vipu-partition", "cc", "--num-replicas", "4", "--num-instances", "4",
+                        POPDIST_ENV_DUMP_BIN, "--collectives"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto env = ByInstance(r.out);
+  ASSERT_EQ(env.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(env[i]["collectives.allReduceSum"], "10");
+    EXPECT_EQ(env[i]["collectives.allGather"], "0,1,2,3");
+    EXPECT_EQ(env[i]["collectives.broadcast"], "42.5");
+    EXPECT_EQ(env[i]["collectives.executeOnInstances"], i < 2 ? "21" : "none");
+  }
+}
+
+#ifdef POPDIST_SAMPLE_TRAIN_BIN
+double Throughput(const std::string& out) {
+  std::smatch m;
+  static const std::regex re(R"(throughput: ([0-9.]+) samples/sec)");
+  return std::regex_search(out, m, re) ? std::stod(m[1]) : -1;
+}
+
+// BERT-Large on a Bow Pod64 as in the seed: 16 replicas x 4 IPUs, with the
+// executable cache missed once and hit the second time.
+TEST(PoprunSample, BertLargeOnBowPod64AndExecutableCache) {
+  auto server = ServerProcess::Start("bow-pod64");
+  const std::string cache = MakeTempDir() + "/cache";
+  std::vector<std::string> args = {"--vipu-partition",
+                                   "bert",
+                                   "--num-replicas",
+                                   "16",
+                                   "--ipus-per-replica",
+                                   "4",
+                                   "--executable-cache-path",
+                                   cache,
+                                   POPDIST_SAMPLE_TRAIN_BIN,
+                                   "--config",
+                                   "pretrain_large_128_POD64",
+                                   "--dataset",
+                                   "generated",
+                                   "--training-steps",
+                                   "1"};
+  CommandResult r = Poprun(*server, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("Attached to partition bert GCD 0: 64 IPUs"));
+  EXPECT_THAT(r.out, HasSubstr("<stdout>:Embedding  --> IPU 0\n"));
+  EXPECT_THAT(r.out, HasSubstr("<stdout>:Encoder 3  --> IPU 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("<stdout>:Encoder 23 --> IPU 3\n"));
+  EXPECT_THAT(r.out, HasSubstr("Graph compilation: 100%"));
+  EXPECT_THAT(r.out, HasSubstr("global_batch_size: 65536"));
+  EXPECT_THAT(r.out, HasSubstr("training_steps: 1"));
+  const double miss = Throughput(r.out);
+  EXPECT_LT(std::abs(miss / 17692.1 - 1), 0.05) << r.out;
+  r = Poprun(*server, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Loading executable from cache: " + cache));
+  EXPECT_THAT(r.out, Not(HasSubstr("Graph compilation")));
+  EXPECT_DOUBLE_EQ(Throughput(r.out), miss);
+  // Two instances train the same global batch at the same modelled rate.
+  args[3] = "16";
+  args.insert(args.begin(), {"--num-instances", "2"});
+  r = Poprun(*server, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(InstanceText(r.out)[1], HasSubstr("Attached to partition bert GCD 1: 32 IPUs\n"));
+  EXPECT_LT(std::abs(Throughput(r.out) / 17692.1 - 1), 0.05) << r.out;
+  RemoveTree(cache);
+}
+#endif
+
+}  // namespace
+}  // namespace vipu::testing
+
+#endif  // POPRUN_BIN && POPDIST_ENV_DUMP_BIN

@@ -1,0 +1,109 @@
+// vipu-server --config FILE (and /etc/vipu/vipu-server.hcl): the keys are the
+// flags without `--`, flags win, mistakes stop the server naming file:line.
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/daemon_process.h"
+#include "tests/integration/harness.h"
+
+namespace vipu::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The repository root, from this file's path.
+std::string SourceRoot() {
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().string();
+}
+
+void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(ServerConfigTest, FileSetsOptionsAndFlagsWin) {
+  const std::string dir = MakeTempDir();
+  const int file_port = FreePort();
+  const int flag_port = FreePort();
+  Write(dir + "/server.hcl",
+        absl::StrCat("# test\nlisten = \"127.0.0.1:", file_port, "\"\ndb = \"", dir,
+                     "/from-file.db\"\nready-file = \"", dir, "/ready\"\nlog-level = warn\n"));
+  // Only the file: its listen address and database are used.
+  {
+    Daemon server({VIPU_SERVER_BIN, "--config", dir + "/server.hcl"}, dir + "/server.log");
+    ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(dir + "/ready"); }, absl::Seconds(30)))
+        << ReadFile(dir + "/server.log");
+    EXPECT_THAT(ReadFile(dir + "/ready"), HasSubstr(absl::StrCat(":", file_port)));
+    EXPECT_TRUE(std::filesystem::exists(dir + "/from-file.db"));
+    EXPECT_EQ(HealthCheck(absl::StrCat("127.0.0.1:", file_port)), 1);
+  }
+  std::filesystem::remove(dir + "/ready");
+  // A flag overrides the file's value.
+  {
+    Daemon server({VIPU_SERVER_BIN, "--config", dir + "/server.hcl", "--listen",
+                   absl::StrCat("127.0.0.1:", flag_port)},
+                  dir + "/server2.log");
+    ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(dir + "/ready"); }, absl::Seconds(30)))
+        << ReadFile(dir + "/server2.log");
+    EXPECT_THAT(ReadFile(dir + "/ready"), HasSubstr(absl::StrCat(":", flag_port)));
+  }
+  RemoveTree(dir);
+}
+
+struct BadConfig {
+  std::string text;
+  std::string message;
+};
+
+// Readable test names in ctest.
+void PrintTo(const BadConfig& p, std::ostream* os) { *os << "'" << p.text << "'"; }
+
+class ServerConfigBadTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(ServerConfigBadTest, RefusedWithExitCode2NamingFileAndLine) {
+  const std::string dir = MakeTempDir();
+  const std::string path = dir + "/bad.hcl";
+  Write(path, "db = \"" + dir + "/x.db\"\n" + GetParam().text + "\n");
+  CommandResult r = RunCommand({VIPU_SERVER_BIN, "--config", path});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(path + ":2: "));
+  EXPECT_THAT(r.err, HasSubstr(GetParam().message));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.db"));
+  RemoveTree(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, ServerConfigBadTest,
+    ::testing::Values(BadConfig{"lisen = \"127.0.0.1:1\"", "unknown key 'lisen'"},
+                      BadConfig{"heartbeat-ms = 0", "heartbeat-ms: "},
+                      BadConfig{"heartbeat-ms = many", "heartbeat-ms: "},
+                      BadConfig{"workers = 1000", "workers: "},
+                      BadConfig{"log-level = loud", "log-level: "},
+                      BadConfig{"auto-add-agents = perhaps", "auto-add-agents: "},
+                      BadConfig{"metrics-listen = \"nowhere\"", "metrics-listen: "},
+                      BadConfig{"reconcile-window-ms = -1", "reconcile-window-ms: "},
+                      BadConfig{"listen", "expected `key = value`"},
+                      BadConfig{"config = \"/etc/other.hcl\"", "unknown key 'config'"}));
+
+TEST(ServerConfigTest, MissingConfigFileGivenWithTheFlagIsAnError) {
+  CommandResult r = RunCommand({VIPU_SERVER_BIN, "--config", "/nonexistent/vipu-server.hcl"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/vipu-server.hcl"));
+}
+
+TEST(ServerConfigTest, ShippedExampleIsAccepted) {
+  const std::string dir = MakeTempDir();
+  const int port = FreePort();
+  // Flags move the example's database and ports into the test directory.
+  Daemon server({VIPU_SERVER_BIN, "--config", SourceRoot() + "/systemd/vipu-server.hcl", "--listen",
+                 absl::StrCat("127.0.0.1:", port), "--db", dir + "/vipu.db", "--metrics-listen",
+                 "127.0.0.1:0", "--ready-file", dir + "/ready"},
+                dir + "/server.log");
+  EXPECT_TRUE(WaitFor([&] { return std::filesystem::exists(dir + "/ready") || !server.running(); },
+                      absl::Seconds(30)));
+  EXPECT_TRUE(server.running()) << ReadFile(dir + "/server.log");
+  RemoveTree(dir);
+}
+
+}  // namespace
+}  // namespace vipu::testing

@@ -1,0 +1,353 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/poprun_log.h"
+#include "cli/poprun_options.h"
+#include "cli/poprun_validation.h"
+
+namespace vipu::cli::poprun {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+PoprunOptions Parse(std::vector<std::string> args) {
+  auto o = ParseCommandLine(args);
+  EXPECT_TRUE(o.ok()) << o.status();
+  return o.ok() ? *o : PoprunOptions{};
+}
+
+std::string Error(std::vector<std::string> args) {
+  auto o = ParseCommandLine(args);
+  EXPECT_FALSE(o.ok());
+  return o.ok() ? "" : std::string(o.status().message());
+}
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/" + name + "." + std::to_string(::getpid());
+}
+
+TEST(PoprunOptions, DefaultsAndCommand) {
+  PoprunOptions o = Parse({"python3", "train.py", "--replicas", "4"});
+  EXPECT_EQ(o.num_replicas, 1u);
+  EXPECT_EQ(o.ipus_per_replica, 1u);
+  EXPECT_EQ(o.num_instances, 1u);
+  EXPECT_EQ(o.vipu_partition_attempts, 1u);
+  EXPECT_TRUE(o.remove_partition);
+  EXPECT_FALSE(o.update_partition);
+  EXPECT_FALSE(o.reset_partition.has_value());
+  EXPECT_EQ(o.process_placement, ProcessPlacement::kSpreadNuma);
+  EXPECT_THAT(o.command, ElementsAre("python3", "train.py", "--replicas", "4"));
+}
+
+TEST(PoprunOptions, BothValueSpellings) {
+  PoprunOptions o = Parse({"--num-replicas=16", "--ipus-per-replica", "4", "--num-instances=2",
+                           "--num-ilds", "2", "prog"});
+  EXPECT_EQ(o.num_replicas, 16u);
+  EXPECT_EQ(o.ipus_per_replica, 4u);
+  EXPECT_EQ(o.num_instances, 2u);
+  EXPECT_EQ(o.num_ilds, 2u);
+}
+
+TEST(PoprunOptions, ValuesStartingWithDashesAreVerbatim) {
+  PoprunOptions o =
+      Parse({"--mpi-global-args", "--tag-output", "--mpi-global-args=--allow-run-as-root",
+             "--mpi-global-args=--mca btl_tcp_if_include\n  10.0.0.0/8", "--mpi-local-args",
+             "-x OPAL_PREFIX -x CPATH", "prog"});
+  EXPECT_THAT(o.mpi_global_args, ElementsAre("--tag-output", "--allow-run-as-root", "--mca",
+                                             "btl_tcp_if_include", "10.0.0.0/8"));
+  EXPECT_THAT(o.mpi_local_args, ElementsAre("-x", "OPAL_PREFIX", "-x", "CPATH"));
+}
+
+TEST(PoprunOptions, BooleansTakeEverySpelling) {
+  for (const char* yes : {"yes", "on", "1", "true", "YES", "True"}) {
+    EXPECT_TRUE(Parse({std::string("--offline-mode=") + yes, "p"}).offline_mode) << yes;
+  }
+  for (const char* no : {"no", "off", "0", "false", "NO"}) {
+    EXPECT_FALSE(Parse({"--remove-partition", no, "p"}).remove_partition) << no;
+  }
+  EXPECT_EQ(Parse({"--reset-partition", "no", "p"}).reset_partition, std::optional<bool>(false));
+  EXPECT_EQ(Parse({"--reset-partition=yes", "p"}).reset_partition, std::optional<bool>(true));
+  EXPECT_TRUE(Parse({"--update-partition", "yes", "p"}).update_partition);
+  EXPECT_TRUE(Parse({"--allow-run-as-root", "1", "p"}).allow_run_as_root);
+  EXPECT_TRUE(Parse({"--print-topology=yes", "p"}).print_topology);
+  EXPECT_TRUE(Parse({"--overwrite-config=on", "p"}).overwrite_config);
+  EXPECT_EQ(Parse({"--numa-aware", "0", "p"}).process_placement, ProcessPlacement::kDisabled);
+  EXPECT_EQ(Parse({"--numa-aware=yes", "p"}).process_placement, ProcessPlacement::kSpreadNuma);
+}
+
+TEST(PoprunOptions, EveryBooleanRejectsOtherValues) {
+  for (const char* opt :
+       {"--update-partition", "--reset-partition", "--remove-partition", "--print-topology",
+        "--offline-mode", "--allow-run-as-root", "--overwrite-config", "--numa-aware"}) {
+    for (const char* bad : {"maybe", "2", "", "y"}) {
+      EXPECT_EQ(Error({std::string(opt) + "=" + bad, "p"}),
+                std::string(opt) + ": must be one of yes/no, on/off, 1/0, true/false, got " +
+                    (*bad ? bad : "an empty value"));
+    }
+  }
+}
+
+TEST(PoprunOptions, EveryIntegerRejectsInvalidValues) {
+  for (const char* opt : {"--num-replicas", "--ipus-per-replica", "--num-instances", "--num-ilds",
+                          "--vipu-partition-attempts"}) {
+    for (const char* bad : {"0", "-1", "x", "1.5", "", "+2", "99999999999"}) {
+      EXPECT_EQ(Error({std::string(opt) + "=" + bad, "p"}),
+                std::string(opt) + ": must be a positive integer, got " +
+                    (*bad ? bad : "an empty value"));
+    }
+  }
+  for (const char* bad : {"0", "65536", "x", ""}) {
+    EXPECT_THAT(Error({std::string("--vipu-server-port=") + bad, "p"}),
+                HasSubstr("--vipu-server-port: must be an integer in 1..65535"));
+  }
+  for (const char* bad : {"0", "86401", "-3", "abc"}) {
+    EXPECT_THAT(Error({std::string("--vipu-server-timeout=") + bad, "p"}),
+                HasSubstr("--vipu-server-timeout: must be a whole number of seconds in 1..86400"));
+  }
+  for (const char* bad : {"-1", "x", ""}) {
+    EXPECT_THAT(Error({std::string("--only-output-from-instance=") + bad, "p"}),
+                HasSubstr("--only-output-from-instance: must be a non-negative integer"));
+  }
+}
+
+TEST(PoprunOptions, ServerDefaultsAreUnsetUntilGiven) {
+  PoprunOptions o = Parse({"p"});
+  EXPECT_FALSE(o.vipu_server_host.has_value());
+  EXPECT_FALSE(o.vipu_server_port.has_value());
+  EXPECT_FALSE(o.vipu_server_timeout.has_value());
+  o = Parse({"--vipu-server-host", "10.1.3.101", "--vipu-server-port=34521",
+             "--vipu-server-timeout", "300", "p"});
+  EXPECT_EQ(o.vipu_server_host, std::optional<std::string>("10.1.3.101"));
+  EXPECT_EQ(o.vipu_server_port, std::optional<uint32_t>(34521));
+  EXPECT_EQ(o.vipu_server_timeout, std::optional<uint32_t>(300));
+}
+
+TEST(PoprunOptions, StringOptionsRejectEmptyValues) {
+  for (const char* opt : {"--vipu-server-host", "--vipu-partition", "--vipu-allocation",
+                          "--vipu-cluster", "--import-config", "--export-config", "--host-file"}) {
+    EXPECT_EQ(Error({std::string(opt) + "=", "p"}),
+              std::string(opt) + ": must not be empty, got an empty value");
+  }
+}
+
+TEST(PoprunOptions, ClusterIsAnAliasOfAllocation) {
+  EXPECT_EQ(Parse({"--vipu-cluster=c128", "p"}).vipu_allocation, "c128");
+  EXPECT_EQ(Parse({"--vipu-allocation", "a1", "p"}).vipu_allocation, "a1");
+}
+
+TEST(PoprunOptions, EnumOptions) {
+  EXPECT_EQ(Parse({"--process-placement=disabled", "p"}).process_placement,
+            ProcessPlacement::kDisabled);
+  EXPECT_EQ(Parse({"--process-placement", "spreadnuma", "p"}).process_placement,
+            ProcessPlacement::kSpreadNuma);
+  for (const char* bad : {"close", "scatternuma", "", "SPREADNUMA"}) {
+    EXPECT_THAT(Error({std::string("--process-placement=") + bad, "p"}),
+                HasSubstr("--process-placement: must be one of spreadnuma, disabled"));
+  }
+  EXPECT_EQ(Parse({"--sync-type=pod-native-default", "p"}).sync_type, "pod-native-default");
+  EXPECT_EQ(Parse({"--sync-type=ST_POD_NATIVE_DEFAULT", "p"}).sync_type, "ST_POD_NATIVE_DEFAULT");
+  EXPECT_THAT(Error({"--sync-type=fast", "p"}), HasSubstr("--sync-type: "));
+  EXPECT_THAT(Error({"--sync-type=independent-rails", "p"}), HasSubstr("--sync-type: "));
+  EXPECT_THAT(Error({"--version-format=xml"}), HasSubstr("--version-format: must be one of"));
+  EXPECT_EQ(Parse({"--version"}).version_format, std::optional<std::string>("text"));
+  EXPECT_EQ(Parse({"--version-format=full-json"}).version_format,
+            std::optional<std::string>("full-json"));
+}
+
+TEST(PoprunOptions, HostSubnet) {
+  EXPECT_EQ(Parse({"--host-subnet=10.1.0.0/16", "p"}).host_subnet, "10.1.0.0/16");
+  for (const char* bad : {"10.1.0.0", "10.1.0/16", "10.1.0.0/33", "300.1.0.0/8", "x/8", ""}) {
+    EXPECT_THAT(Error({std::string("--host-subnet=") + bad, "p"}),
+                HasSubstr("--host-subnet: must be an IPv4 subnet"));
+  }
+}
+
+TEST(PoprunOptions, Verbosity) {
+  EXPECT_EQ(Parse({"p"}).verbosity, Verbosity::kDefault);
+  EXPECT_EQ(Parse({"-v", "p"}).verbosity, Verbosity::kInfo);
+  EXPECT_EQ(Parse({"--verbose", "p"}).verbosity, Verbosity::kInfo);
+  EXPECT_EQ(Parse({"-vv", "p"}).verbosity, Verbosity::kDebug);
+  EXPECT_EQ(Parse({"--vv", "p"}).verbosity, Verbosity::kDebug);
+  EXPECT_EQ(Parse({"--vv", "-v", "p"}).verbosity, Verbosity::kDebug);
+  EXPECT_EQ(Error({"-vx", "p"}), "-v: takes no value, got x");
+  EXPECT_EQ(Error({"--vv=1", "p"}), "--vv: takes no value, got 1");
+}
+
+TEST(PoprunOptions, UnknownOptionsAndMissingValues) {
+  EXPECT_EQ(Error({"--autoreport-dir", "x", "p"}), "unrecognised option '--autoreport-dir'");
+  EXPECT_EQ(Error({"-z", "p"}), "unrecognised option '-z'");
+  EXPECT_EQ(Error({"--v", "p"}), "unrecognised option '--v'");
+  EXPECT_EQ(Error({"--num-replicas"}), "--num-replicas: requires a value");
+  EXPECT_EQ(Error({"--num-replicas", "4"}),
+            "program: missing; usage: poprun [options] program [args]");
+  EXPECT_TRUE(Parse({"--help"}).help);
+}
+
+TEST(PoprunOptions, DoubleDashEndsOptions) {
+  EXPECT_THAT(Parse({"--num-replicas=2", "--", "--weird-program", "-x"}).command,
+              ElementsAre("--weird-program", "-x"));
+}
+
+TEST(PoprunOptions, HostLists) {
+  EXPECT_THAT(Parse({"-H", "host0,host1", "p"}).hosts, ElementsAre("host0", "host1"));
+  EXPECT_THAT(Parse({"--host=host[0-2,4]", "p"}).hosts,
+              ElementsAre("host0", "host1", "host2", "host4"));
+  EXPECT_THAT(Parse({"-Hpod[1-2].lan,10.3.7.153", "p"}).hosts,
+              ElementsAre("pod1.lan", "pod2.lan", "10.3.7.153"));
+  EXPECT_THAT(*ExpandHosts("n[08-10]"), ElementsAre("n08", "n09", "n10"));
+  for (const char* bad : {"a,,b", "h[1-", "h[2-1]", "h[x]", "h]", "h[1-2][3]", "h[-1]", ""}) {
+    EXPECT_THAT(Error({std::string("--host=") + bad, "p"}), HasSubstr("--host: ")) << bad;
+  }
+}
+
+TEST(PoprunOptions, HostFile) {
+  const std::string path = TempPath("hosts");
+  std::ofstream(path) << "# hosts\nhostA\n\n  hostB  \nn[1-2]\n";
+  EXPECT_THAT(Parse({"--host-file", path, "p"}).hosts, ElementsAre("hostA", "hostB", "n1", "n2"));
+  EXPECT_EQ(Error({"--host-file", path, "-H", "x", "p"}),
+            "--host-file: mutually exclusive with --host/-H");
+  EXPECT_THAT(Error({"--host-file", path + ".missing", "p"}),
+              HasSubstr("--host-file: cannot read file"));
+  std::ofstream(path) << "# nothing\n";
+  EXPECT_THAT(Error({"--host-file", path, "p"}), HasSubstr("--host-file: must list at least"));
+  std::remove(path.c_str());
+}
+
+TEST(PoprunConfig, ExportThenImportRoundTrips) {
+  const std::string path = TempPath("training.conf");
+  std::remove(path.c_str());
+  PoprunOptions o = Parse({"--export-config",
+                           path,
+                           "--vipu-partition=my_partition",
+                           "--vipu-allocation=allocation1",
+                           "--vipu-server-host=vipu.my_domain",
+                           "--vipu-server-port=34521",
+                           "--update-partition=yes",
+                           "--remove-partition=no",
+                           "--reset-partition=no",
+                           "--num-replicas=32",
+                           "--num-instances=2",
+                           "--num-ilds=2",
+                           "--host",
+                           "pod[1-2]",
+                           "--mpi-global-args=--tag-output --allow-run-as-root",
+                           "--executable-cache-path=/tmp/cache",
+                           "--sync-type=pod-native-default",
+                           "--only-output-from-instance=1",
+                           "--host-subnet=10.0.0.0/8",
+                           "python3",
+                           "train.py"});
+  auto written = ExportConfig(o, path);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(*written, path);
+  PoprunOptions back = Parse({"--import-config", path});
+  EXPECT_EQ(SerializeConfig(back), SerializeConfig(o));
+  EXPECT_EQ(back.vipu_partition, "my_partition");
+  EXPECT_EQ(back.reset_partition, std::optional<bool>(false));
+  EXPECT_FALSE(back.remove_partition);
+  EXPECT_THAT(back.hosts, ElementsAre("pod1", "pod2"));
+  EXPECT_THAT(back.mpi_global_args, ElementsAre("--tag-output", "--allow-run-as-root"));
+  EXPECT_THAT(back.command, ElementsAre("python3", "train.py"));
+
+  // The command line wins, lists and the program included.
+  PoprunOptions over =
+      Parse({"--import-config", path, "--num-instances=4", "--mpi-global-args=--report-bindings",
+             "python3", "train.py", "--hyper-param=1"});
+  EXPECT_EQ(over.num_instances, 4u);
+  EXPECT_EQ(over.num_replicas, 32u);
+  EXPECT_THAT(over.mpi_global_args, ElementsAre("--report-bindings"));
+  EXPECT_THAT(over.command, ElementsAre("python3", "train.py", "--hyper-param=1"));
+
+  // Never overwritten unless allowed: a time-stamped name instead.
+  auto second = ExportConfig(over, path);
+  ASSERT_TRUE(second.ok());
+  EXPECT_NE(*second, path);
+  EXPECT_THAT(*second, HasSubstr(path + "."));
+  std::ifstream first_file(path);
+  std::stringstream first_text;
+  first_text << first_file.rdbuf();
+  EXPECT_THAT(first_text.str(), HasSubstr("num-instances = 2"));
+  over.overwrite_config = true;
+  auto third = ExportConfig(over, path);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(*third, path);
+  EXPECT_EQ(Parse({"--import-config", path}).num_instances, 4u);
+  std::remove(second->c_str());
+  std::remove(path.c_str());
+}
+
+TEST(PoprunConfig, ImportErrors) {
+  const std::string path = TempPath("bad.conf");
+  EXPECT_EQ(Error({"--import-config", path + ".missing"}),
+            "--import-config: cannot read file, got " + path + ".missing");
+  EXPECT_EQ(Error({"--import-config", path, "--export-config", path, "p"}),
+            "--export-config: cannot be used together with --import-config");
+  std::ofstream(path) << "num-replicas = x\n";
+  EXPECT_EQ(Error({"--import-config", path, "p"}),
+            path + ":1: --num-replicas: must be a positive integer, got x");
+  std::ofstream(path) << "\n# c\nbogus = 1\n";
+  EXPECT_EQ(Error({"--import-config", path, "p"}), path + ":3: unknown option, got bogus");
+  std::ofstream(path) << "num-replicas 4\n";
+  EXPECT_THAT(Error({"--import-config", path, "p"}), HasSubstr(":1: expected `name = value`"));
+  std::ofstream(path) << "import-config = other\n";
+  EXPECT_THAT(Error({"--import-config", path, "p"}), HasSubstr(":1: unknown option"));
+  std::remove(path.c_str());
+}
+
+TEST(PoprunValidation, Rules) {
+  auto check = [](std::vector<std::string> args) {
+    args.push_back("p");
+    return ValidateOptions(Parse(args));
+  };
+  EXPECT_TRUE(check({"--num-replicas=16", "--ipus-per-replica=4"}).ok());
+  EXPECT_EQ(check({"--num-replicas=6", "--num-instances=4"}).message(),
+            "--num-replicas (6) must be divisible by --num-instances (4)");
+  EXPECT_EQ(check({"--num-replicas=4", "--num-instances=4", "-H", "a,b,c"}).message(),
+            "--num-instances (4) must be divisible by the number of hosts (3)");
+  EXPECT_EQ(check({"--num-replicas=4", "--num-instances=1", "--num-ilds=2"}).message(),
+            "--num-instances (1) must be at least --num-ilds (2): at least one instance per "
+            "IPU-Link domain");
+  EXPECT_EQ(check({"--num-replicas=8", "--num-instances=4", "--num-ilds=3"}).message(),
+            "--num-instances (4) must be divisible by --num-ilds (3)");
+  EXPECT_EQ(check({"--num-replicas=6"}).message(),
+            "partition size: --num-replicas x --ipus-per-replica must be a power of two, got 6 "
+            "(6 x 1)");
+  EXPECT_EQ(check({"--num-replicas=4", "--ipus-per-replica=3"}).message(),
+            "partition size: --num-replicas x --ipus-per-replica must be a power of two, got 12 "
+            "(4 x 3)");
+  EXPECT_EQ(
+      check({"--num-replicas=2", "--num-instances=2", "--only-output-from-instance=2"}).message(),
+      "--only-output-from-instance: must be below --num-instances (2), got 2");
+  EXPECT_EQ(ValidateFitsAllocation(128, "a1", 64).message(),
+            "partition size (128 IPUs) is too large for allocation a1 (64 IPUs)");
+  EXPECT_TRUE(ValidateFitsAllocation(64, "a1", 64).ok());
+}
+
+TEST(PoprunLog, LevelsAndFormat) {
+  EXPECT_EQ(*ResolveLogLevel(Verbosity::kDefault, std::nullopt), LogLevel::kWarn);
+  EXPECT_EQ(*ResolveLogLevel(Verbosity::kInfo, std::string("ERR")), LogLevel::kInfo);
+  EXPECT_EQ(*ResolveLogLevel(Verbosity::kDebug, std::nullopt), LogLevel::kDebug);
+  EXPECT_EQ(*ResolveLogLevel(Verbosity::kDefault, std::string("trace")), LogLevel::kTrace);
+  EXPECT_EQ(*ResolveLogLevel(Verbosity::kDefault, std::string("OFF")), LogLevel::kOff);
+  for (const char* bad : {"LOUD", "warning", "5"}) {
+    EXPECT_EQ(ResolveLogLevel(Verbosity::kDefault, std::string(bad)).status().message(),
+              std::string("POPRUN_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERR, OFF, "
+                          "got ") +
+                  bad);
+  }
+  EXPECT_EQ(FormatLogLine(23, 48, 29, 160, 3555537, LogLevel::kInfo,
+                          "Using V-IPU partition slurm_2657 as it is the only one available"),
+            "23:48:29.160 3555537 POPRUN [I] Using V-IPU partition slurm_2657 as it is the only "
+            "one available\n");
+  EXPECT_EQ(FormatLogLine(10, 10, 50, 4, 1, LogLevel::kDebug, "x"),
+            "10:10:50.004 1 POPRUN [D] x\n");
+}
+
+}  // namespace
+}  // namespace vipu::cli::poprun

@@ -1,0 +1,53 @@
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+
+#include "gtest/gtest.h"
+#include "storage/store.h"
+
+namespace vipu::storage {
+namespace {
+
+TEST(CommitObserverTest, SeesEveryDurableCommitWithItsDuration) {
+  char dir[] = "/tmp/vipu-observer-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  {
+    auto store = Store::Open(std::string(dir) + "/v.db");
+    ASSERT_TRUE(store.ok()) << store.status();
+    std::atomic<int> calls{0};
+    std::atomic<size_t> writes{0};
+    std::atomic<bool> negative{false};
+    (*store)->SetCommitObserver([&](double seconds, size_t n) {
+      ++calls;
+      writes += n;
+      if (seconds < 0) negative = true;
+    });
+    const uint64_t before = (*store)->commits();
+    for (int i = 0; i < 3; ++i) {
+      fabric::Agent a;
+      a.id = "a" + std::to_string(i);
+      a.host = "127.0.0.1";
+      a.port = 8080;
+      ASSERT_TRUE((*store)->Write([&](WriteTxn& txn) { return txn.InsertAgent(a); }).ok());
+    }
+    // A failed callback commits nothing and is not observed.
+    EXPECT_FALSE((*store)->Write([](WriteTxn&) { return absl::InvalidArgumentError("no"); }).ok());
+    EXPECT_EQ(calls.load(), static_cast<int>((*store)->commits() - before));
+    EXPECT_EQ(calls.load(), 3);
+    EXPECT_EQ(writes.load(), 3u);
+    EXPECT_FALSE(negative.load());
+    (*store)->SetCommitObserver(nullptr);
+    fabric::Agent b;
+    b.id = "b";
+    b.host = "127.0.0.1";
+    b.port = 1;
+    ASSERT_TRUE((*store)->Write([&](WriteTxn& txn) { return txn.InsertAgent(b); }).ok());
+    EXPECT_EQ(calls.load(), 3);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vipu::storage
