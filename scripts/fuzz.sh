@@ -8,6 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${FUZZ_BUILD:-build-fuzz}
 seconds=${FUZZ_SECONDS:-20}
+# FUZZ_MODE=corpus replays the committed corpus once (deterministic: the CI
+# gate); the default explores for FUZZ_SECONDS per target.
+mode=${FUZZ_MODE:-explore}
 targets=(create_request hcl cli_args poprun_options)
 CC=clang CXX=clang++ cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DVIPU_FUZZ=ON >/dev/null
@@ -18,9 +21,11 @@ for t in "${targets[@]}"; do
   work="$dir/corpus/$t"
   mkdir -p "$work"
   cp -n tests/fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
-  echo "fuzz: $t for ${seconds}s"
+  limit=(-max_total_time="$seconds")
+  [ "$mode" = corpus ] && limit=(-runs=0)
+  echo "fuzz: $t ($mode)"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "$dir/bin/${t}_fuzzer" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      "$dir/bin/${t}_fuzzer" "$work" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="$dir/artifacts/${t}-" -print_final_stats=1 >"$dir/$t.log" 2>&1; then
     echo "fuzz: $t FAILED; tail of $dir/$t.log:"
     tail -40 "$dir/$t.log"
