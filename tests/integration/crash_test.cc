@@ -235,6 +235,7 @@ TEST(CrashTest, AcknowledgedStateSurvivesRepeatedKill9UnderLoad) {
   auto server = ServerProcess::Start("pod16");
   History history;
   const absl::Time start = absl::Now();
+  int active_checked = 0;  // ACTIVE partitions found on their agents after a restart
 
   for (int iteration = 0; iteration < iterations; ++iteration) {
     SCOPED_TRACE(absl::StrCat("iteration ", iteration));
@@ -244,6 +245,10 @@ TEST(CrashTest, AcknowledgedStateSurvivesRepeatedKill9UnderLoad) {
     ASSERT_TRUE(snapshot.ok()) << snapshot.status();
     std::vector<std::string> problems = CheckHistory(*snapshot, &history);
     for (std::string& p : CheckPlacementInvariants(*snapshot, kPodSize)) problems.push_back(p);
+    for (const auto& [id, p] : snapshot->stored) {
+      active_checked +=
+          p.ready_state == virmgrpc::PS_ACTIVE && p.operation_state == virmgrpc::POS_IDLE;
+    }
     for (std::string& p : CheckAgentsAgree(*snapshot, /*no_orphans=*/false)) {
       problems.push_back(absl::StrCat("right after ready: ", p));
     }
@@ -330,7 +335,9 @@ TEST(CrashTest, AcknowledgedStateSurvivesRepeatedKill9UnderLoad) {
   std::cout << "[ crash    ] " << iterations << " kills in "
             << absl::FormatDuration(absl::Now() - start) << "; acknowledged " << history.creates
             << " creates, " << history.removes << " removes, " << history.resets << " resets; "
-            << history.unknown << " replies lost to a kill\n";
+            << history.unknown << " replies lost to a kill; " << active_checked
+            << " ACTIVE partitions found on their agents right after a restart\n";
+  EXPECT_GT(active_checked, iterations) << "the agent check hardly ever had anything to check";
 }
 
 }  // namespace
