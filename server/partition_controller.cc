@@ -16,6 +16,15 @@ namespace {
 
 int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
+// The partition, or NOT_FOUND naming the id as the caller gave it.
+absl::StatusOr<fabric::Partition> LoadPartition(storage::ReadTxn& txn, const std::string& id) {
+  auto p = txn.GetPartition(id);
+  if (absl::IsNotFound(p.status())) {
+    return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
+  }
+  return p;
+}
+
 // PERMISSION_DENIED (logged with the user and the action) unless `caller`
 // may act on `p`: own or shared, in a granted allocation.
 absl::Status CheckAccess(storage::ReadTxn& txn, const auth::Caller& caller,
@@ -259,13 +268,8 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
                                          const auth::Caller& caller) {
   fabric::Partition partition;
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
-    auto p = txn.GetPartition(id);
-    if (!p.ok()) {
-      if (absl::IsNotFound(p.status())) {
-        return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
-      }
-      return p.status();
-    }
+    auto p = LoadPartition(txn, id);
+    if (!p.ok()) return p.status();
     if (absl::Status a = CheckAccess(txn, caller, *p, "remove"); !a.ok()) return a;
     if (p->operation_state == fabric::OperationState::kRemoving && !force) {
       return absl::FailedPreconditionError(
@@ -315,13 +319,8 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
 absl::Status PartitionController::Reset(const std::string& id, const auth::Caller& caller) {
   uint64_t generation = 0;
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
-    auto p = txn.GetPartition(id);
-    if (!p.ok()) {
-      if (absl::IsNotFound(p.status())) {
-        return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
-      }
-      return p.status();
-    }
+    auto p = LoadPartition(txn, id);
+    if (!p.ok()) return p.status();
     if (absl::Status a = CheckAccess(txn, caller, *p, "reset"); !a.ok()) return a;
     if (p->operation_state == fabric::OperationState::kRemoving) {
       return absl::FailedPreconditionError(absl::StrCat("partition '", id, "' is being removed"));
@@ -347,13 +346,8 @@ absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id
                                                            const auth::Caller& caller) {
   fabric::Partition out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto p = txn.GetPartition(id);
-    if (!p.ok()) {
-      if (absl::IsNotFound(p.status())) {
-        return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
-      }
-      return p.status();
-    }
+    auto p = LoadPartition(txn, id);
+    if (!p.ok()) return p.status();
     if (absl::Status a = CheckAccess(txn, caller, *p, "get"); !a.ok()) return a;
     out = std::move(*p);
     return absl::OkStatus();
@@ -406,13 +400,8 @@ absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs
   fabric::Cluster cluster;
   std::map<std::string, fabric::MachineEndpoint> endpoints;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto p = txn.GetPartition(id);
-    if (!p.ok()) {
-      if (absl::IsNotFound(p.status())) {
-        return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
-      }
-      return p.status();
-    }
+    auto p = LoadPartition(txn, id);
+    if (!p.ok()) return p.status();
     if (absl::Status a = CheckAccess(txn, caller, *p, "get the ipuof config of"); !a.ok()) {
       return a;
     }
