@@ -584,7 +584,7 @@ absl::StatusOr<std::vector<std::string>> ExpandHosts(absl::string_view list) {
       if (hi < lo) return Invalid("--host", "range end must not be below its start", item);
       if (hi - lo > 4096) return Invalid("--host", "range must expand to at most 4096 hosts", item);
       const size_t width = bounds[0].size();  // host[00-03] keeps the zero padding
-      for (uint32_t n = lo; n <= hi; ++n) {
+      for (uint64_t n = lo; n <= hi; ++n) {
         std::string num = absl::StrCat(n);
         if (bounds[0].size() > 1 && bounds[0][0] == '0' && num.size() < width) {
           num = std::string(width - num.size(), '0') + num;

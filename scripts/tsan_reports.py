@@ -21,6 +21,9 @@ KNOWN_HANDOFFS = [
     # shared_ptr sat in the same stack slot; the completion callback reaches
     # the latch through the async call that gRPC started (invisible edge).
     ('agent_driver.cc', 'CountDown'),
+    # gRPC creates each server interceptor on the thread that accepts the
+    # call and destroys it with the ServerContext on another.
+    ('~RpcMetricsInterceptor', 'ServerContextBase'),
 ]
 
 def first_real_frame(block):
