@@ -70,6 +70,26 @@ absl::StatusOr<std::vector<std::string>> ParseAgentIds(std::string_view list) {
   return ids;
 }
 
+absl::StatusOr<std::vector<std::string>> GenerateAgentIds(std::string_view prefix, uint32_t count,
+                                                          uint32_t first_index) {
+  if (count == 0 || count > kMaxMachinesPerProcess) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("machines: must be 1..", kMaxMachinesPerProcess, ", got ", count));
+  }
+  if (static_cast<uint64_t>(first_index) + count - 1 > UINT32_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("first-index: ", first_index, " + ", count, " machines overflows 32 bits"));
+  }
+  std::vector<std::string> ids;
+  ids.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) ids.push_back(absl::StrCat(A(prefix), first_index + i));
+  // Only the prefix and the length vary: the first and the longest (last) id
+  // stand for all of them.
+  if (absl::Status s = ValidateAgentId("id-prefix", ids.front()); !s.ok()) return s;
+  if (absl::Status s = ValidateAgentId("id-prefix", ids.back()); !s.ok()) return s;
+  return ids;
+}
+
 absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t count) {
   if (list.empty()) return std::vector<uint32_t>(count, 0);
   std::vector<absl::string_view> parts = absl::StrSplit(A(list), ',');
@@ -133,10 +153,25 @@ ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::
   app.set_version_flag("--version", VIPU_VERSION);
   std::string server, agent_ids, machine_type = "m2000", host = "127.0.0.1", ports,
                                  log_level = "info";
-  bool exit_with_parent = false;
+  bool exit_with_parent = false, shared_port = false;
+  uint32_t machines = 0, first_index = 0;
+  std::string id_prefix;
   app.add_option("--server", server, "vipu-server address, HOST:PORT")->required();
-  app.add_option("--agent-ids", agent_ids, "comma-separated agent ids, one machine each")
-      ->required();
+  auto* ids_option =
+      app.add_option("--agent-ids", agent_ids, "comma-separated agent ids, one machine each");
+  auto* machines_option = app.add_option(
+      "--machines", machines,
+      "serve N machines with generated ids (--id-prefix, --first-index) on one shared port");
+  ids_option->excludes(machines_option);
+  app.add_option("--id-prefix", id_prefix, "prefix of the generated agent ids (with --machines)")
+      ->needs(machines_option);
+  app.add_option("--first-index", first_index,
+                 "number of the first generated agent id (with --machines)")
+      ->needs(machines_option)
+      ->capture_default_str();
+  app.add_flag("--shared-port", shared_port,
+               "serve every machine on one port, dispatching by agent id, and register and "
+               "heartbeat in batches (implied by --machines)");
   app.add_option("--machine-type", machine_type, "m2000 or bow")->capture_default_str();
   app.add_option("--host", host, "address to bind and advertise")->capture_default_str();
   app.add_option("--ports", ports,
@@ -167,7 +202,21 @@ ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::
   options.exit_with_parent = exit_with_parent;
   absl::Status status = ValidateServerAddress(server);
   if (status.ok() && host.empty()) status = absl::InvalidArgumentError("host: must not be empty");
-  if (status.ok()) {
+  options.shared_port = shared_port || machines_option->count() > 0;
+  if (status.ok() && ids_option->count() == 0 && machines_option->count() == 0) {
+    status = absl::InvalidArgumentError("agent-ids: give --agent-ids or --machines");
+  }
+  if (status.ok() && machines_option->count() > 0) {
+    if (id_prefix.empty()) {
+      status = absl::InvalidArgumentError("id-prefix: must not be empty with --machines");
+    } else if (absl::StatusOr<std::vector<std::string>> ids =
+                   GenerateAgentIds(id_prefix, machines, first_index);
+               ids.ok()) {
+      options.agent_ids = *std::move(ids);
+    } else {
+      status = ids.status();
+    }
+  } else if (status.ok()) {
     absl::StatusOr<std::vector<std::string>> ids = ParseAgentIds(agent_ids);
     if (ids.ok()) {
       options.agent_ids = *std::move(ids);
@@ -184,7 +233,9 @@ ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::
     }
   }
   if (status.ok()) {
-    absl::StatusOr<std::vector<uint32_t>> parsed = ParsePorts(ports, options.agent_ids.size());
+    // A shared port is one port for every machine.
+    absl::StatusOr<std::vector<uint32_t>> parsed =
+        ParsePorts(ports, options.shared_port ? 1 : options.agent_ids.size());
     if (parsed.ok()) {
       options.ports = *std::move(parsed);
     } else {

@@ -25,7 +25,19 @@ struct AgentOptions {
   std::vector<uint32_t> ports;     // one per agent id; 0: pick a free port
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool exit_with_parent = false;
+  // Issue 6: every machine on one gRPC server and port (ports holds that one
+  // port), requests dispatched by agent_id, and registration and heartbeats
+  // sent in batches. Set by --shared-port or by --machines.
+  bool shared_port = false;
 };
+
+// Most machines one vipu-agent process serves: 65,536 IPUs, the design limit.
+inline constexpr uint32_t kMaxMachinesPerProcess = 16384;
+
+// --machines N --id-prefix P --first-index K: ids P<K> .. P<K+N-1>, each a
+// valid agent id. INVALID_ARGUMENT naming the flag otherwise.
+absl::StatusOr<std::vector<std::string>> GenerateAgentIds(std::string_view prefix, uint32_t count,
+                                                          uint32_t first_index);
 
 // 1..64 characters of [A-Za-z0-9._-], the first a letter or digit
 // (fabric/types.h). INVALID_ARGUMENT naming `field`.

@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "agents/agent_options.h"
 #include "agents/agent_service.h"
 #include "agents/registration.h"
+#include "agents/shared_port_service.h"
 #include "agents/simulated_machine.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
@@ -33,6 +35,10 @@ std::string HostPort(const std::string& host, uint32_t port) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian's abseil checks every Mutex acquisition for lock-order cycles (a
+  // debug default it was built with). gRPC takes many locks per call and the
+  // check is a measurable share of it; TSan runs catch lock-order bugs.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   using vipu::agents::AgentService;
   using vipu::agents::SimulatedMachine;
 
@@ -95,7 +101,40 @@ int main(int argc, char** argv) {
     });
   };
 
-  for (size_t i = 0; i < options.agent_ids.size(); ++i) {
+  // Issue 6: every machine behind one server and port, dispatched by agent id.
+  std::unique_ptr<vipu::agents::SharedPortService> shared_service;
+  if (options.shared_port) {
+    std::vector<vipu::agents::SharedPortService::Member> members;
+    for (const std::string& id : options.agent_ids) {
+      machines.push_back(std::make_unique<SimulatedMachine>(id, options.machine_type));
+      // An injected crash marks the machine crashed: it refuses calls and
+      // stops heartbeating, while the other machines on the port serve on.
+      services.push_back(std::make_unique<AgentService>(machines.back().get()));
+      members.push_back({machines.back().get(), services.back().get()});
+    }
+    shared_service = std::make_unique<vipu::agents::SharedPortService>(members);
+    const std::string address = HostPort(options.host, options.ports[0]);
+    grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    int selected_port = 0;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
+    builder.RegisterService(shared_service.get());
+    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    if (server == nullptr || selected_port == 0) {
+      spdlog::error("{} machines: cannot listen on {}", machines.size(), address);
+      std::cerr << "vipu-agent: cannot listen on " << address << "\n";
+      return 1;
+    }
+    servers.push_back(std::move(server));
+    for (auto& machine : machines) machine->set_ipuof_port(static_cast<uint32_t>(selected_port));
+    spdlog::info("{} machines ({} .. {}, {}) listening on {}:{}", machines.size(),
+                 machines.front()->agent_id(), machines.back()->agent_id(),
+                 vipu::agents::MachineTypeName(options.machine_type), options.host, selected_port);
+    std::cout << "machines " << machines.size() << " listening on " << options.host << ":"
+              << selected_port << std::endl;
+  }
+
+  for (size_t i = 0; !options.shared_port && i < options.agent_ids.size(); ++i) {
     const std::string& id = options.agent_ids[i];
     machines.push_back(std::make_unique<SimulatedMachine>(id, options.machine_type));
     services.push_back(
@@ -120,7 +159,8 @@ int main(int argc, char** argv) {
   }
   // Announced only once every machine listens, so a reader of stdout never
   // sees a process that then fails half way.
-  for (const auto& machine : machines) {
+  for (size_t i = 0; !options.shared_port && i < machines.size(); ++i) {
+    const auto& machine = machines[i];
     spdlog::info("agent {} ({}) listening on {}:{}", machine->agent_id(),
                  vipu::agents::MachineTypeName(machine->machine_type()), options.host,
                  machine->ipuof_port());
@@ -131,6 +171,7 @@ int main(int argc, char** argv) {
   vipu::agents::RegistrationOptions registration_options;
   registration_options.server_address = options.server;
   registration_options.advertised_host = options.host;
+  registration_options.batched = options.shared_port;
   std::vector<SimulatedMachine*> machine_ptrs;
   for (auto& machine : machines) machine_ptrs.push_back(machine.get());
   vipu::agents::RegistrationClient registration(registration_options, machine_ptrs);

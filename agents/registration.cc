@@ -1,6 +1,8 @@
 #include "agents/registration.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "agents/wire_translation.h"
@@ -76,6 +78,12 @@ void RegistrationClient::Run() {
     for (const Slot& slot : slots_) next = std::min(next, slot.due);
     if (cv_.wait_until(lock, next, [this] { return stopping_; })) break;
     const Clock::time_point now = Clock::now();
+    if (options_.batched) {
+      lock.unlock();
+      StepBatched(now);
+      lock.lock();
+      continue;
+    }
     for (Slot& slot : slots_) {
       if (stopping_) break;
       if (slot.due > now) continue;
@@ -186,6 +194,140 @@ void RegistrationClient::RetryLater(Slot& slot, std::string_view what, const grp
   slot.failing = true;
   slot.due = Clock::now() + slot.backoff;
   slot.backoff = std::min(slot.backoff * 2, options_.max_backoff);
+}
+
+void RegistrationClient::StepBatched(Clock::time_point now) {
+  std::vector<Slot*> to_register, to_heartbeat;
+  for (Slot& slot : slots_) {
+    if (slot.due > now) continue;
+    if (slot.machine->silenced()) {
+      slot.due = now + slot.interval;
+    } else if (slot.registered) {
+      to_heartbeat.push_back(&slot);
+    } else {
+      to_register.push_back(&slot);
+    }
+  }
+  const size_t n = std::clamp<size_t>(options_.batch_size, 1, 1024);
+  auto in_chunks = [n](const std::vector<Slot*>& all, auto&& send) {
+    for (size_t i = 0; i < all.size(); i += n) {
+      send(std::vector<Slot*>(all.begin() + i, all.begin() + std::min(all.size(), i + n)));
+    }
+  };
+  in_chunks(to_register, [this](const std::vector<Slot*>& b) { RegisterBatch(b); });
+  in_chunks(to_heartbeat, [this](const std::vector<Slot*>& b) { HeartbeatBatch(b); });
+}
+
+void RegistrationClient::RegisterBatch(const std::vector<Slot*>& batch) {
+  vipuagent::RegisterBatchRequest request;
+  for (Slot* slot : batch) {
+    SimulatedMachine& machine = *slot->machine;
+    vipuagent::RegisterRequest* r = request.add_agents();
+    r->set_agent_id(machine.agent_id());
+    r->set_host(options_.advertised_host);
+    r->set_port(machine.ipuof_port());
+    *r->mutable_machine() = ToProto(machine);
+    AppendHeld(machine.Held(), r->mutable_held());
+  }
+  vipuagent::RegisterBatchReply reply;
+  grpc::Status status = Invoke(
+      [&](grpc::ClientContext* context) { return stub_->RegisterBatch(context, request, &reply); });
+  if (!status.ok()) {
+    RetryBatchLater(batch, "register batch", status);
+    return;
+  }
+  std::map<std::string, grpc::Status> refused;
+  for (const vipuagent::AgentRefusal& r : reply.refused()) {
+    refused[r.agent_id()] =
+        grpc::Status(static_cast<grpc::StatusCode>(r.code()), std::string(r.message()));
+  }
+  const std::chrono::milliseconds interval =
+      reply.heartbeat_interval_ms() == 0 ? options_.default_heartbeat_interval
+                                         : std::chrono::milliseconds(reply.heartbeat_interval_ms());
+  const Clock::time_point now = Clock::now();
+  for (Slot* slot : batch) {
+    auto it = refused.find(slot->machine->agent_id());
+    if (it != refused.end()) {
+      RetryLater(*slot, "register", it->second);
+      continue;
+    }
+    slot->interval = interval;
+    slot->backoff = options_.min_backoff;
+    slot->failing = false;
+    slot->due = now + interval;
+    SetRegistered(*slot, true);
+  }
+  spdlog::info(
+      "registered {} machines (first {}) with {} as {}, {} refused (heartbeat every {} ms)",
+      batch.size() - refused.size(), batch.front()->machine->agent_id(), options_.server_address,
+      options_.advertised_host, refused.size(), interval.count());
+}
+
+void RegistrationClient::HeartbeatBatch(const std::vector<Slot*>& batch) {
+  vipuagent::HeartbeatBatchRequest request;
+  for (Slot* slot : batch) {
+    SimulatedMachine& machine = *slot->machine;
+    vipuagent::HeartbeatRequest* beat = request.add_agents();
+    beat->set_agent_id(machine.agent_id());
+    AppendHeld(machine.Held(), beat->mutable_held());
+    // Only faults: the server ignores healthy entries, and 16,384 machines'
+    // full reports would be most of the bytes.
+    for (const IpuHealth& h : machine.IpuHealthReport()) {
+      if (!h.healthy) ToProto(h, beat->add_ipu_health());
+    }
+    for (const PortHealth& h : machine.PortHealthReport()) {
+      if (!h.trained) ToProto(h, beat->add_link_health());
+    }
+  }
+  vipuagent::HeartbeatBatchReply reply;
+  grpc::Status status = Invoke([&](grpc::ClientContext* context) {
+    return stub_->HeartbeatBatch(context, request, &reply);
+  });
+  if (!status.ok()) {
+    RetryBatchLater(batch, "heartbeat batch", status);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.heartbeats += batch.size();
+  }
+  std::set<std::string> reregister(reply.reregister().begin(), reply.reregister().end());
+  if (!reregister.empty()) {
+    spdlog::warn("the server does not know {} machines (first {}); registering them again",
+                 reregister.size(), *reregister.begin());
+  }
+  const Clock::time_point now = Clock::now();
+  bool recovered = false;
+  for (Slot* slot : batch) {
+    recovered = recovered || slot->failing;
+    slot->backoff = options_.min_backoff;
+    slot->failing = false;
+    if (reregister.count(slot->machine->agent_id()) != 0) {
+      SetRegistered(*slot, false);
+      slot->due = now;
+    } else {
+      slot->due = now + slot->interval;
+    }
+  }
+  if (recovered) {
+    spdlog::info("heartbeats of {} machines reach the server again", batch.size());
+  }
+}
+
+void RegistrationClient::RetryBatchLater(const std::vector<Slot*>& batch, std::string_view what,
+                                         const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::CANCELLED) return;  // stopping
+  if (!batch.front()->failing) {
+    spdlog::warn("{} of {} machines (first {}) to {} failed ({}: {}); retrying", what, batch.size(),
+                 batch.front()->machine->agent_id(), options_.server_address,
+                 static_cast<int>(status.error_code()), status.error_message());
+  }
+  const Clock::time_point now = Clock::now();
+  for (Slot* slot : batch) {
+    slot->failing = true;
+    slot->due = now + slot->backoff;
+    slot->backoff = std::min(slot->backoff * 2, options_.max_backoff);
+  }
 }
 
 void RegistrationClient::SetRegistered(Slot& slot, bool registered) {

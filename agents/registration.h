@@ -36,6 +36,11 @@ struct RegistrationOptions {
   std::chrono::milliseconds rpc_timeout{2000};
   // Used when the server's RegisterReply says 0.
   std::chrono::milliseconds default_heartbeat_interval{1000};
+  // Issue 6: register and heartbeat the machines that are due together, in
+  // RegisterBatch/HeartbeatBatch calls of at most `batch_size` machines
+  // (1..1024, the server's limit), instead of one call per machine.
+  bool batched = false;
+  size_t batch_size = 512;
 };
 
 class RegistrationClient {
@@ -69,6 +74,13 @@ class RegistrationClient {
   };
 
   void Run();
+  // Batched mode: one pass over the due slots.
+  void StepBatched(Clock::time_point now);
+  void RegisterBatch(const std::vector<Slot*>& batch);
+  void HeartbeatBatch(const std::vector<Slot*>& batch);
+  // Logs once for the batch, then backs every slot off.
+  void RetryBatchLater(const std::vector<Slot*>& batch, std::string_view what,
+                       const grpc::Status& status);
   void Step(Slot& slot);
   void Register(Slot& slot);
   void Heartbeat(Slot& slot);

@@ -115,6 +115,14 @@ WorkloadRequest FromProto(const vipuagent::WorkloadSpec& spec) {
   w.seq_len = spec.seq_len();
   w.layers_per_ipu.assign(spec.layers_per_ipu().begin(), spec.layers_per_ipu().end());
   w.optimizer = spec.optimizer();
+  if (spec.has_optimizer_state_offchip())
+    w.optimizer_state_offchip = spec.optimizer_state_offchip();
+  if (spec.has_replicated_tensor_sharding()) {
+    w.replicated_tensor_sharding = spec.replicated_tensor_sharding();
+  }
+  if (spec.has_recompute()) w.recompute = spec.recompute();
+  w.packing = spec.packing();
+  w.host_loader_samples_per_s = spec.host_loader_samples_per_s();
   return w;
 }
 

@@ -1,6 +1,7 @@
 #include "agents/workload_runner.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -56,6 +57,26 @@ absl::StatusOr<model::Workload> BuildWorkload(const WorkloadRequest& request,
     }
     w.optimizer = *o;
   }
+  if (request.optimizer_state_offchip) w.optimizer_state_offchip = *request.optimizer_state_offchip;
+  if (request.replicated_tensor_sharding) {
+    w.replicated_tensor_sharding = *request.replicated_tensor_sharding;
+  }
+  if (request.recompute) w.recompute = *request.recompute;
+  if (request.packing != 0) {
+    if (!std::isfinite(request.packing) || request.packing < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload.packing: must be 0 (the preset's) or a finite number >= 1, got ",
+                       request.packing));
+    }
+    w.packing = request.packing;
+  }
+  if (!std::isfinite(request.host_loader_samples_per_s) || request.host_loader_samples_per_s < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "workload.host_loader_samples_per_s: must be 0 (not limiting) or a finite number > 0, "
+        "got ",
+        request.host_loader_samples_per_s));
+  }
+  w.host_loader_samples_per_s = request.host_loader_samples_per_s;
   if (w.ipus_per_replica == 0) {
     return absl::InvalidArgumentError("workload.ipus_per_replica: must be at least 1");
   }

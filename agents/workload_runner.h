@@ -7,6 +7,7 @@
 #define VIPU_AGENTS_WORKLOAD_RUNNER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ struct WorkloadRequest {
   uint32_t seq_len = 0;
   std::vector<uint32_t> layers_per_ipu;
   std::string optimizer;
+  // Unset: the preset's value.
+  std::optional<bool> optimizer_state_offchip;
+  std::optional<bool> replicated_tensor_sharding;
+  std::optional<bool> recompute;
+  double packing = 0;                    // 0: the preset's; else finite and >= 1
+  double host_loader_samples_per_s = 0;  // 0: not limiting; else finite and > 0
 };
 
 struct PartitionShape {

@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
-# Starts vipu-server --simulate POD (default pod64) on a free port with a
-# fresh database, runs the control-plane benchmark, stops the server.
-#   bench/run_control_plane.sh [pod] [clients] [seconds]
+# create -> ACTIVE -> remove cycles against vipu-server --simulate POD (fresh
+# database, durable commits: synchronous=FULL), per client count.
+#   bench/run_control_plane.sh [pod] [clients] [seconds] [control_plane_bench flags, e.g. --json]
+#   VIPU_BUILD=/tmp/build-rel bench/run_control_plane.sh pod256 1,8,32,128 10
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pod=${1:-pod64}; clients=${2:-1,8,32}; seconds=${3:-10}
-work=$(mktemp -d)
-trap 'kill $(cat "$work/pid") 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-build/bin/vipu-server --simulate "$pod" --listen 127.0.0.1:0 --db "$work/vipu.db" \
-  --ready-file "$work/ready" --log-level warn >"$work/server.log" 2>&1 &
-echo $! > "$work/pid"
-for _ in $(seq 600); do [ -f "$work/ready" ] && break; sleep 0.1; done
-[ -f "$work/ready" ] || { cat "$work/server.log"; exit 1; }
-echo "pod: $pod  server: $(cat "$work/ready")  durable commits: synchronous=FULL"
-build/bin/control_plane_bench --server "$(cat "$work/ready")" --clients "$clients" --seconds "$seconds"
+pod=${1:-pod64}; clients=${2:-1,8,32,128}; seconds=${3:-10}
+shift $(( $# < 3 ? $# : 3 ))
+source bench/server_lib.sh
+start_server --simulate "$pod" --db "$BENCH_WORK/vipu.db"
+echo "pod: $pod  server: $BENCH_SERVER  durable commits: synchronous=FULL" >&2
+"$BENCH_BIN/control_plane_bench" --server "$BENCH_SERVER" --clients "$clients" \
+  --seconds "$seconds" "$@"

@@ -37,13 +37,6 @@ std::string ClusterTopologyName(vipuadmin::GwLinkTopology t) {
 }
 std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
-absl::Status PrintJson(const CommandIo& io, const google::protobuf::Message& message) {
-  auto json = MessageToJson(message);
-  if (!json.ok()) return json.status();
-  io.out << *json;
-  return absl::OkStatus();
-}
-
 void Success(const CommandIo& io, const char* verb_noun, const std::string& id) {
   io.out << verb_noun << " (" << id << "): success.\n";
 }
@@ -103,7 +96,7 @@ absl::Status ListAgents(Connection& conn, const CommandIo& io) {
   absl::Status s = conn.Call(
       [&](grpc::ClientContext* c) { return conn.admin().ListAgents(c, request, &reply); });
   if (!s.ok()) return s;
-  if (io.json) return PrintJson(io, reply);
+  if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAgentsTable(reply);
   return absl::OkStatus();
 }
@@ -115,7 +108,7 @@ absl::Status GetAgent(Connection& conn, const CommandIo& io, const std::string& 
   absl::Status s =
       conn.Call([&](grpc::ClientContext* c) { return conn.admin().GetAgent(c, request, &reply); });
   if (!s.ok()) return s;
-  if (io.json) return PrintJson(io, reply);
+  if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAgentBox(reply.agent());
   return absl::OkStatus();
 }
@@ -154,7 +147,7 @@ absl::Status ListClusters(Connection& conn, const CommandIo& io) {
   absl::Status s = conn.Call(
       [&](grpc::ClientContext* c) { return conn.admin().ListClusters(c, request, &reply); });
   if (!s.ok()) return s;
-  if (io.json) return PrintJson(io, reply);
+  if (io.json) return WriteJson(io.out, reply);
   io.out << RenderClustersTable(reply);
   return absl::OkStatus();
 }
@@ -203,7 +196,7 @@ absl::Status BackupDatabase(Connection& conn, const CommandIo& io, const std::st
   absl::Status s =
       conn.Call([&](grpc::ClientContext* c) { return conn.admin().Backup(c, request, &reply); });
   if (!s.ok()) return s;
-  if (io.json) return PrintJson(io, reply);
+  if (io.json) return WriteJson(io.out, reply);
   io.out << "backup (" << reply.path() << "): success. " << reply.size_bytes()
          << " bytes written on the server.\n";
   return absl::OkStatus();

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -12,7 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "cli/hcl.h"
+#include "hcl/hcl.h"
 
 extern char** environ;
 
@@ -39,6 +40,20 @@ const std::set<std::string>& HclKeys() {
       kHost.hcl_key,      kPort.hcl_key,  kTimeout.hcl_key, kUserId.hcl_key,
       kAccessKey.hcl_key, kTlsCa.hcl_key, kTlsCert.hcl_key, kTlsKey.hcl_key};
   return *keys;
+}
+
+// The settings of the HCL file at `path`; a repeated key keeps its last value.
+absl::StatusOr<std::map<std::string, std::string>> ReadHclSettings(const std::string& path) {
+  absl::StatusOr<std::string> text = hcl::ReadText(path);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(),
+                        absl::StrCat("config file ", text.status().message()));
+  }
+  auto entries = hcl::Parse(*text, path, HclKeys(), hcl::Repeats::kLastWins);
+  if (!entries.ok()) return entries.status();
+  std::map<std::string, std::string> settings;
+  for (hcl::Entry& e : *entries) settings[e.key] = std::move(e.value);
+  return settings;
 }
 
 // A value and where it came from, for error messages.
@@ -110,12 +125,12 @@ absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
       return absl::InvalidArgumentError("--config: must name a file, got an empty value");
     }
     file_name = *flags.config_file;
-    auto parsed = ReadHclFile(file_name, HclKeys());
+    auto parsed = ReadHclSettings(file_name);
     if (!parsed.ok()) return absl::InvalidArgumentError(parsed.status().message());
     file = *std::move(parsed);
   } else if (!env.system_config_path.empty()) {
     file_name = env.system_config_path;
-    auto parsed = ReadHclFile(file_name, HclKeys());
+    auto parsed = ReadHclSettings(file_name);
     // The system file is optional; a broken one is still an error.
     if (parsed.ok()) {
       file = *std::move(parsed);

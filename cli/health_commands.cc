@@ -101,12 +101,7 @@ absl::Status InjectFault(Connection& conn, const CommandIo& io,
   absl::Status s = conn.Call(
       [&](grpc::ClientContext* ctx) { return conn.admin().InjectFault(ctx, wire, &reply); });
   if (!s.ok()) return s;
-  if (io.json) {
-    auto json = MessageToJson(reply);
-    if (!json.ok()) return json.status();
-    io.out << *json;
-    return absl::OkStatus();
-  }
+  if (io.json) return WriteJson(io.out, reply);
   io.out << "inject fault (" << request.agent_id << "): " << reply.description() << "\n";
   return absl::OkStatus();
 }
@@ -121,9 +116,7 @@ absl::Status TestCluster(Connection& conn, const CommandIo& io, const std::strin
       [&](grpc::ClientContext* ctx) { return conn.admin().TestCluster(ctx, request, &reply); });
   if (!s.ok()) return s;
   if (io.json) {
-    auto json = MessageToJson(reply);
-    if (!json.ok()) return json.status();
-    io.out << *json;
+    if (absl::Status w = WriteJson(io.out, reply); !w.ok()) return w;
   } else {
     io.out << RenderTestResults(reply);
   }

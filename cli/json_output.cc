@@ -51,4 +51,11 @@ absl::StatusOr<std::string> MessageToJson(const google::protobuf::Message& messa
   return json;
 }
 
+absl::Status WriteJson(std::ostream& out, const google::protobuf::Message& message) {
+  absl::StatusOr<std::string> json = MessageToJson(message);
+  if (!json.ok()) return json.status();
+  out << *json;
+  return absl::OkStatus();
+}
+
 }  // namespace vipu::cli

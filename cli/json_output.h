@@ -4,8 +4,10 @@
 #ifndef VIPU_CLI_JSON_OUTPUT_H_
 #define VIPU_CLI_JSON_OUTPUT_H_
 
+#include <ostream>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "google/protobuf/message.h"
 
@@ -13,6 +15,9 @@ namespace vipu::cli {
 
 // Newline-terminated.
 absl::StatusOr<std::string> MessageToJson(const google::protobuf::Message& message);
+
+// Writes MessageToJson(message) to `out` (the commands' --showjson answer).
+absl::Status WriteJson(std::ostream& out, const google::protobuf::Message& message);
 
 }  // namespace vipu::cli
 

@@ -64,13 +64,6 @@ std::string IpuSummary(const virmgrpc::PartitionSpec& spec) {
   return parts.empty() ? "-" : absl::StrJoin(parts, "; ");
 }
 
-absl::Status PrintJson(const CommandIo& io, const google::protobuf::Message& message) {
-  auto json = MessageToJson(message);
-  if (!json.ok()) return json.status();
-  io.out << *json;
-  return absl::OkStatus();
-}
-
 absl::StatusOr<virmgrpc::Partition> FindPartition(Connection& conn, const std::string& id) {
   virmgrpc::ListPartitionsRequest request;
   virmgrpc::ListPartitionsReply reply;
@@ -229,7 +222,7 @@ absl::Status ListPartitions(Connection& conn, const CommandIo& io, const std::st
   absl::Status s = conn.Call(
       [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); });
   if (!s.ok()) return s;
-  if (io.json) return PrintJson(io, reply);
+  if (io.json) return WriteJson(io.out, reply);
   io.out << RenderPartitionsTable(reply, kind);
   return absl::OkStatus();
 }
@@ -353,7 +346,7 @@ absl::Status GetPartitionStatus(Connection& conn, const CommandIo& io, const std
   if (io.json) {
     virmgrpc::GetPartitionStatusReply reply;
     *reply.mutable_status() = *status;
-    return PrintJson(io, reply);
+    return WriteJson(io.out, reply);
   }
   io.out << RenderPartitionStatus(*status);
   return absl::OkStatus();
@@ -404,7 +397,7 @@ absl::Status ListAllocations(Connection& conn, const CommandIo& io) {
     return conn.allocations().ListAllocations(c, request, &reply);
   });
   if (!s.ok()) return s;
-  if (io.json) return PrintJson(io, reply);
+  if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAllocationsTable(reply);
   return absl::OkStatus();
 }
@@ -417,7 +410,7 @@ absl::Status ListIpuAttributes(Connection& conn, const CommandIo& io,
   absl::Status s = conn.Call(
       [&](grpc::ClientContext* c) { return conn.user().ListIPUAttributes(c, request, &reply); });
   if (!s.ok()) return s;
-  if (io.json) return PrintJson(io, reply);
+  if (io.json) return WriteJson(io.out, reply);
   io.out << RenderIpuAttributesTable(reply);
   return absl::OkStatus();
 }

@@ -92,12 +92,7 @@ absl::Status ListUsers(Connection& conn, const CommandIo& io) {
     return stub->ListUsers(ctx, vipuadmin::ListUsersRequest(), &reply);
   });
   if (!s.ok()) return s;
-  if (io.json) {
-    auto json = MessageToJson(reply);
-    if (!json.ok()) return json.status();
-    io.out << *json;
-    return absl::OkStatus();
-  }
+  if (io.json) return WriteJson(io.out, reply);
   io.out << RenderUsersTable(reply);
   return absl::OkStatus();
 }

@@ -78,12 +78,12 @@ absl::Status ValidateId(std::string_view field_view, std::string_view id_view) {
 }
 
 absl::Status ValidatePartitionRequest(const PartitionRequest& request) {
-  if (absl::Status s = ValidateId("partition id", request.id); !s.ok()) return s;
+  if (absl::Status s = ValidateId("id", request.id); !s.ok()) return s;
   if (!request.cluster_id.empty()) {
-    if (absl::Status s = ValidateId("cluster id", request.cluster_id); !s.ok()) return s;
+    if (absl::Status s = ValidateId("cluster_id", request.cluster_id); !s.ok()) return s;
   }
   if (!request.allocation_id.empty()) {
-    if (absl::Status s = ValidateId("allocation id", request.allocation_id); !s.ok()) return s;
+    if (absl::Status s = ValidateId("allocation_id", request.allocation_id); !s.ok()) return s;
   }
   const uint32_t size = request.size;
   if (size < 1 || size > kMaxPartitionSize) {
@@ -102,16 +102,23 @@ absl::Status ValidatePartitionRequest(const PartitionRequest& request) {
     }
   }
   const uint32_t num_gcds = request.num_gcds == 0 ? 1 : request.num_gcds;
+  // Each replica runs on at least one IPU (so each GCD holds at least as many
+  // IPUs as replicas: size/num_gcds >= num_replicas/num_gcds).
+  if (request.num_replicas > size) {
+    return Invalid(absl::StrCat("num_replicas: must be at most the size ", size,
+                                " (each replica needs at least one IPU), got ",
+                                request.num_replicas));
+  }
   if (request.num_replicas % num_gcds != 0) {
     return Invalid(absl::StrCat("num_replicas: must be a multiple of num_gcds ", num_gcds, ", got ",
                                 request.num_replicas));
   }
   if (!IsKnown(request.routing)) {
-    return Invalid(
-        absl::StrCat("routing: unknown routing type ", static_cast<int>(request.routing)));
+    return Invalid(absl::StrCat("ipulink_routing_type: unknown routing type ",
+                                static_cast<int>(request.routing)));
   }
   if (!IsKnown(request.gw_routing)) {
-    return Invalid(absl::StrCat("gw_routing: unknown gateway routing type ",
+    return Invalid(absl::StrCat("gw_routing_type: unknown gateway routing type ",
                                 static_cast<int>(request.gw_routing)));
   }
   if (!IsKnown(request.sync_type)) {
@@ -129,11 +136,12 @@ absl::Status ValidatePartitionRequest(const PartitionRequest& request) {
   }
   if (request.num_ilds != 0) {
     if (!IsPowerOfTwo(request.num_ilds)) {
-      return Invalid(absl::StrCat("num_ilds: must be a power of two, got ", request.num_ilds));
+      return Invalid(
+          absl::StrCat("num_ipulink_segments: must be a power of two, got ", request.num_ilds));
     }
     if (request.num_ilds > size) {
-      return Invalid(
-          absl::StrCat("num_ilds: cannot exceed the size ", size, ", got ", request.num_ilds));
+      return Invalid(absl::StrCat("num_ipulink_segments: cannot exceed the size ", size, ", got ",
+                                  request.num_ilds));
     }
   }
   if (!request.ipus.empty()) {
@@ -167,8 +175,8 @@ absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request
     for (const PartitionIpu& p : request.ipus) ilds.insert(p.ild);
     const uint32_t spanned = static_cast<uint32_t>(ilds.size());
     if (request.num_ilds != 0 && request.num_ilds != spanned) {
-      return Invalid(absl::StrCat("num_ilds: is ", request.num_ilds, " but the listed ipus span ",
-                                  spanned, " ILD(s)"));
+      return Invalid(absl::StrCat("num_ipulink_segments: is ", request.num_ilds,
+                                  " but the listed ipus span ", spanned, " ILD(s)"));
     }
     if (!IsPowerOfTwo(spanned)) {
       return Invalid(absl::StrCat("ipus: must span a power-of-two number of ILDs, got ", spanned));
@@ -181,9 +189,9 @@ absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request
   }
   const uint32_t segment = size / out.num_ilds;
   if (segment > ild_ipus) {
-    return Invalid(absl::StrCat("num_ilds: ", out.num_ilds, " ILD(s) give segments of ", segment,
-                                " IPUs, more than the ", ild_ipus, " IPUs of an ILD of cluster ",
-                                cluster));
+    return Invalid(absl::StrCat("num_ipulink_segments: ", out.num_ilds, " ILD(s) give segments of ",
+                                segment, " IPUs, more than the ", ild_ipus,
+                                " IPUs of an ILD of cluster ", cluster));
   }
   if (out.num_ilds > layout.num_ilds()) {
     return Invalid(absl::StrCat("size: ", size, " IPUs need ", out.num_ilds, " ILDs of ", ild_ipus,
@@ -201,16 +209,16 @@ absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request
       out.routing = RoutingType::kSwnc;
     }
   } else if (out.routing == RoutingType::kRingSwnc && !whole_torus_ild) {
-    return Invalid(absl::StrCat("routing: RINGSWNC needs every segment to be a whole torus ILD (",
-                                ild_ipus, " IPUs, cluster ", cluster, " is ",
-                                CliName(layout.cluster().topology), "), got segments of ",
-                                segment));
+    return Invalid(
+        absl::StrCat("ipulink_routing_type: RINGSWNC needs every segment to be a whole torus ILD (",
+                     ild_ipus, " IPUs, cluster ", cluster, " is ",
+                     CliName(layout.cluster().topology), "), got segments of ", segment));
   }
 
   const ClusterTopology gw = layout.cluster().cluster_topology;
   if (out.num_ilds == 1) {
     if (out.gw_routing != GwRoutingType::kUndefined) {
-      return Invalid(absl::StrCat("gw_routing: ", TableName(out.gw_routing),
+      return Invalid(absl::StrCat("gw_routing_type: ", TableName(out.gw_routing),
                                   " applies only to partitions spanning more than one ILD"));
     }
   } else if (out.gw_routing == GwRoutingType::kUndefined) {
@@ -219,16 +227,18 @@ absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request
     } else if (gw == ClusterTopology::kSwitched) {
       out.gw_routing = GwRoutingType::kSwRing;
     } else {
-      return Invalid(absl::StrCat("num_ilds: cluster ", cluster,
+      return Invalid(absl::StrCat("num_ipulink_segments: cluster ", cluster,
                                   " has no GW-Link topology (looped or switched), so a "
                                   "partition cannot span ILDs"));
     }
   } else if (out.gw_routing == GwRoutingType::kRing && gw != ClusterTopology::kLooped) {
-    return Invalid(absl::StrCat("gw_routing: RING requires a looped cluster topology; cluster ",
-                                cluster, " is ", CliName(gw)));
+    return Invalid(
+        absl::StrCat("gw_routing_type: RING requires a looped cluster topology; cluster ", cluster,
+                     " is ", CliName(gw)));
   } else if (out.gw_routing == GwRoutingType::kSwRing && gw != ClusterTopology::kSwitched) {
-    return Invalid(absl::StrCat("gw_routing: SWRING requires a switched cluster topology; cluster ",
-                                cluster, " is ", CliName(gw)));
+    return Invalid(
+        absl::StrCat("gw_routing_type: SWRING requires a switched cluster topology; cluster ",
+                     cluster, " is ", CliName(gw)));
   }
   return out;
 }

@@ -16,10 +16,13 @@ absl::Status ValidateId(std::string_view field, std::string_view id);
 bool IsPowerOfTwo(uint32_t n);
 
 // Checks that need no state: id, size (power of two, 1..65536), num_gcds
-// (power of two dividing size), num_replicas (multiple of num_gcds),
-// reconfigurable only with c2-compatible (or undefined) sync type,
-// ST_GS2_INDEPENDENT_RAILS refused, num_ilds (power of two), explicit ipus
-// require cluster_id and count == size.
+// (power of two dividing size), num_replicas (multiple of num_gcds, at most
+// size: a replica needs an IPU), reconfigurable only with c2-compatible (or
+// undefined) sync type, ST_GS2_INDEPENDENT_RAILS refused, num_ilds (power of
+// two), explicit ipus require cluster_id and count == size. Messages name the
+// wire field of virmgrpc.PartitionRequirements (num_ipulink_segments for
+// num_ilds, ipulink_routing_type for routing, gw_routing_type, ...), as do
+// those of ResolveDefaults.
 absl::Status ValidatePartitionRequest(const PartitionRequest& request);
 
 // Fills what the client left to us from the request and the cluster:

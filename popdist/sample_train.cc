@@ -1,10 +1,12 @@
 // popdist_sample_train: a BERT pre-training run as the seed logs show it,
-// on the partition poprun prepared. It attaches to its GCD through the
-// V-IPU server (IPUOF_VIPU_API_*), places pipeline stages on IPUs,
-// "compiles" (a modelled duration, skipped when the executable cache holds
-// a matching entry) and trains with step times from the compute model
-// (fabric/model PredictStep). Times are modelled, not slept, unless --pace.
-#include <grpcpp/grpcpp.h>
+// on the partition poprun prepared. It attaches to its GCD with the IPUoF
+// client (popdist/ipuof_client.h: IPUOF_VIPU_API_*, IPUOF_CONFIG_PATH or
+// ~/.ipuof.conf.d/), places pipeline stages on IPUs, "compiles" (a modelled
+// duration, skipped when the executable cache holds a matching entry) and
+// trains: the steps run on the simulated machines holding the GCD's IPUs
+// (RunWorkload), which answer with the compute model's step times. Times are
+// modelled, not slept, unless --pace. --offline trains without a partition,
+// with step times from the in-process model, and says so.
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,13 +24,16 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "fabric/model/network_work.h"
 #include "fabric/model/step_predictor.h"
 #include "fabric/model/system_spec.h"
 #include "fabric/model/workload.h"
 #include "popdist/backend.h"
 #include "popdist/collectives.h"
 #include "popdist/context.h"
-#include "vipuuser.grpc.pb.h"
+#include "popdist/ipuof_client.h"
+#include "popdist/workload_spec.h"
 
 namespace {
 
@@ -55,42 +61,22 @@ std::string Env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-// The GCD this instance attaches to, from the V-IPU server (what the IPUoF
-// client does first). Empty when not launched on a partition.
-int AttachedIpus(std::string* description) {
-  const std::string host = Env("IPUOF_VIPU_API_HOST"),
-                    partition = Env("IPUOF_VIPU_API_PARTITION_ID");
-  if (host.empty() || partition.empty()) return -1;
-  const std::string port = Env("IPUOF_VIPU_API_PORT").empty() ? "8090" : Env("IPUOF_VIPU_API_PORT");
-  const uint32_t gcd = static_cast<uint32_t>(std::atoi(Env("IPUOF_VIPU_API_GCD_ID").c_str()));
-  auto channel = grpc::CreateChannel(host + ":" + port, grpc::InsecureChannelCredentials());
-  auto stub = virmgrpc::UserService::NewStub(channel);
-  grpc::ClientContext ctx;
-  const int timeout = Env("IPUOF_VIPU_API_TIMEOUT").empty()
-                          ? 120
-                          : std::atoi(Env("IPUOF_VIPU_API_TIMEOUT").c_str());
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout));
-  virmgrpc::GetPartitionIpuofConfigRequest request;
-  request.set_partition_id(partition);
-  request.mutable_gcd_id()->set_id(gcd);
-  virmgrpc::GetPartitionIpuofConfigReply reply;
-  grpc::Status s = stub->GetPartitionIpuofConfig(&ctx, request, &reply);
-  if (!s.ok() || reply.ipuof_config().gcd_configs_size() == 0) {
-    *description = "cannot attach to partition " + partition + ": " + s.error_message();
-    return -2;
-  }
-  const auto& g = reply.ipuof_config().gcd_configs(0);
-  *description = absl::StrCat("Attached to partition ", partition, " GCD ", gcd, ": ",
-                              g.devices_size(), " IPUs");
-  return g.devices_size();
+// True when every instance is; a failing instance says why itself, the
+// others learn that one failed, so all stop together instead of hanging in
+// the next collective.
+bool AllInstancesOk(bool ok) {
+  int64_t failed = ok ? 0 : 1;
+  if (popdist::isBackendInitialized()) popdist::collectives::allReduceSum(&failed, 1);
+  return failed == 0;
 }
 
 // Compile time grows with the graph of one replica (its parameters); the
 // two seed runs (BERT base 500.8 s, BERT large 683.7 s, 4 IPUs each) fix
 // the line.
-double CompileSeconds(const model::StepPrediction& p) {
-  double params = 0;
-  for (const auto& s : p.stages) params += s.params;
+double CompileSeconds(const model::Workload& w) {
+  const model::NetworkWork net = model::BuildNetworkWork(w);
+  double params = net.first.params + net.head.params;
+  for (const model::UnitWork& u : net.units) params += u.params;
   return 413.3 + 7.95e-7 * params;
 }
 
@@ -117,15 +103,19 @@ int main(int argc, char** argv) {
   CLI::App app{"BERT pre-training sample for poprun/popdist (modelled times)"};
   std::string config_name = "pretrain_base_128_pod4", system;
   uint32_t steps = 1, device_iterations = 1;
-  bool pace = false;
+  bool pace = false, offline = false;
   app.add_option("--config", config_name,
                  "pretrain_base_128_pod4, pretrain_large_128_POD64, "
                  "pretrain_large_128_pod16");
-  app.add_option("--system", system, "pod preset for the model (default: the config's)");
   app.add_option("--training-steps", steps, "steps to train")->check(CLI::Range(1u, 100000u));
   app.add_option("--device-iterations", device_iterations)->check(CLI::Range(1u, 1000u));
   app.add_option("--dataset", "generated data only")->default_val("generated");
   app.add_flag("--pace", pace, "wait the modelled times in real time");
+  auto* offline_flag = app.add_flag(
+      "--offline", offline, "no partition: step times from the in-process model, not the machines");
+  app.add_option("--system", system,
+                 "pod preset the --offline model assumes (default: the config's)")
+      ->needs(offline_flag);
   CLI11_PARSE(app, argc, argv);
 
   const Config* config = nullptr;
@@ -169,26 +159,40 @@ int main(int argc, char** argv) {
     }
     if (popdist::getNumInstances() > 1) popdist::init();
   }
-  std::string attach;
-  const int ipus = AttachedIpus(&attach);
-  if (ipus == -2) {
-    std::fprintf(stderr, "%s\n", attach.c_str());
-    return 3;
-  }
-  const uint32_t needed = popdist::getNumLocalReplicas() * w.ipus_per_replica;
-  if (ipus >= 0) {
-    std::printf("%s\n", attach.c_str());
-    if (static_cast<uint32_t>(ipus) < needed) {
-      std::fprintf(stderr, "the GCD has %d IPUs; this instance needs %u\n", ipus, needed);
-      return 3;
-    }
-  }
-  auto prediction = model::PredictStep(w, *spec);
-  if (!prediction.ok()) {
-    std::fprintf(stderr, "model: %s\n", std::string(prediction.status().message()).c_str());
+  // The workload as the machines receive it: the whole data-parallel job,
+  // because a step's gradient reduction spans every replica of the
+  // partition; each instance then counts its own share of the samples.
+  absl::StatusOr<vipuagent::WorkloadSpec> wire = vipu::ipuof::ToWorkloadSpec(w);
+  if (!wire.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(wire.status().message()).c_str());
     return 2;
   }
-  const model::StepPrediction& p = *prediction;
+
+  // Attach to this instance's GCD (poprun sets IPUOF_VIPU_API_GCD_ID).
+  std::optional<vipu::ipuof::IpuofClient> client;
+  bool attached = true;
+  if (!offline) {
+    absl::StatusOr<vipu::ipuof::IpuofClient> c =
+        vipu::ipuof::IpuofClient::Attach(vipu::ipuof::ProcessEnvironment());
+    const uint32_t needed = popdist::getNumLocalReplicas() * w.ipus_per_replica;
+    if (!c.ok()) {
+      std::fprintf(stderr, "IPUoF: cannot attach: %s (--offline trains without a partition)\n",
+                   std::string(c.status().message()).c_str());
+      attached = false;
+    } else if (c->devices().size() < needed) {
+      std::fprintf(stderr, "IPUoF: GCD %u of partition %s has %zu IPUs; this instance needs %u\n",
+                   c->gcd(), c->partition_id().c_str(), c->devices().size(), needed);
+      attached = false;
+    } else {
+      std::printf("Attached to partition %s GCD %u: %zu IPUs\n", c->partition_id().c_str(),
+                  c->gcd(), c->devices().size());
+      client = std::move(*c);
+    }
+  } else {
+    std::printf("Offline: no partition; step times from the in-process model of %s\n",
+                system.c_str());
+  }
+  if (!AllInstancesOk(attached)) return 3;
 
   const char* rule = "-----------------------------------------------------------";
   std::printf("%s\n-------------------- Device Allocation --------------------\n", rule);
@@ -204,9 +208,9 @@ int main(int argc, char** argv) {
 
   // The executable cache poprun exports (--executable-cache-path).
   const std::string cache_dir = Env("POPART_CACHE_DIR");
-  const std::string key = CacheKey(w, system);
+  const std::string key = CacheKey(w, offline ? system : "partition");
   const std::string entry = cache_dir.empty() ? "" : cache_dir + "/" + key + ".popef";
-  const double compile_s = CompileSeconds(p);
+  const double compile_s = CompileSeconds(w);
   double load_s = compile_s;
   if (!entry.empty() && std::filesystem::exists(entry)) {
     load_s = 0.02 * compile_s;
@@ -225,13 +229,56 @@ int main(int argc, char** argv) {
   std::printf("Compiled/Loaded model in %s secs\n", absl::StrCat(load_s).c_str());
   std::printf("%s\n--------------------- Training Started --------------------\n", rule);
 
-  // Every instance trains its share; the global step ends with the slowest
-  // instance and counts the samples of all of them.
-  const uint64_t local_samples = p.samples_per_step / popdist::getNumInstances();
+  // Step times: from the machines, in one RunWorkload for the whole run, or
+  // one per step with --pace so that a fault injected mid-run stops it.
+  const uint64_t samples_per_step =
+      static_cast<uint64_t>(w.micro_batch) * w.grad_accum * w.device_iterations * w.replicas;
+  const uint64_t local_samples = samples_per_step / popdist::getNumInstances();
+  // poprun's --vipu-server-timeout (checked by Attach); 120 s otherwise.
+  const int timeout_s = std::atoi(Env("IPUOF_VIPU_API_TIMEOUT").c_str());
+  const absl::Duration run_timeout = absl::Seconds(timeout_s > 0 ? timeout_s : 120);
+  std::vector<double> planned;  // step times not yet trained
+  bool machines_named = false;
   double total_time = 0;
   for (uint32_t step = 0; step < steps; ++step) {
-    double step_time = p.step_time_s;
+    bool ok = true;
+    if (planned.empty()) {
+      const uint32_t chunk = pace ? 1 : steps - step;
+      if (client) {
+        absl::StatusOr<vipu::ipuof::WorkloadResult> run = client->Run(*wire, chunk, run_timeout);
+        if (!run.ok()) {
+          std::fprintf(stderr, "Step %u: partition %s failed: %s\n", step,
+                       client->partition_id().c_str(), std::string(run.status().message()).c_str());
+          ok = false;
+        } else {
+          if (!machines_named) {
+            std::printf("Steps run on %zu IPU-Machines of partition %s (generation %llu): %s\n",
+                        run->agent_ids.size(), client->partition_id().c_str(),
+                        static_cast<unsigned long long>(run->generation),
+                        absl::StrJoin(run->agent_ids, ",").c_str());
+            machines_named = true;
+          }
+          planned.assign(run->step_time_s.rbegin(), run->step_time_s.rend());
+        }
+      } else {
+        absl::StatusOr<model::StepPrediction> p = model::PredictStep(w, *spec);
+        if (!p.ok()) {
+          std::fprintf(stderr, "model: %s\n", std::string(p.status().message()).c_str());
+          ok = false;
+        } else {
+          planned.assign(chunk, p->step_time_s);
+        }
+      }
+    }
+    if (!AllInstancesOk(ok)) {
+      if (ok) std::fprintf(stderr, "Step %u: another instance failed; stopping\n", step);
+      return 4;
+    }
+    double step_time = planned.back();
+    planned.pop_back();
     int64_t samples = static_cast<int64_t>(local_samples);
+    // The global step ends with the slowest instance and counts the samples
+    // of all of them.
     if (popdist::isBackendInitialized()) {
       std::vector<double> times(popdist::getNumInstances());
       popdist::collectives::allGather(&step_time, times.data(), 1, popdist::Type::kDouble);
@@ -250,7 +297,7 @@ int main(int argc, char** argv) {
   }
   std::printf("%s\n-------------------- Training Metrics ---------------------\n", rule);
   std::printf("global_batch_size: %llu\ndevice_iterations: %u\ntraining_steps: %u\n",
-              static_cast<unsigned long long>(p.samples_per_step / w.device_iterations),
+              static_cast<unsigned long long>(samples_per_step / w.device_iterations),
               w.device_iterations, steps);
   std::printf("Training time: %.3f secs\n%s\n", total_time, rule);
   return 0;

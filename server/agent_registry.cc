@@ -27,6 +27,32 @@ bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now, AgentHealth
   return true;
 }
 
+void AgentRegistry::RegisterMany(std::vector<LiveAgent> agents, absl::Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (LiveAgent& agent : agents) {
+    agent.registered = now;
+    agent.last_heartbeat = now;
+    std::string id = agent.id;
+    agents_[id] = std::move(agent);
+  }
+}
+
+std::vector<std::string> AgentRegistry::HeartbeatMany(
+    std::vector<std::pair<std::string, AgentHealth>> beats, absl::Time now) {
+  std::vector<std::string> unknown;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, health] : beats) {
+    auto it = agents_.find(id);
+    if (it == agents_.end()) {
+      unknown.push_back(id);
+      continue;
+    }
+    it->second.last_heartbeat = now;
+    it->second.health = std::move(health);
+  }
+  return unknown;
+}
+
 void AgentRegistry::MarkTopologySent(const std::string& id, const std::string& fingerprint) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = agents_.find(id);
@@ -43,6 +69,18 @@ std::optional<LiveAgent> AgentRegistry::Get(const std::string& id) const {
   auto it = agents_.find(id);
   if (it == agents_.end()) return std::nullopt;
   return it->second;
+}
+
+bool AgentRegistry::Contains(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return agents_.count(id) != 0;
+}
+
+size_t AgentRegistry::CountUp(absl::Time now) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t up = 0;
+  for (const auto& [id, a] : agents_) up += now - a.last_heartbeat < timeout() ? 1 : 0;
+  return up;
 }
 
 bool AgentRegistry::IsUp(const std::string& id, absl::Time now) const {

@@ -56,11 +56,20 @@ class AgentRegistry {
   bool Heartbeat(const std::string& id, absl::Time now);
   // Same, recording the health the heartbeat carried.
   bool Heartbeat(const std::string& id, absl::Time now, AgentHealth health);
+  // Issue 6: a batch of agents under one lock. Returns the ids that are not
+  // registered (they must register again).
+  void RegisterMany(std::vector<LiveAgent> agents, absl::Time now);
+  std::vector<std::string> HeartbeatMany(std::vector<std::pair<std::string, AgentHealth>> beats,
+                                         absl::Time now);
   // Remembers what SetTopology told the agent (no-op for an unknown agent).
   void MarkTopologySent(const std::string& id, const std::string& fingerprint);
   void Forget(const std::string& id);
 
   std::optional<LiveAgent> Get(const std::string& id) const;
+  // Registered (Up or not), without copying the agent's reports.
+  bool Contains(const std::string& id) const;
+  // Agents whose last heartbeat is younger than timeout().
+  size_t CountUp(absl::Time now) const;
   bool IsUp(const std::string& id, absl::Time now) const;
   size_t size() const;
   std::vector<LiveAgent> All() const;

@@ -1,5 +1,6 @@
 #include "server/cluster_links.h"
 
+#include <mutex>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -7,8 +8,36 @@
 
 namespace vipu::server {
 
-absl::StatusOr<ClusterLinks> LoadClusterLinks(storage::Store* store,
-                                              const std::string& cluster_id) {
+namespace {
+
+bool SameShape(const fabric::Cluster& a, const fabric::Cluster& b) {
+  return a.agent_ids == b.agent_ids && a.num_ilds == b.num_ilds && a.topology == b.topology &&
+         a.cluster_topology == b.cluster_topology;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(const fabric::Cluster& cluster) {
+  static std::mutex mu;
+  // By cluster id, one entry each: clusters are few, and a changed cluster
+  // replaces its entry.
+  static auto* built =
+      new std::map<std::string, std::pair<fabric::Cluster, std::shared_ptr<const ClusterLinks>>>;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = built->find(cluster.id);
+    if (it != built->end() && SameShape(it->second.first, cluster)) return it->second.second;
+  }
+  auto layout = fabric::ClusterLayout::Build(cluster);
+  if (!layout.ok()) return layout.status();
+  auto links = std::make_shared<const ClusterLinks>(BuildClusterLinks(std::move(*layout)));
+  std::lock_guard<std::mutex> lock(mu);
+  (*built)[cluster.id] = {cluster, links};
+  return links;
+}
+
+absl::StatusOr<std::shared_ptr<const ClusterLinks>> LoadClusterLinks(
+    storage::Store* store, const std::string& cluster_id) {
   fabric::Cluster cluster;
   absl::Status s = store->Read([&](storage::ReadTxn& txn) -> absl::Status {
     auto c = txn.GetCluster(cluster_id);
@@ -17,9 +46,7 @@ absl::StatusOr<ClusterLinks> LoadClusterLinks(storage::Store* store,
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
-  auto layout = fabric::ClusterLayout::Build(cluster);
-  if (!layout.ok()) return layout.status();
-  return BuildClusterLinks(std::move(*layout));
+  return LinksOf(cluster);
 }
 
 ClusterLinks BuildClusterLinks(fabric::ClusterLayout layout) {
@@ -33,7 +60,7 @@ absl::StatusOr<std::map<std::string, std::vector<uint32_t>>> PartitionLinkPorts(
     storage::Store* store, const fabric::Partition& partition) {
   auto links = LoadClusterLinks(store, partition.cluster_id);
   if (!links.ok()) return links.status();
-  return fabric::PartitionPorts(links->topology, partition);
+  return fabric::PartitionPorts((*links)->topology, partition);
 }
 
 vipuagent::SetTopologyRequest TopologyRequest(const ClusterLinks& links,

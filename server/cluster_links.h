@@ -5,6 +5,7 @@
 #define VIPU_SERVER_CLUSTER_LINKS_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,14 @@ struct ClusterLinks {
   fabric::LinkTopology topology;
 };
 
-// Layout and links of one cluster (read from the database each time: a
-// cluster may be removed and created again with other agents).
-absl::StatusOr<ClusterLinks> LoadClusterLinks(storage::Store* store, const std::string& cluster_id);
+// The links of `cluster`. They depend only on its agents, ILD count and
+// topologies, and building them costs more than the rest of a configure, so
+// they are built once per cluster shape and shared (thread-safe). A cluster
+// removed and created again with other agents gets new links.
+absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(const fabric::Cluster& cluster);
+// LinksOf the cluster as the database has it now.
+absl::StatusOr<std::shared_ptr<const ClusterLinks>> LoadClusterLinks(storage::Store* store,
+                                                                     const std::string& cluster_id);
 ClusterLinks BuildClusterLinks(fabric::ClusterLayout layout);
 
 // fabric::PartitionPorts of the partition's cluster.

@@ -116,8 +116,9 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
         " partition(s); testing retrains its links and disturbs running jobs: remove them or "
         "use --force"));
   }
-  auto links = LoadClusterLinks(store_, cluster_id);
-  if (!links.ok()) return links.status();
+  auto loaded = LoadClusterLinks(store_, cluster_id);
+  if (!loaded.ok()) return loaded.status();
+  const ClusterLinks* links = loaded->get();
   const std::vector<std::string>& agents = links->layout.cluster().agent_ids;
   const fabric::LinkCounts counts = links->topology.Counts();
   spdlog::info("test cluster {}: {} agents{}", cluster_id, agents.size(),

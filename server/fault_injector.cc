@@ -34,8 +34,9 @@ absl::StatusOr<std::string> FaultInjector::Inject(const fabric::FaultRequest& re
       return absl::FailedPreconditionError(absl::StrCat("link: agent '", request.agent_id,
                                                         "' is in no cluster, so it has no links"));
     }
-    auto links = LoadClusterLinks(store_, cluster_id);
-    if (!links.ok()) return links.status();
+    auto loaded = LoadClusterLinks(store_, cluster_id);
+    if (!loaded.ok()) return loaded.status();
+    const ClusterLinks* links = loaded->get();
     if (links->topology.Find(request.agent_id, *request.link) == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("link: agent '", request.agent_id, "' has no link on port ", *request.link,

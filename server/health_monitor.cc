@@ -7,14 +7,6 @@
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
-namespace {
-
-bool SameCluster(const fabric::Cluster& a, const fabric::Cluster& b) {
-  return a.agent_ids == b.agent_ids && a.num_ilds == b.num_ilds && a.topology == b.topology &&
-         a.cluster_topology == b.cluster_topology;
-}
-
-}  // namespace
 
 HealthMonitor::HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentDriver* driver,
                              PartitionController* controller, Options options)
@@ -47,19 +39,6 @@ void HealthMonitor::Run() {
     lock.lock();
     cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.tick), [this] { return stopping_; });
   }
-}
-
-const ClusterLinks* HealthMonitor::LinksOf(const fabric::Cluster& cluster) {
-  auto it = links_.find(cluster.id);
-  if (it != links_.end() && SameCluster(it->second.first, cluster)) return &it->second.second;
-  auto layout = fabric::ClusterLayout::Build(cluster);
-  if (!layout.ok()) {
-    spdlog::error("health: cluster {}: {}", cluster.id, layout.status().ToString());
-    return nullptr;
-  }
-  auto& slot = links_[cluster.id];
-  slot = {cluster, BuildClusterLinks(std::move(*layout))};
-  return &slot.second;
 }
 
 void HealthMonitor::PushTopology(const ClusterLinks& links, const std::string& agent_id) {
@@ -101,14 +80,18 @@ void HealthMonitor::CheckOnce() {
     }
   }
 
-  std::map<std::string, const ClusterLinks*> by_cluster;
+  std::map<std::string, std::shared_ptr<const ClusterLinks>> by_cluster;
   for (const fabric::Cluster& cluster : clusters) {
-    const ClusterLinks* links = LinksOf(cluster);
-    if (links == nullptr) continue;
-    by_cluster[cluster.id] = links;
-    for (const std::string& agent : cluster.agent_ids) PushTopology(*links, agent);
+    auto links = LinksOf(cluster);
+    if (!links.ok()) {
+      spdlog::error("health: cluster {}: {}", cluster.id, links.status().ToString());
+      continue;
+    }
+    by_cluster[cluster.id] = *links;
+    for (const std::string& agent : cluster.agent_ids) PushTopology(**links, agent);
   }
 
+  std::vector<PartitionController::FaultReport> faults;
   for (const fabric::Partition& p : partitions) {
     if (p.ready_state == fabric::ReadyState::kPending ||
         p.operation_state == fabric::OperationState::kRemoving) {
@@ -118,9 +101,9 @@ void HealthMonitor::CheckOnce() {
     if (links == by_cluster.end()) continue;
     std::vector<std::string> problems = PartitionProblems(p, *links->second, *registry_, now);
     if (!problems.empty()) {
-      auto changed = controller_->MarkFaulty(p.id, p.generation, problems);
-      if (!changed.ok())
-        spdlog::error("health: partition {}: {}", p.id, changed.status().ToString());
+      if (p.ready_state != fabric::ReadyState::kError || p.errors != problems) {
+        faults.push_back({p.id, p.generation, std::move(problems)});
+      }
       continue;
     }
     if (p.ready_state == fabric::ReadyState::kError && !p.disable_auto_reset &&
@@ -128,6 +111,10 @@ void HealthMonitor::CheckOnce() {
       auto reset = controller_->AutoReset(p.id, p.generation);
       if (!reset.ok()) spdlog::error("health: partition {}: {}", p.id, reset.status().ToString());
     }
+  }
+  if (!faults.empty()) {
+    auto changed = controller_->MarkFaulty(faults);
+    if (!changed.ok()) spdlog::error("health: {}", changed.status().ToString());
   }
 }
 

@@ -47,7 +47,6 @@ class HealthMonitor {
 
  private:
   void Run();
-  const ClusterLinks* LinksOf(const fabric::Cluster& cluster);
   void PushTopology(const ClusterLinks& links, const std::string& agent_id);
 
   storage::Store* store_;
@@ -56,7 +55,6 @@ class HealthMonitor {
   PartitionController* controller_;
   const Options options_;
 
-  std::map<std::string, std::pair<fabric::Cluster, ClusterLinks>> links_;  // monitor thread only
   std::map<std::string, bool> up_;  // last liveness seen, for transition logs
 
   std::mutex mu_;

@@ -123,6 +123,44 @@ absl::Status Inventory::RecordRegistration(const fabric::Agent& agent, bool auto
   return s;
 }
 
+absl::StatusOr<std::vector<absl::Status>> Inventory::RecordRegistrations(
+    const std::vector<fabric::Agent>& agents, bool auto_add) {
+  std::vector<absl::Status> results(agents.size());
+  for (size_t i = 0; i < agents.size(); ++i) results[i] = ValidateAgentFields(agents[i]);
+  std::vector<size_t> added;
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    added.clear();
+    for (size_t i = 0; i < agents.size(); ++i) {
+      if (!results[i].ok()) continue;
+      const fabric::Agent& agent = agents[i];
+      auto existing = txn.GetAgent(agent.id);
+      if (existing.ok()) {
+        if (existing->host == agent.host && existing->port == agent.port &&
+            existing->machine_type == agent.machine_type) {
+          continue;
+        }
+        if (absl::Status u = txn.UpdateAgent(agent); !u.ok()) return u;
+        continue;
+      }
+      if (!absl::IsNotFound(existing.status())) return existing.status();
+      if (!auto_add) {
+        results[i] = absl::NotFoundError(absl::StrCat(
+            "agent id: agent '", agent.id, "' is unknown; create it with vipu-admin create agent"));
+        continue;
+      }
+      if (absl::Status ins = txn.InsertAgent(agent); !ins.ok()) return ins;
+      added.push_back(i);
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  if (!added.empty()) {
+    spdlog::info("{} agents added (first {} at {}:{})", added.size(), agents[added[0]].id,
+                 agents[added[0]].host, agents[added[0]].port);
+  }
+  return results;
+}
+
 absl::Status Inventory::CreateCluster(const fabric::Cluster& cluster) {
   if (absl::Status s = fabric::ValidateId("cluster id", cluster.id); !s.ok()) return s;
   if (cluster.agent_ids.empty())

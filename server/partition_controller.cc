@@ -209,15 +209,22 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
   }
   spdlog::info("partition {} created: {} IPUs in allocation {}, generation {}, state PS_PENDING",
                created.id, created.size(), created.allocation_id, created.generation);
-  std::string id = created.id;
-  uint64_t generation = created.generation;
-  work_.Post([this, id, generation] { Converge(id, generation, Job::kConfigure); });
+  // The snapshot just committed saves reading it back; the outcome is
+  // written only if the partition is still at this generation.
+  work_.Post([this, created] { Converge(created, Job::kConfigure); });
   return created;
 }
 
 void PartitionController::Converge(const std::string& id, uint64_t generation, Job job) {
   auto partition = Get(id);
   if (!partition.ok() || partition->generation != generation) return;  // superseded
+  Converge(*partition, job);
+}
+
+void PartitionController::Converge(const fabric::Partition& snapshot, Job job) {
+  const std::string& id = snapshot.id;
+  const uint64_t generation = snapshot.generation;
+  const fabric::Partition* partition = &snapshot;
   std::vector<std::string> errors =
       driver_->Apply(job == Job::kReset ? AgentDriver::Op::kReset : AgentDriver::Op::kConfigure,
                      *partition, generation);
@@ -241,7 +248,7 @@ void PartitionController::Converge(const std::string& id, uint64_t generation, J
         errors.empty() ? fabric::OperationState::kIdle : fabric::OperationState::kFailed;
     current->errors = errors;
     current->updated_unix_ms = NowMs();
-    return txn.UpdatePartition(*current);
+    return txn.UpdatePartitionState(*current);
   });
   if (!s.ok()) {
     spdlog::error("partition {}: could not record outcome of generation {}: {}", id, generation,
@@ -278,7 +285,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
     p->operation_state = fabric::OperationState::kRemoving;
     p->updated_unix_ms = NowMs();
     partition = *p;
-    return txn.UpdatePartition(*p);
+    return txn.UpdatePartitionState(*p);
   });
   if (!s.ok()) return s;
   spdlog::info("partition {}: POS_REMOVING (generation {})", id, partition.generation);
@@ -295,7 +302,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
           p->operation_state = fabric::OperationState::kFailed;
           p->errors = errors;
           p->updated_unix_ms = NowMs();
-          return txn.UpdatePartition(*p);
+          return txn.UpdatePartitionState(*p);
         })
         .IgnoreError();
     spdlog::warn("partition {}: remove failed: {}", id, message);
@@ -334,7 +341,7 @@ absl::Status PartitionController::Reset(const std::string& id, const auth::Calle
     p->errors.clear();
     p->auto_reset_retry_count = 0;  // a manual reset starts a fresh retry budget
     p->updated_unix_ms = NowMs();
-    return txn.UpdatePartition(*p);
+    return txn.UpdatePartitionState(*p);
   });
   if (!s.ok()) return s;
   spdlog::info("partition {}: POS_RESETTING (generation {})", id, generation);
@@ -567,34 +574,43 @@ void PartitionController::Recover() {
   }
 }
 
-absl::StatusOr<bool> PartitionController::MarkFaulty(const std::string& id, uint64_t generation,
-                                                     const std::vector<std::string>& errors) {
-  bool changed = false;
-  fabric::ReadyState before = fabric::ReadyState::kUndefined;
+absl::StatusOr<size_t> PartitionController::MarkFaulty(const std::vector<FaultReport>& reports) {
+  struct Change {
+    const FaultReport* report;
+    fabric::ReadyState before;
+  };
+  std::vector<Change> changes;
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
-    auto p = txn.GetPartition(id);
-    if (!p.ok()) return absl::IsNotFound(p.status()) ? absl::OkStatus() : p.status();
-    if (p->generation != generation) return absl::OkStatus();
-    before = p->ready_state;
-    const bool active = p->ready_state == fabric::ReadyState::kActive &&
-                        p->operation_state == fabric::OperationState::kIdle;
-    const bool failed = p->ready_state == fabric::ReadyState::kError &&
-                        p->operation_state != fabric::OperationState::kRemoving &&
-                        p->errors != errors;
-    if (!active && !failed) return absl::OkStatus();
-    p->ready_state = fabric::ReadyState::kError;
-    p->operation_state = fabric::OperationState::kFailed;
-    p->errors = errors;
-    p->updated_unix_ms = NowMs();
-    changed = true;
-    return txn.UpdatePartition(*p);
+    for (const FaultReport& report : reports) {
+      auto p = txn.GetPartition(report.id);
+      if (!p.ok()) {
+        if (absl::IsNotFound(p.status())) continue;
+        return p.status();
+      }
+      if (p->generation != report.generation) continue;
+      const bool active = p->ready_state == fabric::ReadyState::kActive &&
+                          p->operation_state == fabric::OperationState::kIdle;
+      const bool failed = p->ready_state == fabric::ReadyState::kError &&
+                          p->operation_state != fabric::OperationState::kRemoving &&
+                          p->errors != report.errors;
+      if (!active && !failed) continue;
+      const fabric::ReadyState before = p->ready_state;
+      p->ready_state = fabric::ReadyState::kError;
+      p->operation_state = fabric::OperationState::kFailed;
+      p->errors = report.errors;
+      p->updated_unix_ms = NowMs();
+      if (absl::Status u = txn.UpdatePartitionState(*p); !u.ok()) return u;
+      changes.push_back({&report, before});
+    }
+    return absl::OkStatus();
   });
   if (!s.ok()) return s;
-  if (changed) {
-    spdlog::warn("partition {}: {} -> PS_ERROR (generation {}): {}", id, fabric::WireName(before),
-                 generation, absl::StrJoin(errors, "; "));
+  for (const Change& c : changes) {
+    spdlog::warn("partition {}: {} -> PS_ERROR (generation {}): {}", c.report->id,
+                 fabric::WireName(c.before), c.report->generation,
+                 absl::StrJoin(c.report->errors, "; "));
   }
-  return changed;
+  return changes.size();
 }
 
 absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint64_t generation) {
@@ -619,7 +635,7 @@ absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint6
     attempt = ++p->auto_reset_retry_count;
     max = p->max_auto_reset_retries;
     p->last_auto_reset_unix_ms = p->updated_unix_ms = NowMs();
-    return txn.UpdatePartition(*p);
+    return txn.UpdatePartitionState(*p);
   });
   if (!s.ok()) return s;
   if (next == 0) return false;

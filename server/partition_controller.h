@@ -70,12 +70,18 @@ class PartitionController {
   void Recover();
 
   // Health (issue 3), driven by the HealthMonitor.
-  // A fault touches the partition: PS_ACTIVE/POS_IDLE -> PS_ERROR/POS_FAILED
-  // with `errors`; a partition already in PS_ERROR gets its errors replaced
-  // when they differ. Nothing happens (false) when the partition moved to
-  // another generation, is busy (pending, removing) or already says so.
-  absl::StatusOr<bool> MarkFaulty(const std::string& id, uint64_t generation,
-                                  const std::vector<std::string>& errors);
+  struct FaultReport {
+    std::string id;
+    uint64_t generation = 0;
+    std::vector<std::string> errors;
+  };
+  // For each report, a fault touches the partition: PS_ACTIVE/POS_IDLE ->
+  // PS_ERROR/POS_FAILED with `errors`; a partition already in PS_ERROR gets
+  // its errors replaced when they differ. Nothing happens to one that moved
+  // to another generation, is busy (pending, removing) or already says so.
+  // One durable write for all (a restart may find thousands at once).
+  // Returns how many changed.
+  absl::StatusOr<size_t> MarkFaulty(const std::vector<FaultReport>& reports);
   // The faults have cleared: a PS_ERROR partition at `generation` is reset
   // when auto reset is enabled and auto_reset_retry_count is below
   // max_auto_reset_retries; counts the retry and stamps
@@ -95,6 +101,7 @@ class PartitionController {
  private:
   enum class Job { kConfigure, kReset };
   void Converge(const std::string& id, uint64_t generation, Job job);
+  void Converge(const fabric::Partition& snapshot, Job job);
 
   storage::Store* store_;
   const AgentRegistry* registry_;

@@ -1,8 +1,11 @@
 // vipuagent.AgentRegistry: agents register (address, machine, what they
 // hold) and heartbeat. Registration triggers reconciliation of that agent.
+// The batch calls carry many machines of one agent process (issue 6): a
+// batch is validated whole before anything is recorded.
 #ifndef VIPU_SERVER_REGISTRY_SERVICE_H_
 #define VIPU_SERVER_REGISTRY_SERVICE_H_
 
+#include <cstddef>
 #include <functional>
 
 #include "server/agent_registry.h"
@@ -11,6 +14,10 @@
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::server {
+
+// Most agents in one RegisterBatch or HeartbeatBatch call: keeps a batch of
+// full reports well under gRPC's 4 MB message limit.
+inline constexpr size_t kMaxAgentsPerBatch = 1024;
 
 class RegistryService final : public vipuagent::AgentRegistry::Service {
  public:
@@ -25,6 +32,16 @@ class RegistryService final : public vipuagent::AgentRegistry::Service {
                         vipuagent::RegisterReply*) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const vipuagent::HeartbeatRequest*,
                          vipuagent::HeartbeatReply*) override;
+  // INVALID_ARGUMENT naming the field for an empty or oversized batch, an
+  // invalid or repeated agent id, or an invalid machine; then one
+  // transaction records every agent. Agents the inventory refuses (unknown
+  // without --auto-add-agents) are listed in the reply; the rest register.
+  grpc::Status RegisterBatch(grpc::ServerContext*, const vipuagent::RegisterBatchRequest*,
+                             vipuagent::RegisterBatchReply*) override;
+  // INVALID_ARGUMENT for an empty or oversized batch or an invalid or
+  // repeated agent id; unknown agents are listed for re-registration.
+  grpc::Status HeartbeatBatch(grpc::ServerContext*, const vipuagent::HeartbeatBatchRequest*,
+                              vipuagent::HeartbeatBatchReply*) override;
 
  private:
   Inventory* inventory_;

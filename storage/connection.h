@@ -79,7 +79,8 @@ class Connection {
   sqlite3* db() const { return db_; }
   const std::string& path() const { return path_; }
 
-  // Runs one or more statements that return no rows we need.
+  // Runs one or more statements that return no rows we need. A single
+  // statement (no ';') is prepared once and kept in the cache.
   absl::Status Exec(std::string_view sql);
   // A statement from the cache keyed by the SQL text; prepared on first use.
   // If the cached one is already in use (nested use), a one-off copy is
@@ -87,6 +88,9 @@ class Connection {
   absl::StatusOr<Statement> Prepare(std::string_view sql);
   // Runs a query whose first row's first column is an integer.
   absl::StatusOr<int64_t> QueryInt(std::string_view sql);
+  // Runs a query with one text parameter (?1): the first row's first column
+  // as text, or "" when there is no row.
+  absl::StatusOr<std::string> QueryText(std::string_view sql, std::string_view param);
 
   int64_t changes() const { return sqlite3_changes64(db_); }
   size_t cached_statements() const { return cache_.size(); }

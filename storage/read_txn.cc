@@ -122,17 +122,6 @@ absl::StatusOr<std::vector<std::string>> LoadMembers(Connection* conn, std::stri
   }
 }
 
-// First column of the first row as text, or "" when there is no row.
-absl::StatusOr<std::string> QueryText(Connection* conn, std::string_view sql,
-                                      std::string_view param) {
-  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, param);
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  return *row ? stmt->ColumnText(0) : std::string();
-}
-
 absl::StatusOr<int64_t> QueryCount(Connection* conn, std::string_view sql, std::string_view param) {
   absl::StatusOr<Statement> stmt = conn->Prepare(sql);
   if (!stmt.ok()) return stmt.status();
@@ -226,12 +215,12 @@ absl::StatusOr<std::vector<Cluster>> ReadTxn::ListClusters() {
 }
 
 absl::StatusOr<std::string> ReadTxn::ClusterOfAgent(std::string_view agent_id) {
-  return QueryText(conn_, "SELECT cluster_id FROM cluster_agents WHERE agent_id = ?1", agent_id);
+  return conn_->QueryText("SELECT cluster_id FROM cluster_agents WHERE agent_id = ?1", agent_id);
 }
 
 absl::StatusOr<Allocation> ReadTxn::GetAllocation(std::string_view id) {
   absl::StatusOr<std::string> cluster =
-      QueryText(conn_, "SELECT cluster_id FROM allocations WHERE id = ?1", id);
+      conn_->QueryText("SELECT cluster_id FROM allocations WHERE id = ?1", id);
   if (!cluster.ok()) return cluster.status();
   if (cluster->empty())
     return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
@@ -270,8 +259,8 @@ absl::StatusOr<std::vector<Allocation>> ReadTxn::ListAllocations() {
 }
 
 absl::StatusOr<std::string> ReadTxn::AllocationOfAgent(std::string_view agent_id) {
-  return QueryText(conn_, "SELECT allocation_id FROM allocation_agents WHERE agent_id = ?1",
-                   agent_id);
+  return conn_->QueryText("SELECT allocation_id FROM allocation_agents WHERE agent_id = ?1",
+                          agent_id);
 }
 
 absl::StatusOr<Partition> ReadTxn::GetPartition(std::string_view id) {

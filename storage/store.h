@@ -105,6 +105,10 @@ class WriteTxn : public ReadTxn {
   // Rewrites every mutable column (states, errors, generation, counters,
   // timestamps, spec fields) and the membership rows.
   absl::Status UpdatePartition(const fabric::Partition& partition);
+  // The same without the membership rows, which stay as they are: what a
+  // change of state, errors or generation needs (one statement instead of
+  // rewriting every IPU).
+  absl::Status UpdatePartitionState(const fabric::Partition& partition);
   absl::Status DeletePartition(std::string_view id);
 
   // A fresh, never reused generation number (monotonic across restarts).

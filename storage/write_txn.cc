@@ -25,16 +25,6 @@ int64_t NowUnixMs() {
       .count();
 }
 
-absl::StatusOr<std::string> QueryText(Connection* conn, std::string_view sql,
-                                      std::string_view param) {
-  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, param);
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  return *row ? stmt->ColumnText(0) : std::string();
-}
-
 absl::StatusOr<bool> Exists(Connection* conn, std::string_view sql, std::string_view id) {
   absl::StatusOr<Statement> stmt = conn->Prepare(sql);
   if (!stmt.ok()) return stmt.status();
@@ -182,7 +172,7 @@ absl::Status WriteTxn::DeleteAgent(std::string_view id) {
                                                       "; remove the cluster before the agent"));
   }
   absl::StatusOr<std::string> partition =
-      QueryText(conn_, "SELECT partition_id FROM partition_ipus WHERE agent_id = ?1 LIMIT 1", id);
+      conn_->QueryText("SELECT partition_id FROM partition_ipus WHERE agent_id = ?1 LIMIT 1", id);
   if (!partition.ok()) return partition.status();
   if (!partition->empty()) {
     return absl::FailedPreconditionError(
@@ -373,22 +363,7 @@ absl::Status WriteTxn::InsertPartition(const Partition& partition) {
 absl::Status WriteTxn::UpdatePartition(const Partition& partition) {
   Savepoint sp(conn_, "update_partition");
   if (!sp.status().ok()) return sp.status();
-  {
-    absl::StatusOr<Statement> stmt = conn_->Prepare(
-        "UPDATE partitions SET cluster_id = ?2, allocation_id = ?3, owner = ?4, routing = ?5,"
-        " gw_routing = ?6, sync_type = ?7, num_gcds = ?8, num_ilds = ?9, num_replicas = ?10,"
-        " reconfigurable = ?11, disable_auto_reset = ?12, relocatable = ?13, ready_state = ?14,"
-        " operation_state = ?15, errors = ?16, generation = ?17, max_auto_reset_retries = ?18,"
-        " auto_reset_retry_count = ?19, last_auto_reset_unix_ms = ?20, created_unix_ms = ?21,"
-        " updated_unix_ms = ?22 WHERE id = ?1");
-    if (!stmt.ok()) return stmt.status();
-    BindPartitionRow(*stmt, partition);
-    absl::Status s = stmt->Run();
-    if (!s.ok()) return PartitionReferenceError(conn_, partition, s);
-    if (conn_->changes() == 0) {
-      return absl::NotFoundError(absl::StrCat("partition ", partition.id, " not found"));
-    }
-  }
+  if (absl::Status s = UpdatePartitionState(partition); !s.ok()) return s;
   {
     absl::StatusOr<Statement> stmt =
         conn_->Prepare("DELETE FROM partition_ipus WHERE partition_id = ?1");
@@ -398,6 +373,24 @@ absl::Status WriteTxn::UpdatePartition(const Partition& partition) {
   }
   if (absl::Status s = InsertPartitionIpus(conn_, partition); !s.ok()) return s;
   return sp.Release();
+}
+
+absl::Status WriteTxn::UpdatePartitionState(const Partition& partition) {
+  absl::StatusOr<Statement> stmt = conn_->Prepare(
+      "UPDATE partitions SET cluster_id = ?2, allocation_id = ?3, owner = ?4, routing = ?5,"
+      " gw_routing = ?6, sync_type = ?7, num_gcds = ?8, num_ilds = ?9, num_replicas = ?10,"
+      " reconfigurable = ?11, disable_auto_reset = ?12, relocatable = ?13, ready_state = ?14,"
+      " operation_state = ?15, errors = ?16, generation = ?17, max_auto_reset_retries = ?18,"
+      " auto_reset_retry_count = ?19, last_auto_reset_unix_ms = ?20, created_unix_ms = ?21,"
+      " updated_unix_ms = ?22 WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  BindPartitionRow(*stmt, partition);
+  absl::Status s = stmt->Run();
+  if (!s.ok()) return PartitionReferenceError(conn_, partition, s);
+  if (conn_->changes() == 0) {
+    return absl::NotFoundError(absl::StrCat("partition ", partition.id, " not found"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WriteTxn::DeletePartition(std::string_view id) {

@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/state_snapshot.h"
 #include "vipu_admin.grpc.pb.h"
 #include "vipu_agent.grpc.pb.h"
 
@@ -24,36 +25,14 @@ class AdminApiTest : public ::testing::Test {
   void SetUp() override {
     auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
     admin_ = vipuadmin::AdminService::NewStub(channel);
-    allocations_ = vipuadmin::AllocationService::NewStub(channel);
     registry_ = vipuagent::AgentRegistry::NewStub(channel);
   }
 
-  // Everything the admin API can show, to prove a refusal changed nothing.
+  // Everything the APIs list, to prove a refusal changed nothing.
   std::string Snapshot() {
-    std::string out;
-    {
-      grpc::ClientContext ctx;
-      vipuadmin::ListAgentsReply r;
-      EXPECT_TRUE(admin_->ListAgents(&ctx, {}, &r).ok());
-      for (auto& a : *r.mutable_agents()) {
-        a.clear_last_heartbeat();
-        a.clear_status();
-      }
-      out += r.SerializeAsString();
-    }
-    {
-      grpc::ClientContext ctx;
-      vipuadmin::ListClustersReply r;
-      EXPECT_TRUE(admin_->ListClusters(&ctx, {}, &r).ok());
-      out += r.SerializeAsString();
-    }
-    {
-      grpc::ClientContext ctx;
-      vipuadmin::ListAllocationsReply r;
-      EXPECT_TRUE(allocations_->ListAllocations(&ctx, {}, &r).ok());
-      out += r.SerializeAsString();
-    }
-    return out;
+    absl::StatusOr<std::string> state = ListedState(*server_);
+    EXPECT_TRUE(state.ok()) << state.status();
+    return state.value_or("");
   }
 
   template <typename Call>
@@ -95,7 +74,6 @@ class AdminApiTest : public ::testing::Test {
 
   static ServerProcess* server_;
   std::unique_ptr<vipuadmin::AdminService::Stub> admin_;
-  std::unique_ptr<vipuadmin::AllocationService::Stub> allocations_;
   std::unique_ptr<vipuagent::AgentRegistry::Stub> registry_;
 };
 

@@ -127,9 +127,10 @@ class Daemon {
   int status_ = -1;
 };
 
-// The body of GET http://127.0.0.1:port/path, or "" on any failure.
-// `headers` are extra request header lines ("Accept: ...").
-inline std::string HttpGet(int port, const std::string& path, const std::string& headers = "") {
+// The whole HTTP response to GET http://127.0.0.1:port/path (status line and
+// headers included), or "" when the connection fails. `headers` are extra
+// request header lines ("Accept: ...", without the line end).
+inline std::string HttpGetRaw(int port, const std::string& path, const std::string& headers = "") {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -153,34 +154,16 @@ inline std::string HttpGet(int port, const std::string& path, const std::string&
     response.append(buf, static_cast<size_t>(n));
   }
   close(fd);
+  return response;
+}
+
+// The body of a 200 answer to GET http://127.0.0.1:port/path, or "" on any
+// failure or other status.
+inline std::string HttpGet(int port, const std::string& path, const std::string& headers = "") {
+  const std::string response = HttpGetRaw(port, path, headers);
   const size_t body = response.find("\r\n\r\n");
   if (response.rfind("HTTP/1.1 200", 0) != 0 || body == std::string::npos) return "";
   return response.substr(body + 4);
-}
-
-// The whole HTTP response (status line and headers included).
-inline std::string HttpGetRaw(int port, const std::string& path, const std::string& headers) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return "";
-  }
-  std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n", headers,
-                                     "\r\nConnection: close\r\n\r\n");
-  (void)!write(fd, request.data(), request.size());
-  std::string response;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    response.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return response;
 }
 
 // grpc.health.v1.Health/Check for the whole server (service ""). The

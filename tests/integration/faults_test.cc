@@ -9,9 +9,9 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
-#include "cli/ipuof_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "popdist/ipuof_client.h"
 #include "tests/integration/harness.h"
 #include "vipu_admin.grpc.pb.h"
 #include "vipu_agent.grpc.pb.h"
@@ -348,8 +348,8 @@ vipuagent::WorkloadSpec Bert() {
 }
 
 TEST_F(FaultsTest, DataPlaneRunsOnThePartitionsMachinesAndFailsOnADownLink) {
-  auto client =
-      cli::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p1", 0, absl::Seconds(10));
+  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p1", 0,
+                                                      absl::Seconds(10));
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ(client->partition_id(), "p1");
   ASSERT_EQ(client->devices().size(), 8u);
@@ -381,27 +381,26 @@ TEST_F(FaultsTest, DataPlaneRunsOnThePartitionsMachinesAndFailsOnADownLink) {
   EXPECT_THAT(std::string(failed.status().message()),
               HasSubstr(absl::StrCat("agent ", first, ": IPU ", IpuOf(p1_), " error")));
   // p2's machines are untouched: it still runs.
-  auto other =
-      cli::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0, absl::Seconds(10));
+  auto other = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0,
+                                                     absl::Seconds(10));
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_TRUE(other->Run(Bert(), 1).ok());
 }
 
 TEST_F(FaultsTest, DataPlaneAttachesFromEnvironmentOrConfigFile) {
-  cli::Environment env;
-  env.vars = {{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
-              {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
-              {"IPUOF_VIPU_API_PARTITION_ID", "p2"},
-              {"IPUOF_VIPU_API_GCD_ID", "0"}};
-  auto client = cli::IpuofClient::Attach(env);
+  ipuof::Environment env = {{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+                            {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
+                            {"IPUOF_VIPU_API_PARTITION_ID", "p2"},
+                            {"IPUOF_VIPU_API_GCD_ID", "0"}};
+  auto client = ipuof::IpuofClient::Attach(env);
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ(client->devices().size(), 4u);
   EXPECT_TRUE(client->Run(Bert(), 2).ok());
 
   // `vipu create partition` left the config files in HOME.
-  cli::Environment file_env;
-  file_env.vars = {{"IPUOF_CONFIG_PATH", server_->home() + "/.ipuof.conf.d/p1_gcd0_ipuof.conf"}};
-  auto from_file = cli::IpuofClient::Attach(file_env);
+  ipuof::Environment file_env = {
+      {"IPUOF_CONFIG_PATH", server_->home() + "/.ipuof.conf.d/p1_gcd0_ipuof.conf"}};
+  auto from_file = ipuof::IpuofClient::Attach(file_env);
   ASSERT_TRUE(from_file.ok()) << from_file.status();
   EXPECT_EQ(from_file->partition_id(), "p1");
   EXPECT_EQ(from_file->devices().size(), 8u);
@@ -435,17 +434,15 @@ TEST_F(FaultsTest, DataPlaneAttachesFromEnvironmentOrConfigFile) {
             "gcd_id:"},
            {{{"IPUOF_CONFIG_PATH", "/nonexistent/x.conf"}}, "IPUOF_CONFIG_PATH: cannot read"},
        }) {
-    cli::Environment e;
-    e.vars = c.vars;
-    auto a = cli::IpuofClient::Attach(e, absl::Seconds(5));
+    auto a = ipuof::IpuofClient::Attach(c.vars, absl::Seconds(5));
     ASSERT_FALSE(a.ok()) << c.message;
     EXPECT_THAT(std::string(a.status().message()), HasSubstr(c.message));
   }
 }
 
 TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
-  auto client =
-      cli::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0, absl::Seconds(10));
+  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0,
+                                                      absl::Seconds(10));
   ASSERT_TRUE(client.ok()) << client.status();
   struct Case {
     std::function<void(vipuagent::WorkloadSpec*)> mutate;

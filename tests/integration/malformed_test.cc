@@ -19,6 +19,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/state_snapshot.h"
 #include "version.grpc.pb.h"
 #include "vipu_admin.grpc.pb.h"
 #include "vipu_agent.grpc.pb.h"
@@ -168,7 +169,6 @@ class MalformedTest : public ::testing::Test {
     generic_ = std::make_unique<grpc::GenericStub>(channel_);
     user_ = virmgrpc::UserService::NewStub(channel_);
     admin_ = vipuadmin::AdminService::NewStub(channel_);
-    allocations_ = vipuadmin::AllocationService::NewStub(channel_);
     // A partition that must come through untouched.
     grpc::ClientContext ctx;
     virmgrpc::CreatePartitionRequest request;
@@ -208,39 +208,11 @@ class MalformedTest : public ::testing::Test {
     return reply.status().ready_state();
   }
 
-  // Everything the APIs show, minus what moves by itself (heartbeats).
+  // Everything the APIs list, and the ready state of "keep".
   std::string State() {
-    std::string out;
-    {
-      grpc::ClientContext ctx;
-      virmgrpc::ListPartitionsReply r;
-      EXPECT_TRUE(user_->ListPartitions(&ctx, {}, &r).ok());
-      out += r.DebugString();
-    }
-    {
-      grpc::ClientContext ctx;
-      vipuadmin::ListAgentsReply r;
-      EXPECT_TRUE(admin_->ListAgents(&ctx, {}, &r).ok());
-      for (auto& a : *r.mutable_agents()) {
-        a.clear_last_heartbeat();
-        a.clear_status();
-      }
-      out += r.DebugString();
-    }
-    {
-      grpc::ClientContext ctx;
-      vipuadmin::ListClustersReply r;
-      EXPECT_TRUE(admin_->ListClusters(&ctx, {}, &r).ok());
-      out += r.DebugString();
-    }
-    {
-      grpc::ClientContext ctx;
-      vipuadmin::ListAllocationsReply r;
-      EXPECT_TRUE(allocations_->ListAllocations(&ctx, {}, &r).ok());
-      out += r.DebugString();
-    }
-    out += absl::StrCat("keep: ", ReadyState("keep"), "\n");
-    return out;
+    absl::StatusOr<std::string> state = ListedState(*server_);
+    EXPECT_TRUE(state.ok()) << state.status();
+    return absl::StrCat(state.value_or(""), "keep: ", ReadyState("keep"), "\n");
   }
 
   void ExpectHealthy() {
@@ -271,7 +243,6 @@ class MalformedTest : public ::testing::Test {
   std::unique_ptr<grpc::GenericStub> generic_;
   std::unique_ptr<virmgrpc::UserService::Stub> user_;
   std::unique_ptr<vipuadmin::AdminService::Stub> admin_;
-  std::unique_ptr<vipuadmin::AllocationService::Stub> allocations_;
   std::string before_;
 };
 
@@ -394,9 +365,15 @@ TEST_F(MalformedTest, OutOfRangeNumbersInCreatePartition) {
   refused([](R r) { r->set_size(0xFFFFFFFFu); }, "size");
   refused([](R r) { r->set_num_gcds(0xFFFFFFFFu); }, "num_gcds");
   refused([](R r) { r->set_num_gcds(1u << 31); }, "num_gcds");
-  // The message says "num_ilds" (fabric's name), not the wire's
-  // num_ipulink_segments: reported, not changed here.
-  refused([](R r) { r->set_num_ipulink_segments(0xFFFFFFFFu); }, "num_ilds");
+  refused([](R r) { r->set_num_ipulink_segments(0xFFFFFFFFu); }, "num_ipulink_segments");
+  refused([](R r) { r->set_num_ipulink_segments(3); }, "num_ipulink_segments");
+  // Segments larger than an ILD of the pod (ResolveDefaults).
+  refused(
+      [](R r) {
+        r->set_size(32);
+        r->set_num_ipulink_segments(1);
+      },
+      "num_ipulink_segments: 1 ILD(s) give segments of 32 IPUs");
   refused([](R r) { r->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(99)); },
           "ipulink_routing_type");
   refused([](R r) { r->set_sync_type(static_cast<virmgrpc::SyncType>(-1)); }, "sync_type");
@@ -429,17 +406,24 @@ TEST_F(MalformedTest, OutOfRangeNumbersInCreatePartition) {
   ExpectClientError(s, "ild 2^32-1");
 }
 
-// Found by this test and reported (fabric/validation.cc, not ours): the only
-// rule on num_replicas is "a multiple of num_gcds", so 2^32-1 replicas on 4
-// IPUs is accepted and stored. Enable once a replica needs at least one IPU.
-TEST_F(MalformedTest, DISABLED_MoreReplicasThanIpusAreRefused) {
-  virmgrpc::CreatePartitionRequest request;
-  request.mutable_requirements()->set_id("oor");
-  request.mutable_requirements()->set_size(4);
-  request.mutable_requirements()->set_num_replicas(0xFFFFFFFFu);
-  grpc::Status s = Raw("/virmgrpc.UserService/CreatePartition", request.SerializeAsString());
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
-  EXPECT_THAT(s.error_message(), ::testing::HasSubstr("num_replicas"));
+// A replica needs at least one IPU: num_replicas above the size is refused,
+// whatever num_gcds is (TearDown checks that nothing changed).
+TEST_F(MalformedTest, MoreReplicasThanIpusAreRefused) {
+  for (uint32_t num_gcds : {0u, 1u, 4u}) {
+    for (uint32_t replicas : {8u, 1u << 31, 0xFFFFFFFCu, 0xFFFFFFFFu}) {
+      if (num_gcds > 1 && replicas % num_gcds != 0) continue;
+      virmgrpc::CreatePartitionRequest request;
+      request.mutable_requirements()->set_id("oor");
+      request.mutable_requirements()->set_size(4);
+      request.mutable_requirements()->set_num_gcds(num_gcds);
+      request.mutable_requirements()->set_num_replicas(replicas);
+      grpc::Status s = Raw("/virmgrpc.UserService/CreatePartition", request.SerializeAsString());
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+          << num_gcds << "/" << replicas << ": " << s.error_message();
+      EXPECT_THAT(s.error_message(),
+                  ::testing::HasSubstr("num_replicas: must be at most the size 4"));
+    }
+  }
 }
 
 TEST_F(MalformedTest, OutOfRangeNumbersOnRealObjects) {

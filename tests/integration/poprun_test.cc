@@ -400,6 +400,11 @@ TEST(PoprunSample, BertLargeOnBowPod64AndExecutableCache) {
   CommandResult r = Poprun(*server, args);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_THAT(r.out, HasSubstr("Attached to partition bert GCD 0: 64 IPUs"));
+  // The steps ran on the partition's 16 machines (RunWorkload's answer).
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex(
+                  "Steps run on 16 IPU-Machines of partition bert \\(generation [0-9]+\\): "
+                  "ag1,ag2,ag3,ag4,ag5,ag6,ag7,ag8,ag9,ag10,ag11,ag12,ag13,ag14,ag15,ag16\n"));
   EXPECT_THAT(r.out, HasSubstr("<stdout>:Embedding  --> IPU 0\n"));
   EXPECT_THAT(r.out, HasSubstr("<stdout>:Encoder 3  --> IPU 1\n"));
   EXPECT_THAT(r.out, HasSubstr("<stdout>:Encoder 23 --> IPU 3\n"));
@@ -408,6 +413,13 @@ TEST(PoprunSample, BertLargeOnBowPod64AndExecutableCache) {
   EXPECT_THAT(r.out, HasSubstr("training_steps: 1"));
   const double miss = Throughput(r.out);
   EXPECT_LT(std::abs(miss / 17692.1 - 1), 0.05) << r.out;
+  // The machines model exactly what the in-process model predicts for a
+  // Bow Pod64: every field of the workload reached them.
+  CommandResult offline =
+      RunCommand({POPDIST_SAMPLE_TRAIN_BIN, "--offline", "--config", "pretrain_large_128_POD64"});
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  EXPECT_THAT(offline.out, HasSubstr("Offline: no partition"));
+  EXPECT_DOUBLE_EQ(Throughput(offline.out), miss);
   r = Poprun(*server, args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Loading executable from cache: " + cache));
@@ -421,6 +433,50 @@ TEST(PoprunSample, BertLargeOnBowPod64AndExecutableCache) {
   EXPECT_THAT(InstanceText(r.out)[1], HasSubstr("Attached to partition bert GCD 1: 32 IPUs\n"));
   EXPECT_LT(std::abs(Throughput(r.out) / 17692.1 - 1), 0.05) << r.out;
   RemoveTree(cache);
+}
+
+// The steps run on the machines: an IPU fault on one machine of the
+// partition fails the training, naming that machine; once it clears, the
+// same partition trains again under poprun.
+TEST(PoprunSample, AFaultOnOneMachineFailsTheTrainingNamingIt) {
+  auto server = ServerProcess::Start("bow-pod16");
+  ASSERT_EQ(server->Vipu({"create", "partition", "bert", "--size", "16"}).exit_code, 0);
+  const std::vector<std::string> app = {POPDIST_SAMPLE_TRAIN_BIN, "--config",
+                                        "pretrain_large_128_pod16", "--training-steps", "2"};
+  const std::map<std::string, std::string> env = {
+      {"HOME", server->home()},
+      {"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+      {"IPUOF_VIPU_API_PORT", std::to_string(server->port())},
+      {"IPUOF_VIPU_API_PARTITION_ID", "bert"}};
+  CommandResult r = RunCommand(app, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Steps run on 4 IPU-Machines of partition bert"));
+
+  ASSERT_EQ(
+      server->VipuAdmin({"inject", "fault", "ag3", "--kind", "ipu-error", "--ipu", "2"}).exit_code,
+      0);
+  r = RunCommand(app, env);
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("Step 0: partition bert failed: partition bert cannot run: agent "
+                               "ag3: IPU 2 error"));
+  EXPECT_THAT(r.out, Not(HasSubstr("throughput:")));
+  // Without a partition to attach to, it says so unless --offline.
+  r = RunCommand(app, {{"HOME", server->home() + "/none"}});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("IPUoF: cannot attach: attach: set IPUOF_VIPU_API_HOST"));
+
+  ASSERT_EQ(server->VipuAdmin({"inject", "fault", "ag3", "--kind", "clear"}).exit_code, 0);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return server->Vipu({"get", "partition-status", "bert"}).out.find("ACTIVE") !=
+               std::string::npos;
+      },
+      absl::Seconds(20)));
+  r = Poprun(*server, {"--vipu-partition", "bert", "--num-replicas", "4", "--ipus-per-replica", "4",
+                       POPDIST_SAMPLE_TRAIN_BIN, "--config", "pretrain_large_128_pod16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("Steps run on 4 IPU-Machines of partition bert"));
+  EXPECT_GT(Throughput(r.out), 0);
 }
 #endif
 

@@ -117,6 +117,38 @@ absl::StatusOr<StateSnapshot> TakeSnapshot(const ServerProcess& server) {
   return out;
 }
 
+absl::StatusOr<std::string> ListedState(const ServerProcess& server) {
+  auto channel = grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+  auto user = virmgrpc::UserService::NewStub(channel);
+  auto admin = vipuadmin::AdminService::NewStub(channel);
+  auto allocation = vipuadmin::AllocationService::NewStub(channel);
+  virmgrpc::ListPartitionsReply partitions;
+  vipuadmin::ListAgentsReply agents;
+  vipuadmin::ListClustersReply clusters;
+  vipuadmin::ListAllocationsReply allocations;
+  auto call = [](const char* what, const auto& rpc) {
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx);
+    return FromGrpc(what, rpc(&ctx));
+  };
+  using C = grpc::ClientContext*;
+  absl::Status s =
+      call("ListPartitions", [&](C c) { return user->ListPartitions(c, {}, &partitions); });
+  if (s.ok()) s = call("ListAgents", [&](C c) { return admin->ListAgents(c, {}, &agents); });
+  if (s.ok()) s = call("ListClusters", [&](C c) { return admin->ListClusters(c, {}, &clusters); });
+  if (s.ok()) {
+    s = call("ListAllocations",
+             [&](C c) { return allocation->ListAllocations(c, {}, &allocations); });
+  }
+  if (!s.ok()) return s;
+  for (vipuadmin::Agent& a : *agents.mutable_agents()) {
+    a.clear_last_heartbeat();
+    a.clear_status();
+  }
+  return absl::StrCat(partitions.DebugString(), agents.DebugString(), clusters.DebugString(),
+                      allocations.DebugString());
+}
+
 std::vector<std::string> CheckPlacementInvariants(const StateSnapshot& s, uint32_t pod_size) {
   std::vector<std::string> problems;
   // Listed first, stored next: only a removal may finish in between.

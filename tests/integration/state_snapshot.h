@@ -44,6 +44,12 @@ struct StateSnapshot {
 // Reads everything; an RPC or database error is returned as is.
 absl::StatusOr<StateSnapshot> TakeSnapshot(const ServerProcess& server);
 
+// What the user and admin APIs list (partitions, agents, clusters,
+// allocations) as text, without what moves by itself (an agent's heartbeat
+// and status). Equal texts before and after a refused request show that it
+// changed nothing. An RPC error is returned as is.
+absl::StatusOr<std::string> ListedState(const ServerProcess& server);
+
 // Invariants that hold at any moment: stored partitions are listed, no topology
 // position and no machine IPU in two partitions, at most `pod_size` IPUs in
 // partitions. Returns one line per violation.

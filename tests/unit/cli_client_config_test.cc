@@ -171,6 +171,33 @@ TEST_F(ClientConfigTest, MissingConfigFlagFileIsAnError) {
   EXPECT_THAT(std::string(config.status().message()), HasSubstr("missing.hcl"));
 }
 
+TEST_F(ClientConfigTest, MissingConfigFlagFileSaysConfigFile) {
+  ConnectionFlags flags;
+  flags.config_file = dir_ + "/missing.hcl";
+  auto config = ResolveClientConfig(flags, env_);
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("config file " + dir_ + "/missing.hcl: "));
+}
+
+TEST_F(ClientConfigTest, DirectoryAsConfigFileIsAnError) {
+  ConnectionFlags flags;
+  flags.config_file = dir_;
+  auto config = ResolveClientConfig(flags, env_);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr("is a directory"));
+}
+
+TEST_F(ClientConfigTest, RepeatedFileKeyKeepsTheLastValue) {
+  ConnectionFlags flags;
+  flags.config_file = WriteFile("twice.hcl", "api-port = 1000\napi-host = h\napi-port = 1001\n");
+  auto config = ResolveClientConfig(flags, env_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->port, 1001u);
+  EXPECT_EQ(config->host, "h");
+}
+
 TEST_F(ClientConfigTest, EmptyConfigFlagIsAnError) {
   ConnectionFlags flags;
   flags.config_file = "";

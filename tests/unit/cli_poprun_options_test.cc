@@ -201,6 +201,10 @@ TEST(PoprunOptions, HostLists) {
   EXPECT_THAT(Parse({"-Hpod[1-2].lan,10.3.7.153", "p"}).hosts,
               ElementsAre("pod1.lan", "pod2.lan", "10.3.7.153"));
   EXPECT_THAT(*ExpandHosts("n[08-10]"), ElementsAre("n08", "n09", "n10"));
+  // A range ending at 2^32-1 ends (a 32-bit counter would wrap and never pass it).
+  EXPECT_THAT(*ExpandHosts("h[4294967294-4294967295]"), ElementsAre("h4294967294", "h4294967295"));
+  EXPECT_THAT(*ExpandHosts("h[4294967295]"), ElementsAre("h4294967295"));
+  EXPECT_EQ(ExpandHosts("h[4294967290-4294967295]")->size(), 6u);
   for (const char* bad : {"a,,b", "h[1-", "h[2-1]", "h[x]", "h]", "h[1-2][3]", "h[-1]", ""}) {
     EXPECT_THAT(Error({std::string("--host=") + bad, "p"}), HasSubstr("--host: ")) << bad;
   }

@@ -6,7 +6,6 @@
 #include <fstream>
 
 #include "cli/client_config.h"
-#include "cli/hcl.h"
 #include "cli/user_commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

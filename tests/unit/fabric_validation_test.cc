@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "fabric/pods.h"
 #include "fabric/validation.h"
 #include "gmock/gmock.h"
@@ -83,6 +84,41 @@ TEST(FabricValidatePartitionRequestTest, AcceptsValidRequests) {
   EXPECT_TRUE(ValidatePartitionRequest(r).ok());
 }
 
+// A replica needs at least one IPU: num_replicas may reach the size, not pass it.
+TEST(FabricValidatePartitionRequestTest, NumReplicasMayReachTheSizeNotPassIt) {
+  struct Case {
+    uint32_t size, num_gcds, num_replicas;
+    bool ok;
+  };
+  for (const Case& c : std::vector<Case>{{4, 0, 0, true},
+                                         {4, 0, 1, true},
+                                         {4, 0, 4, true},
+                                         {4, 2, 4, true},
+                                         {4, 4, 4, true},
+                                         {1, 0, 1, true},
+                                         {1, 1, 1, true},
+                                         {65536, 0, 65536, true},
+                                         {65536, 65536, 65536, true},
+                                         {4, 0, 5, false},
+                                         {1, 0, 2, false},
+                                         {1, 1, 2, false},
+                                         {4, 4, 8, false},
+                                         {65536, 0, 65537, false},
+                                         {65536, 0, 0xFFFFFFFFu, false}}) {
+    SCOPED_TRACE(::testing::Message() << c.size << "/" << c.num_gcds << "/" << c.num_replicas);
+    PartitionRequest r = Valid();
+    r.size = c.size;
+    r.num_gcds = c.num_gcds;
+    r.num_replicas = c.num_replicas;
+    if (c.ok) {
+      EXPECT_TRUE(ValidatePartitionRequest(r).ok()) << ValidatePartitionRequest(r);
+    } else {
+      ExpectInvalid(ValidatePartitionRequest(r),
+                    absl::StrCat("num_replicas: must be at most the size ", c.size));
+    }
+  }
+}
+
 TEST(FabricValidatePartitionRequestTest, RejectsEveryInvalidField) {
   struct Case {
     std::string what;
@@ -90,10 +126,10 @@ TEST(FabricValidatePartitionRequestTest, RejectsEveryInvalidField) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"empty id", [](PartitionRequest& r) { r.id = ""; }, "partition id: must not be empty"},
-      {"bad id", [](PartitionRequest& r) { r.id = "-x"; }, "partition id: must start"},
-      {"bad cluster id", [](PartitionRequest& r) { r.cluster_id = "a b"; }, "cluster id:"},
-      {"bad allocation id", [](PartitionRequest& r) { r.allocation_id = "_a"; }, "allocation id:"},
+      {"empty id", [](PartitionRequest& r) { r.id = ""; }, "id: must not be empty"},
+      {"bad id", [](PartitionRequest& r) { r.id = "-x"; }, "id: must start"},
+      {"bad cluster id", [](PartitionRequest& r) { r.cluster_id = "a b"; }, "cluster_id:"},
+      {"bad allocation id", [](PartitionRequest& r) { r.allocation_id = "_a"; }, "allocation_id:"},
       {"size 0", [](PartitionRequest& r) { r.size = 0; },
        "size: must be between 1 and 65536, got 0"},
       {"size too big", [](PartitionRequest& r) { r.size = 131072; },
@@ -110,15 +146,26 @@ TEST(FabricValidatePartitionRequestTest, RejectsEveryInvalidField) {
          r.num_replicas = 3;
        },
        "num_replicas: must be a multiple of num_gcds 2, got 3"},
+      {"num_replicas above size", [](PartitionRequest& r) { r.num_replicas = 5; },
+       "num_replicas: must be at most the size 4 (each replica needs at least one IPU), got 5"},
+      {"num_replicas 2^32-1", [](PartitionRequest& r) { r.num_replicas = 0xFFFFFFFFu; },
+       "num_replicas: must be at most the size 4"},
+      {"num_replicas above size, multiple of num_gcds",
+       [](PartitionRequest& r) {
+         r.num_gcds = 4;
+         r.num_replicas = 8;
+       },
+       "num_replicas: must be at most the size 4"},
       {"unknown routing", [](PartitionRequest& r) { r.routing = static_cast<RoutingType>(5); },
-       "routing: unknown routing type 5"},
+       "ipulink_routing_type: unknown routing type 5"},
       {"negative routing", [](PartitionRequest& r) { r.routing = static_cast<RoutingType>(-1); },
-       "routing: unknown"},
+       "ipulink_routing_type: unknown"},
       {"unused gw routing 1",
        [](PartitionRequest& r) { r.gw_routing = static_cast<GwRoutingType>(1); },
-       "gw_routing: unknown gateway routing type 1"},
+       "gw_routing_type: unknown gateway routing type 1"},
       {"unknown gw routing 4",
-       [](PartitionRequest& r) { r.gw_routing = static_cast<GwRoutingType>(4); }, "gw_routing:"},
+       [](PartitionRequest& r) { r.gw_routing = static_cast<GwRoutingType>(4); },
+       "gw_routing_type:"},
       {"unknown sync type", [](PartitionRequest& r) { r.sync_type = static_cast<SyncType>(5); },
        "sync_type: unknown sync type 5"},
       {"independent rails",
@@ -136,9 +183,9 @@ TEST(FabricValidatePartitionRequestTest, RejectsEveryInvalidField) {
        },
        "reconfigurable:"},
       {"num_ilds 3", [](PartitionRequest& r) { r.num_ilds = 3; },
-       "num_ilds: must be a power of two, got 3"},
+       "num_ipulink_segments: must be a power of two, got 3"},
       {"num_ilds above size", [](PartitionRequest& r) { r.num_ilds = 8; },
-       "num_ilds: cannot exceed the size 4"},
+       "num_ipulink_segments: cannot exceed the size 4"},
       {"ipus without cluster", [](PartitionRequest& r) { r.ipus.resize(4); },
        "ipus: an explicit IPU list requires cluster_id"},
       {"ipus count",
@@ -257,7 +304,8 @@ TEST(FabricResolveDefaultsTest, NumIldsComesFromExplicitIpus) {
   EXPECT_EQ(out->num_ilds, 2u);
   EXPECT_EQ(out->gw_routing, GwRoutingType::kRing);
   r.num_ilds = 1;
-  ExpectInvalid(ResolveDefaults(r, pod128).status(), "num_ilds: is 1 but the listed ipus span 2");
+  ExpectInvalid(ResolveDefaults(r, pod128).status(),
+                "num_ipulink_segments: is 1 but the listed ipus span 2");
 }
 
 TEST(FabricResolveDefaultsTest, RejectsChoicesThatDoNotFit) {
@@ -274,13 +322,13 @@ TEST(FabricResolveDefaultsTest, RejectsChoicesThatDoNotFit) {
          r.size = 32;
          r.routing = RoutingType::kRingSwnc;
        },
-       "routing: RINGSWNC needs every segment to be a whole torus ILD"},
+       "ipulink_routing_type: RINGSWNC needs every segment to be a whole torus ILD"},
       {"RINGSWNC on a mesh ILD", "pod16",
        [](PartitionRequest& r) {
          r.size = 16;
          r.routing = RoutingType::kRingSwnc;
        },
-       "routing: RINGSWNC"},
+       "ipulink_routing_type: RINGSWNC"},
       {"RINGSWNC on half-ILD segments", "pod128",
        [](PartitionRequest& r) {
          r.size = 64;
@@ -293,19 +341,19 @@ TEST(FabricResolveDefaultsTest, RejectsChoicesThatDoNotFit) {
          r.size = 64;
          r.gw_routing = GwRoutingType::kRing;
        },
-       "gw_routing: RING applies only to partitions spanning more than one ILD"},
+       "gw_routing_type: RING applies only to partitions spanning more than one ILD"},
       {"SWRING on looped", "pod256",
        [](PartitionRequest& r) {
          r.size = 128;
          r.gw_routing = GwRoutingType::kSwRing;
        },
-       "gw_routing: SWRING requires a switched cluster topology"},
+       "gw_routing_type: SWRING requires a switched cluster topology"},
       {"RING on switched", "bow-pod256",
        [](PartitionRequest& r) {
          r.size = 128;
          r.gw_routing = GwRoutingType::kRing;
        },
-       "gw_routing: RING requires a looped cluster topology"},
+       "gw_routing_type: RING requires a looped cluster topology"},
       {"bigger than one-ILD cluster", "pod64", [](PartitionRequest& r) { r.size = 128; },
        "size: 128 IPUs need 2 ILDs"},
       {"bigger than the cluster", "pod256", [](PartitionRequest& r) { r.size = 512; },
@@ -321,7 +369,7 @@ TEST(FabricResolveDefaultsTest, RejectsChoicesThatDoNotFit) {
          r.size = 128;
          r.num_ilds = 1;
        },
-       "num_ilds: 1 ILD(s) give segments of 128 IPUs"},
+       "num_ipulink_segments: 1 ILD(s) give segments of 128 IPUs"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -335,7 +383,7 @@ TEST(FabricResolveDefaultsTest, SpanningIldsNeedsAGwTopology) {
   Cluster cluster = PodCluster(*PodPreset("pod128"), "bare");
   cluster.cluster_topology = ClusterTopology::kUndefined;
   ClusterLayout layout = *ClusterLayout::Build(cluster);
-  ExpectInvalid(ResolveDefaults(Sized(128), layout).status(), "no GW-Link topology");
+  ExpectInvalid(ResolveDefaults(Sized(128), layout).status(), "num_ipulink_segments: cluster");
   EXPECT_TRUE(ResolveDefaults(Sized(64), layout).ok());
 }
 

@@ -1,20 +1,17 @@
-#include <unistd.h>
-
 #include <atomic>
-#include <cstdlib>
-#include <filesystem>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "storage/store.h"
+#include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
 
 TEST(CommitObserverTest, SeesEveryDurableCommitWithItsDuration) {
-  char dir[] = "/tmp/vipu-observer-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
+  test::TempDir dir("vipu-observer");
   {
-    auto store = Store::Open(std::string(dir) + "/v.db");
+    auto store = Store::Open(dir.File("v.db"));
     ASSERT_TRUE(store.ok()) << store.status();
     std::atomic<int> calls{0};
     std::atomic<size_t> writes{0};
@@ -46,7 +43,6 @@ TEST(CommitObserverTest, SeesEveryDurableCommitWithItsDuration) {
     ASSERT_TRUE((*store)->Write([&](WriteTxn& txn) { return txn.InsertAgent(b); }).ok());
     EXPECT_EQ(calls.load(), 3);
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

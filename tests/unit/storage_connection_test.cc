@@ -1,26 +1,21 @@
 // Connection: statement cache, nested use of one statement, error mapping,
 // savepoints.
-#include <stdlib.h>
-
-#include <filesystem>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/connection.h"
+#include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 class StorageConnectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "vipu-storage-XXXXXX").string();
-    dir_ = mkdtemp(pattern.data());
-    auto conn = Connection::Open(dir_ + "/c.db", Connection::Mode::kReadWrite);
+    auto conn = Connection::Open(dir_.File("c.db"), Connection::Mode::kReadWrite);
     ASSERT_TRUE(conn.ok()) << conn.status();
     conn_ = *std::move(conn);
     ASSERT_TRUE(conn_
@@ -30,13 +25,7 @@ class StorageConnectionTest : public ::testing::Test {
                            "INSERT INTO p VALUES ('a', 'x'), ('b', 'y');")
                     .ok());
   }
-  void TearDown() override {
-    conn_.reset();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  std::string dir_;
+  test::TempDir dir_{"vipu-storage"};
   std::unique_ptr<Connection> conn_;
 };
 
@@ -48,6 +37,14 @@ TEST_F(StorageConnectionTest, CachesStatementsBySqlText) {
   EXPECT_EQ(conn_->cached_statements(), cached) << "the second use reuses the statement";
   EXPECT_EQ(*conn_->QueryInt("SELECT COUNT(*) FROM c"), 0);
   EXPECT_EQ(conn_->cached_statements(), cached + 1);
+}
+
+TEST_F(StorageConnectionTest, QueryTextBindsItsParameter) {
+  const char* sql = "SELECT u FROM p WHERE id = ?1";
+  EXPECT_EQ(*conn_->QueryText(sql, "a"), "x");
+  EXPECT_EQ(*conn_->QueryText(sql, "b"), "y");
+  EXPECT_EQ(*conn_->QueryText(sql, "none"), "") << "no row";
+  EXPECT_FALSE(conn_->QueryText("SELECT nope FROM p WHERE id = ?1", "a").ok());
 }
 
 TEST_F(StorageConnectionTest, NestedUseOfOneStatementGetsACopy) {

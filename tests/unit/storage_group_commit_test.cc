@@ -23,32 +23,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/store.h"
+#include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
 
-namespace fs = std::filesystem;
 using fabric::Agent;
 using fabric::IpuRef;
 using fabric::Partition;
 using fabric::PartitionIpu;
+using test::TempDir;
 using ::testing::HasSubstr;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "vipu-storage-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 Agent MakeAgent(const std::string& id) {
   Agent a;

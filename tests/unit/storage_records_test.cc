@@ -16,35 +16,20 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/store.h"
+#include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
 
-namespace fs = std::filesystem;
 using fabric::Agent;
 using fabric::Allocation;
 using fabric::Cluster;
 using fabric::IpuRef;
 using fabric::Partition;
 using fabric::PartitionIpu;
+using test::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "vipu-storage-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 std::string Msg(const absl::Status& s) { return std::string(s.message()); }
 
@@ -481,6 +466,38 @@ TEST_F(StorageRecordsTest, PartitionUpdateRewritesEverything) {
   });
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_EQ(Msg(s), "partition p: allocation nope does not exist");
+}
+
+TEST_F(StorageRecordsTest, PartitionStateUpdateKeepsMembership) {
+  Partition p = MakePartition("p", "c1", "al1", {Ipu("a0", 0), Ipu("a0", 1)});
+  ASSERT_TRUE(W([&](WriteTxn& txn) { return txn.InsertPartition(p); }).ok());
+  Partition changed = p;
+  changed.ready_state = fabric::ReadyState::kError;
+  changed.operation_state = fabric::OperationState::kFailed;
+  changed.errors = {"agent a0: IPU 1 error"};
+  changed.generation = 42;
+  changed.ipus = {Ipu("a1", 0)};  // ignored: membership is not a state
+  ASSERT_TRUE(W([&](WriteTxn& txn) { return txn.UpdatePartitionState(changed); }).ok());
+  auto got = GetPartition("p");
+  ASSERT_TRUE(got.ok()) << got.status();
+  Partition expected = changed;
+  expected.ipus = p.ipus;
+  ExpectSamePartition(*got, expected);
+
+  absl::Status s =
+      W([](WriteTxn& txn) { return txn.UpdatePartitionState(FullPartition("ghost")); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_EQ(Msg(s), "partition ghost not found");
+
+  s = W([&](WriteTxn& txn) {
+    Partition bad = changed;
+    bad.allocation_id = "nope";
+    return txn.UpdatePartitionState(bad);
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  got = GetPartition("p");
+  ASSERT_TRUE(got.ok());
+  ExpectSamePartition(*got, expected);
 }
 
 TEST_F(StorageRecordsTest, PartitionInsertErrors) {

@@ -1,11 +1,8 @@
 // Users and partition shares (schema version 2).
-#include <stdlib.h>
-
-#include <filesystem>
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/store.h"
+#include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
@@ -13,18 +10,11 @@ namespace {
 class StorageUsersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "vipu-users-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    auto store = Store::Open(dir_ + "/vipu.db");
+    auto store = Store::Open(dir_.File("vipu.db"));
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
   }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::string dir_;
+  test::TempDir dir_{"vipu-users"};
   std::unique_ptr<Store> store_;
 };
 

@@ -1,19 +1,38 @@
-#include "cli/ipuof_client.h"
+#include "popdist/ipuof_client.h"
 
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "vipu_agent.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
 
-namespace vipu::cli {
+namespace vipu::ipuof {
 namespace {
+
+constexpr const char* kVariables[] = {"IPUOF_VIPU_API_HOST",
+                                      "IPUOF_VIPU_API_PORT",
+                                      "IPUOF_VIPU_API_PARTITION_ID",
+                                      "IPUOF_VIPU_API_GCD_ID",
+                                      "IPUOF_VIPU_API_TIMEOUT",
+                                      "IPUOF_CONFIG_PATH",
+                                      "HOME"};
+constexpr const char* kConfigSuffix = "_ipuof.conf";
+
+std::string Get(const Environment& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() ? std::string() : it->second;
+}
 
 absl::Status FromGrpcStatus(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
@@ -25,8 +44,8 @@ std::string HostPort(const std::string& host, uint32_t port) {
   return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
 }
 
-absl::StatusOr<uint32_t> EnvNumber(const std::string& name, const std::string& text, uint32_t min,
-                                   uint32_t max) {
+absl::StatusOr<uint32_t> Number(const std::string& name, const std::string& text, uint32_t min,
+                                uint32_t max) {
   uint64_t n = 0;
   if (!absl::SimpleAtoi(text, &n) || n < min || n > max) {
     return absl::InvalidArgumentError(
@@ -35,35 +54,88 @@ absl::StatusOr<uint32_t> EnvNumber(const std::string& name, const std::string& t
   return static_cast<uint32_t>(n);
 }
 
+// IPUOF_VIPU_API_GCD_ID, 0 when unset.
+absl::StatusOr<uint32_t> GcdOf(const Environment& env) {
+  const std::string g = Get(env, "IPUOF_VIPU_API_GCD_ID");
+  if (g.empty()) return 0u;
+  return Number("IPUOF_VIPU_API_GCD_ID", g, 0, 65535);
+}
+
+// The config in $HOME/.ipuof.conf.d/ this process should use; empty when
+// the directory holds none.
+absl::StatusOr<std::string> ConfigFromDirectory(const Environment& env) {
+  const std::string home = Get(env, "HOME");
+  if (home.empty()) return std::string();
+  const std::filesystem::path dir = std::filesystem::path(home) / ".ipuof.conf.d";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return std::string();
+  if (const std::string partition = Get(env, "IPUOF_VIPU_API_PARTITION_ID"); !partition.empty()) {
+    auto gcd = GcdOf(env);
+    if (!gcd.ok()) return gcd.status();
+    const std::filesystem::path path = dir / absl::StrCat(partition, "_gcd", *gcd, kConfigSuffix);
+    if (!std::filesystem::exists(path, ec)) {
+      return absl::NotFoundError(absl::StrCat("IPUOF_VIPU_API_PARTITION_ID: ", dir.string(),
+                                              " has no ", path.filename().string()));
+    }
+    return path.string();
+  }
+  std::vector<std::string> configs;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file(ec) && absl::EndsWith(name, kConfigSuffix)) configs.push_back(name);
+  }
+  if (configs.empty()) return std::string();
+  if (configs.size() > 1) {
+    std::sort(configs.begin(), configs.end());
+    return absl::FailedPreconditionError(absl::StrCat(
+        dir.string(), ": holds ", configs.size(), " IPUoF configs (", absl::StrJoin(configs, ", "),
+        "); set IPUOF_VIPU_API_PARTITION_ID or IPUOF_CONFIG_PATH to choose one"));
+  }
+  return (dir / configs.front()).string();
+}
+
 }  // namespace
 
+Environment ProcessEnvironment() {
+  Environment env;
+  for (const char* name : kVariables) {
+    if (const char* v = std::getenv(name); v != nullptr) env[name] = v;
+  }
+  return env;
+}
+
 absl::StatusOr<IpuofClient> IpuofClient::Attach(const Environment& env, absl::Duration timeout) {
-  const std::string host = env.Get("IPUOF_VIPU_API_HOST");
+  const std::string host = Get(env, "IPUOF_VIPU_API_HOST");
   if (!host.empty()) {
-    uint32_t port = kDefaultPort;
-    if (std::string p = env.Get("IPUOF_VIPU_API_PORT"); !p.empty()) {
-      auto n = EnvNumber("IPUOF_VIPU_API_PORT", p, 1, 65535);
+    uint32_t port = kDefaultVipuPort;
+    if (std::string p = Get(env, "IPUOF_VIPU_API_PORT"); !p.empty()) {
+      auto n = Number("IPUOF_VIPU_API_PORT", p, 1, 65535);
       if (!n.ok()) return n.status();
       port = *n;
     }
-    const std::string partition = env.Get("IPUOF_VIPU_API_PARTITION_ID");
+    const std::string partition = Get(env, "IPUOF_VIPU_API_PARTITION_ID");
     if (partition.empty()) {
       return absl::InvalidArgumentError(
           "IPUOF_VIPU_API_PARTITION_ID: must name the partition when IPUOF_VIPU_API_HOST is set");
     }
-    uint32_t gcd = 0;
-    if (std::string g = env.Get("IPUOF_VIPU_API_GCD_ID"); !g.empty()) {
-      auto n = EnvNumber("IPUOF_VIPU_API_GCD_ID", g, 0, 65535);
-      if (!n.ok()) return n.status();
-      gcd = *n;
+    auto gcd = GcdOf(env);
+    if (!gcd.ok()) return gcd.status();
+    if (std::string t = Get(env, "IPUOF_VIPU_API_TIMEOUT"); !t.empty()) {
+      auto seconds = Number("IPUOF_VIPU_API_TIMEOUT", t, 1, 86400);
+      if (!seconds.ok()) return seconds.status();
+      timeout = absl::Seconds(*seconds);
     }
-    return AttachToPartition(host, port, partition, gcd, timeout);
+    return AttachToPartition(host, port, partition, *gcd, timeout);
   }
-  if (std::string path = env.Get("IPUOF_CONFIG_PATH"); !path.empty()) {
+  if (std::string path = Get(env, "IPUOF_CONFIG_PATH"); !path.empty()) {
     return FromConfigFile(path);
   }
+  absl::StatusOr<std::string> path = ConfigFromDirectory(env);
+  if (!path.ok()) return path.status();
+  if (!path->empty()) return FromConfigFile(*path);
   return absl::FailedPreconditionError(
-      "attach: set IPUOF_VIPU_API_HOST and IPUOF_VIPU_API_PARTITION_ID, or IPUOF_CONFIG_PATH");
+      "attach: set IPUOF_VIPU_API_HOST and IPUOF_VIPU_API_PARTITION_ID, or IPUOF_CONFIG_PATH, "
+      "or leave one config in ~/.ipuof.conf.d/");
 }
 
 absl::StatusOr<IpuofClient> IpuofClient::AttachToPartition(const std::string& host, uint32_t port,
@@ -83,7 +155,9 @@ absl::StatusOr<IpuofClient> IpuofClient::AttachToPartition(const std::string& ho
     return absl::NotFoundError(
         absl::StrCat("partition ", partition_id, ": the server sent no config for GCD ", gcd));
   }
-  return FromGcd(reply.ipuof_config().gcd_configs(0));
+  absl::StatusOr<IpuofClient> client = FromGcd(reply.ipuof_config().gcd_configs(0));
+  if (client.ok()) client->source_ = absl::StrCat("V-IPU server ", HostPort(host, port));
+  return client;
 }
 
 absl::StatusOr<IpuofClient> IpuofClient::FromConfigFile(const std::string& path) {
@@ -101,7 +175,13 @@ absl::StatusOr<IpuofClient> IpuofClient::FromConfigFile(const std::string& path)
     return absl::InvalidArgumentError(absl::StrCat(
         "IPUOF_CONFIG_PATH: '", path, "' is not an IPUoF config: ", std::string(parsed.message())));
   }
-  return FromGcd(gcd);
+  absl::StatusOr<IpuofClient> client = FromGcd(gcd);
+  if (!client.ok()) {
+    return absl::Status(client.status().code(),
+                        absl::StrCat("'", path, "': ", client.status().message()));
+  }
+  client->source_ = absl::StrCat("IPUoF config ", path);
+  return client;
 }
 
 absl::StatusOr<IpuofClient> IpuofClient::FromGcd(const virmgrpc::PartitionConfig::Gcd& gcd) {
@@ -112,7 +192,7 @@ absl::StatusOr<IpuofClient> IpuofClient::FromGcd(const virmgrpc::PartitionConfig
   }
   client.partition_id_ = id->second;
   if (auto g = gcd.attributes().find("GCD Id"); g != gcd.attributes().end()) {
-    auto n = EnvNumber("attributes.GCD Id", g->second, 0, 65535);
+    auto n = Number("attributes.GCD Id", g->second, 0, 65535);
     if (!n.ok()) return n.status();
     client.gcd_ = *n;
   }
@@ -129,6 +209,12 @@ absl::StatusOr<IpuofClient> IpuofClient::FromGcd(const virmgrpc::PartitionConfig
   }
   std::sort(client.devices_.begin(), client.devices_.end(),
             [](const IpuofDevice& a, const IpuofDevice& b) { return a.device_id < b.device_id; });
+  for (size_t i = 1; i < client.devices_.size(); ++i) {
+    if (client.devices_[i].device_id == client.devices_[i - 1].device_id) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "devices: device id ", client.devices_[i].device_id, " appears more than once"));
+    }
+  }
   return client;
 }
 
@@ -147,11 +233,17 @@ absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& w
   vipuagent::RunWorkloadReply reply;
   grpc::Status s = stub->RunWorkload(&ctx, request, &reply);
   if (!s.ok()) return FromGrpcStatus(s);
+  if (static_cast<uint32_t>(reply.step_time_s_size()) != steps) {
+    return absl::DataLossError(
+        absl::StrCat("RunWorkload: the machine at ", HostPort(first.host, first.port), " answered ",
+                     reply.step_time_s_size(), " step times for ", steps, " steps"));
+  }
   WorkloadResult result;
   result.step_time_s.assign(reply.step_time_s().begin(), reply.step_time_s().end());
   result.samples_per_sec = reply.samples_per_sec();
+  result.generation = reply.generation();
   result.agent_ids.assign(reply.agent_ids().begin(), reply.agent_ids().end());
   return result;
 }
 
-}  // namespace vipu::cli
+}  // namespace vipu::ipuof

@@ -6,25 +6,35 @@
 // link model's step times. A failed IPU or link makes the run fail with a
 // message naming the machine and the IPU or link.
 //
-// Attaching, as Poplar does (vipu-spec.md 6.1): with IPUOF_VIPU_API_HOST,
-// IPUOF_VIPU_API_PORT (default 8090), IPUOF_VIPU_API_PARTITION_ID and
-// IPUOF_VIPU_API_GCD_ID (default 0) the client asks vipu-server
-// (GetPartitionIpuofConfig); otherwise it reads the IPUoF config file
-// IPUOF_CONFIG_PATH.
-#ifndef VIPU_CLI_IPUOF_CLIENT_H_
-#define VIPU_CLI_IPUOF_CLIENT_H_
+// Attaching, as Poplar does (vipu-spec.md 6.1), in this order:
+//  1. IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT (default 8090),
+//     IPUOF_VIPU_API_PARTITION_ID, IPUOF_VIPU_API_GCD_ID (default 0) and
+//     IPUOF_VIPU_API_TIMEOUT (seconds): ask vipu-server
+//     (GetPartitionIpuofConfig);
+//  2. IPUOF_CONFIG_PATH: that IPUoF config file;
+//  3. $HOME/.ipuof.conf.d/: <IPUOF_VIPU_API_PARTITION_ID>_gcd<N>_ipuof.conf
+//     when a partition is named, else the directory's only config file.
+#ifndef VIPU_POPDIST_IPUOF_CLIENT_H_
+#define VIPU_POPDIST_IPUOF_CLIENT_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cli/client_config.h"
 #include "vipu_agent.pb.h"
 #include "vipuuser.pb.h"
 
-namespace vipu::cli {
+namespace vipu::ipuof {
+
+inline constexpr uint32_t kDefaultVipuPort = 8090;
+
+// Environment variables by name; tests pass their own.
+using Environment = std::map<std::string, std::string>;
+// The variables the client reads (above, and HOME), from this process.
+Environment ProcessEnvironment();
 
 struct IpuofDevice {
   uint32_t device_id = 0;  // index in the GCD
@@ -37,29 +47,34 @@ struct IpuofDevice {
 struct WorkloadResult {
   std::vector<double> step_time_s;
   double samples_per_sec = 0;
+  uint64_t generation = 0;             // of the partition that ran it
   std::vector<std::string> agent_ids;  // machines that ran it
 };
 
 class IpuofClient {
  public:
   // From the environment as described above. INVALID_ARGUMENT naming the
-  // variable for a malformed value; FAILED_PRECONDITION when neither way of
-  // attaching is configured.
+  // variable for a malformed value; FAILED_PRECONDITION when no way of
+  // attaching is configured or ~/.ipuof.conf.d/ holds several configs and
+  // none is chosen. `timeout` applies when IPUOF_VIPU_API_TIMEOUT is unset.
   static absl::StatusOr<IpuofClient> Attach(const Environment& env,
-                                            absl::Duration timeout = absl::Seconds(30));
+                                            absl::Duration timeout = absl::Seconds(120));
   // GetPartitionIpuofConfig on vipu-server at host:port.
   static absl::StatusOr<IpuofClient> AttachToPartition(const std::string& host, uint32_t port,
                                                        const std::string& partition_id,
                                                        uint32_t gcd, absl::Duration timeout);
   // An IPUoF config file (~/.ipuof.conf.d/<p>_gcd<N>_ipuof.conf).
   static absl::StatusOr<IpuofClient> FromConfigFile(const std::string& path);
-  // INVALID_ARGUMENT when the GCD has no devices or no "Partition Id".
+  // INVALID_ARGUMENT when the GCD has no devices, an unusable endpoint or
+  // no "Partition Id".
   static absl::StatusOr<IpuofClient> FromGcd(const virmgrpc::PartitionConfig::Gcd& gcd);
 
   const std::string& partition_id() const { return partition_id_; }
   uint32_t gcd() const { return gcd_; }
   // Ordered by device id.
   const std::vector<IpuofDevice>& devices() const { return devices_; }
+  // How it attached: "V-IPU server <host:port>" or "IPUoF config <path>".
+  const std::string& source() const { return source_; }
 
   // Runs `steps` steps of `workload` (model preset and batching). Errors
   // come from the machines: INVALID_ARGUMENT for a bad workload or step
@@ -72,8 +87,9 @@ class IpuofClient {
   std::string partition_id_;
   uint32_t gcd_ = 0;
   std::vector<IpuofDevice> devices_;
+  std::string source_;
 };
 
-}  // namespace vipu::cli
+}  // namespace vipu::ipuof
 
-#endif  // VIPU_CLI_IPUOF_CLIENT_H_
+#endif  // VIPU_POPDIST_IPUOF_CLIENT_H_
