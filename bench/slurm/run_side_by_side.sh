@@ -136,9 +136,9 @@ start "$build/bin/vipu-server" --simulate pod64 --listen 127.0.0.1:0 --db "$work
 wait_for "vipu-server ready file" 60 test -s "$work/ready"
 echo "vipu-server --simulate pod64 at $(cat "$work/ready"), durable commits" >&2
 run_fg "$build/bin/control_plane_bench" --server "$(cat "$work/ready")" --clients "$clients" \
-  --seconds "$seconds" >"$work/ours.md"
+  --seconds "$seconds" --json >"$work/ours.jsonl"
 stop_pids
 
 echo
 echo "clients=$clients seconds=$seconds slurm=$mode/$profile ($settings) host=$host cores=$(nproc)"
-python3 "$here/side_by_side_table.py" --ours "$work/ours.md" --slurm "$work/slurm.jsonl"
+python3 "$here/side_by_side_table.py" --ours "$work/ours.jsonl" --slurm "$work/slurm.jsonl"
