@@ -2,21 +2,24 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
-
 namespace vipu::cli {
 namespace {
 
-std::string Line(const std::vector<std::string>& cells, const std::vector<size_t>& widths) {
-  std::string line;
+// Appends " " + cell padded to the width + " " per column, joined by "|",
+// and a newline; straight into `out` (a table of 10,000 rows is one string).
+void AppendLine(const std::vector<std::string>& cells, const std::vector<size_t>& widths,
+                std::string* out) {
   for (size_t i = 0; i < widths.size(); ++i) {
-    const std::string empty;
-    const std::string& cell = i < cells.size() ? cells[i] : empty;
-    if (i > 0) line += "|";
-    absl::StrAppend(&line, " ", cell, std::string(widths[i] - cell.size(), ' '), " ");
+    if (i > 0) out->push_back('|');
+    out->push_back(' ');
+    size_t size = 0;
+    if (i < cells.size()) {
+      out->append(cells[i]);
+      size = cells[i].size();
+    }
+    out->append(widths[i] - size + 1, ' ');
   }
-  line += "\n";
-  return line;
+  out->push_back('\n');
 }
 
 std::string Rule(const std::vector<size_t>& widths) {
@@ -47,10 +50,11 @@ std::string Table::Render() const {
   }
   std::string rule = Rule(widths);
   std::string out;
+  out.reserve(rule.size() * (rows_.size() + 4));  // every line is as long as the rule
   if (style_ == TableStyle::kRuleFirst) out += rule;
-  out += Line(header, widths);
+  AppendLine(header, widths, &out);
   out += rule;
-  for (const auto& row : rows_) out += Line(row, widths);
+  for (const auto& row : rows_) AppendLine(row, widths, &out);
   out += rule;
   return out;
 }
@@ -63,7 +67,7 @@ std::string RenderKeyValueBox(const std::vector<std::pair<std::string, std::stri
   }
   std::string rule = Rule(widths);
   std::string out = rule;
-  for (const auto& [key, value] : rows) out += Line({key, value}, widths);
+  for (const auto& [key, value] : rows) AppendLine({key, value}, widths, &out);
   out += rule;
   return out;
 }

@@ -129,9 +129,12 @@ std::vector<PartitionIpu> Emit(const ClusterLayout& layout, uint32_t first_ild,
   return ipus;
 }
 
+bool Has(const std::vector<uint64_t>& masks, uint32_t ild, uint32_t topology_id) {
+  return ild < masks.size() && ((masks[ild] >> topology_id) & 1) != 0;
+}
+
 absl::StatusOr<std::vector<PartitionIpu>> PlaceExplicit(const ClusterLayout& layout,
-                                                        const std::set<std::string>& allowed,
-                                                        const std::set<IpuRef>& used,
+                                                        const IldMasks& masks,
                                                         const PlacementRequest& request) {
   const uint32_t size = request.size;
   if (!IsPowerOfTwo(size)) {
@@ -190,13 +193,13 @@ absl::StatusOr<std::vector<PartitionIpu>> PlaceExplicit(const ClusterLayout& lay
   }
   std::vector<PartitionIpu> ipus = Emit(layout, first_ild, starts, segment);
   for (const PartitionIpu& p : ipus) {
-    if (allowed.count(p.ipu.agent_id) == 0) {
+    if (!Has(masks.allowed, p.ild, p.topology_id)) {
       return absl::InvalidArgumentError(absl::StrCat("ipus: ", Where(layout, p.ild, p.topology_id),
                                                      " is outside the allocation"));
     }
   }
   for (const PartitionIpu& p : ipus) {
-    if (used.count(p.ipu) != 0) {
+    if (Has(masks.used, p.ild, p.topology_id)) {
       return absl::ResourceExhaustedError(
           absl::StrCat("ipus: ", Where(layout, p.ild, p.topology_id), " is already in use"));
     }
@@ -206,29 +209,60 @@ absl::StatusOr<std::vector<PartitionIpu>> PlaceExplicit(const ClusterLayout& lay
 
 }  // namespace
 
+IldMasks MasksOf(const ClusterLayout& layout, const std::vector<bool>& allowed_machines,
+                 const std::set<IpuRef>& used) {
+  IldMasks masks;
+  masks.allowed.assign(layout.num_ilds(), 0);
+  masks.used.assign(layout.num_ilds(), 0);
+  const uint32_t machines = layout.machines_per_ild();
+  const size_t n = std::min<size_t>(allowed_machines.size(), layout.num_ilds() * machines);
+  for (size_t i = 0; i < n; ++i) {
+    if (!allowed_machines[i]) continue;
+    masks.allowed[i / machines] |=
+        BlockMask(static_cast<uint32_t>(i % machines) * kIpusPerMachine, kIpusPerMachine);
+  }
+  // `used` is ordered by agent: one sorted sweep, one search per machine.
+  SortedAgentCursor cursor(layout);
+  const std::string* agent = nullptr;
+  std::optional<uint32_t> index;
+  for (const IpuRef& ipu : used) {
+    if (agent == nullptr || *agent != ipu.agent_id) {
+      agent = &ipu.agent_id;
+      index = cursor.Find(ipu.agent_id);
+    }
+    if (!index || ipu.ipu >= kIpusPerMachine) continue;
+    const auto [ild, topology_id] = layout.PositionAt(*index, ipu.ipu);
+    masks.used[ild] |= uint64_t{1} << topology_id;
+  }
+  return masks;
+}
+
 absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout,
                                                 const std::set<std::string>& allowed_agents,
                                                 const std::set<IpuRef>& used,
                                                 const PlacementRequest& request) {
-  if (!request.explicit_ipus.empty()) {
-    return PlaceExplicit(layout, allowed_agents, used, request);
+  std::vector<bool> allowed(layout.cluster().agent_ids.size(), false);
+  for (const std::string& agent : allowed_agents) {
+    if (auto index = layout.MachineIndex(agent)) allowed[*index] = true;
   }
+  return Place(layout, MasksOf(layout, allowed, used), request);
+}
+
+absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, const IldMasks& masks,
+                                                const PlacementRequest& request) {
+  if (masks.allowed.size() != layout.num_ilds() || masks.used.size() != layout.num_ilds()) {
+    return absl::InvalidArgumentError(absl::StrCat("masks: need one per ILD (", layout.num_ilds(),
+                                                   "), got ", masks.allowed.size(), " allowed and ",
+                                                   masks.used.size(), " used"));
+  }
+  if (!request.explicit_ipus.empty()) return PlaceExplicit(layout, masks, request);
   absl::StatusOr<Shape> shape = ShapeFor(layout, request.size, request.num_ilds);
   if (!shape.ok()) return shape.status();
 
   // Free IPUs per ILD: on an allowed agent and not used.
-  const uint32_t machines = layout.machines_per_ild();
-  const auto& agent_ids = layout.cluster().agent_ids;
   std::vector<uint64_t> free(layout.num_ilds(), 0);
   for (uint32_t ild = 0; ild < layout.num_ilds(); ++ild) {
-    for (uint32_t m = 0; m < machines; ++m) {
-      if (allowed_agents.count(agent_ids[ild * machines + m]) != 0) {
-        free[ild] |= BlockMask(m * kIpusPerMachine, kIpusPerMachine);
-      }
-    }
-  }
-  for (const IpuRef& ipu : used) {
-    if (auto pos = layout.PositionOf(ipu)) free[pos->first] &= ~(uint64_t{1} << pos->second);
+    free[ild] = masks.allowed[ild] & ~masks.used[ild];
   }
 
   const uint32_t span = CeilPowerOfTwo(layout.ipus_per_ild());

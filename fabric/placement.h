@@ -4,6 +4,7 @@
 #ifndef VIPU_FABRIC_PLACEMENT_H_
 #define VIPU_FABRIC_PLACEMENT_H_
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,10 +33,32 @@ struct PlacementRequest {
 // blocks up to the ILD are the most used; ties: lowest ILD, lowest offset).
 // Multi-ILD: consecutive ILDs, each segment aligned at its own best offset.
 // num_ilds 0 means the smallest power of two with size/num_ilds <= ILD size.
-// Linear in the number of ILDs (one 64-bit mask per ILD).
+// Linear in the number of ILDs (one 64-bit mask per ILD) plus one lookup
+// per allowed agent and a sorted sweep of the used IPUs (MasksOf).
 absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout,
                                                 const std::set<std::string>& allowed_agents,
                                                 const std::set<IpuRef>& used,
+                                                const PlacementRequest& request);
+
+// What placement may use, as one 64-bit mask per ILD (bit t: topology id t):
+// the IPUs on allowed machines and the IPUs held by partitions.
+struct IldMasks {
+  std::vector<uint64_t> allowed;  // num_ilds() entries
+  std::vector<uint64_t> used;     // num_ilds() entries
+};
+
+// Masks of `layout` from the machines allowed by index (allowed_machines[i]
+// for ClusterLayout::MachineIndex i; shorter than the cluster: the rest are
+// not allowed) and the used IPUs (those outside the cluster are ignored;
+// the set's order by agent makes this one SortedAgentCursor sweep).
+IldMasks MasksOf(const ClusterLayout& layout, const std::vector<bool>& allowed_machines,
+                 const std::set<IpuRef>& used);
+
+// Place as above, from masks: no lookup per machine. The same result as the
+// overload with sets whose allowed agents and used IPUs give these masks.
+// What a server managing 16,384 machines calls on every create (issue 6).
+// INVALID_ARGUMENT ("masks: ...") unless both hold num_ilds() entries.
+absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, const IldMasks& masks,
                                                 const PlacementRequest& request);
 
 }  // namespace vipu::fabric

@@ -54,20 +54,35 @@ std::string Describe(const std::string& agent_id, const grpc::Status& s) {
 }  // namespace
 
 std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubFor(const LiveAgent& agent) {
-  std::string address = absl::StrCat(agent.host, ":", agent.port);
+  return StubAt(agent.id, agent.host, agent.port);
+}
+
+std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubAt(const std::string& agent_id,
+                                                            const std::string& host,
+                                                            uint32_t port) {
+  std::string address = absl::StrCat(host, ":", port);
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = stubs_.find(agent.id);
-  if (it != stubs_.end() && it->second.first == address) return it->second.second;
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  auto stub = std::shared_ptr<vipuagent::Agent::Stub>(vipuagent::Agent::NewStub(channel));
-  stubs_[agent.id] = {address, stub};
-  return stub;
+  auto [seen, inserted] = address_of_.try_emplace(agent_id, address);
+  if (!inserted && seen->second != address) {
+    // The agent moved: the old address loses a user.
+    auto old = channels_.find(seen->second);
+    if (old != channels_.end() && --old->second.agents == 0) channels_.erase(old);
+    seen->second = address;
+    inserted = true;
+  }
+  Channel& channel = channels_[address];
+  if (inserted) ++channel.agents;
+  if (!channel.stub) {
+    channel.stub = std::shared_ptr<vipuagent::Agent::Stub>(vipuagent::Agent::NewStub(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials())));
+  }
+  return channel.stub;
 }
 
 std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::Stub(const std::string& agent_id) {
-  std::optional<LiveAgent> agent = registry_->Get(agent_id);
-  if (!agent) return nullptr;
-  return StubFor(*agent);
+  std::optional<AgentEndpoint> endpoint = registry_->EndpointOf(agent_id);
+  if (!endpoint) return nullptr;
+  return StubAt(agent_id, endpoint->host, endpoint->port);
 }
 
 std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& partition,

@@ -41,6 +41,11 @@ class AgentDriver {
   // A stub for a registered agent at its current address; nullptr when the
   // agent is not registered. For the calls this class does not wrap.
   std::shared_ptr<vipuagent::Agent::Stub> Stub(const std::string& agent_id);
+  // The stub for `agent_id` at host:port. Agents at one address (a process
+  // serving many machines on a shared port) share one channel: 16,384
+  // machines in 16 processes are 16 channels, not 16,384.
+  std::shared_ptr<vipuagent::Agent::Stub> StubAt(const std::string& agent_id,
+                                                 const std::string& host, uint32_t port);
   absl::Duration deadline() const { return deadline_; }
 
   // Release of a partition that `agent_id` holds but the database does not
@@ -54,8 +59,13 @@ class AgentDriver {
   const AgentRegistry* registry_;
   const absl::Duration deadline_;
   PortsFn link_ports_;
+  struct Channel {
+    std::shared_ptr<vipuagent::Agent::Stub> stub;
+    size_t agents = 0;  // agents last seen at this address; the channel goes at 0
+  };
   std::mutex mu_;
-  std::map<std::string, std::pair<std::string, std::shared_ptr<vipuagent::Agent::Stub>>> stubs_;
+  std::map<std::string, std::string> address_of_;  // agent id -> host:port
+  std::map<std::string, Channel> channels_;        // host:port -> channel
 };
 
 }  // namespace vipu::server

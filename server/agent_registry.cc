@@ -2,10 +2,16 @@
 
 namespace vipu::server {
 
-void AgentRegistry::Register(LiveAgent agent, absl::Time now) {
-  std::lock_guard<std::mutex> lock(mu_);
+void AgentRegistry::Stamp(LiveAgent& agent, absl::Time now) {
   agent.registered = now;
   agent.last_heartbeat = now;
+  agent.epoch = ++last_epoch_;
+  agent.topology_sent = 0;  // a new registration may be a restarted agent
+}
+
+void AgentRegistry::Register(LiveAgent agent, absl::Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stamp(agent, now);
   std::string id = agent.id;
   agents_[id] = std::move(agent);
 }
@@ -30,8 +36,7 @@ bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now, AgentHealth
 void AgentRegistry::RegisterMany(std::vector<LiveAgent> agents, absl::Time now) {
   std::lock_guard<std::mutex> lock(mu_);
   for (LiveAgent& agent : agents) {
-    agent.registered = now;
-    agent.last_heartbeat = now;
+    Stamp(agent, now);
     std::string id = agent.id;
     agents_[id] = std::move(agent);
   }
@@ -53,10 +58,25 @@ std::vector<std::string> AgentRegistry::HeartbeatMany(
   return unknown;
 }
 
-void AgentRegistry::MarkTopologySent(const std::string& id, const std::string& fingerprint) {
+void AgentRegistry::MarkTopologySent(const std::string& id, uint64_t epoch, uint64_t fingerprint) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = agents_.find(id);
-  if (it != agents_.end()) it->second.topology_sent = fingerprint;
+  if (it != agents_.end() && it->second.epoch == epoch) it->second.topology_sent = fingerprint;
+}
+
+std::vector<TopologyDueAgent> AgentRegistry::TopologyDue(const std::vector<std::string>& ids,
+                                                         const std::vector<uint64_t>& fingerprints,
+                                                         absl::Time now) const {
+  std::vector<TopologyDueAgent> due;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < ids.size() && i < fingerprints.size(); ++i) {
+    auto it = agents_.find(ids[i]);
+    if (it == agents_.end()) continue;
+    const LiveAgent& a = it->second;
+    if (a.topology_sent == fingerprints[i] || now - a.last_heartbeat >= timeout()) continue;
+    due.push_back({i, {a.host, a.port, a.epoch}});
+  }
+  return due;
 }
 
 void AgentRegistry::Forget(const std::string& id) {
@@ -69,6 +89,21 @@ std::optional<LiveAgent> AgentRegistry::Get(const std::string& id) const {
   auto it = agents_.find(id);
   if (it == agents_.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<AgentEndpoint> AgentRegistry::EndpointOf(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = agents_.find(id);
+  if (it == agents_.end()) return std::nullopt;
+  return AgentEndpoint{it->second.host, it->second.port, it->second.epoch};
+}
+
+std::vector<AgentPulse> AgentRegistry::Pulses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<AgentPulse> out;
+  out.reserve(agents_.size());
+  for (const auto& [id, a] : agents_) out.push_back({id, a.last_heartbeat});
+  return out;
 }
 
 bool AgentRegistry::Contains(const std::string& id) const {

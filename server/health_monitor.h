@@ -6,7 +6,8 @@
 // - once the faults clear, a PS_ERROR partition is auto-reset within its
 //   bounded retries (PartitionController::AutoReset);
 // - every agent in a cluster is told its position and ports (SetTopology),
-//   again whenever it re-registers or the cluster changes.
+//   again whenever it re-registers or the cluster changes; in parallel and
+//   in the background (TopologyPusher), so a tick never waits for agents.
 // One thread, one pass per tick; all state changes go through the
 // PartitionController and so the Store.
 #ifndef VIPU_SERVER_HEALTH_MONITOR_H_
@@ -23,6 +24,7 @@
 #include "server/agent_registry.h"
 #include "server/cluster_links.h"
 #include "server/partition_controller.h"
+#include "server/topology_push.h"
 #include "storage/store.h"
 
 namespace vipu::server {
@@ -32,6 +34,7 @@ class HealthMonitor {
   struct Options {
     absl::Duration tick = absl::Milliseconds(100);
     absl::Duration push_deadline = absl::Milliseconds(500);  // one SetTopology call
+    size_t max_pushes_in_flight = 256;                       // SetTopology calls at once
   };
 
   HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentDriver* driver,
@@ -43,11 +46,14 @@ class HealthMonitor {
   void Stop();
 
   // One pass, on the caller's thread (also what the thread runs each tick).
+  // Topology pushes it starts go on in the background.
   void CheckOnce();
+  // Waits until the topology pushes started so far have ended, or
+  // `deadline`; true when they have (tests).
+  bool AwaitTopologyPushed(absl::Time deadline);
 
  private:
   void Run();
-  void PushTopology(const ClusterLinks& links, const std::string& agent_id);
 
   storage::Store* store_;
   AgentRegistry* registry_;
@@ -56,6 +62,7 @@ class HealthMonitor {
   const Options options_;
 
   std::map<std::string, bool> up_;  // last liveness seen, for transition logs
+  TopologyPusher pusher_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -2,21 +2,37 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::server {
+namespace {
+
+// Set while this thread starts calls: a call that completes inline must not
+// start more from inside its own start (unbounded recursion).
+thread_local bool tl_pumping = false;
+
+}  // namespace
+
+uint64_t TopologyHash(const vipuagent::SetTopologyRequest& request) {
+  // A hash rather than the serialized request: 16,384 agents would keep
+  // ~20 MB of fingerprints otherwise.
+  const uint64_t h = std::hash<std::string>{}(TopologyFingerprint(request));
+  return h == 0 ? 1 : h;
+}
 
 absl::Status EnsureTopology(AgentDriver* driver, AgentRegistry* registry, const ClusterLinks& links,
                             const std::string& agent_id, absl::Duration deadline) {
   std::optional<LiveAgent> live = registry->Get(agent_id);
   if (!live) return absl::UnavailableError(absl::StrCat("agent ", agent_id, ": not connected"));
   vipuagent::SetTopologyRequest request = TopologyRequest(links, agent_id);
-  const std::string fingerprint = TopologyFingerprint(request);
+  const uint64_t fingerprint = TopologyHash(request);
   if (live->topology_sent == fingerprint) return absl::OkStatus();
-  auto stub = driver->Stub(agent_id);
-  if (!stub) return absl::UnavailableError(absl::StrCat("agent ", agent_id, ": not connected"));
+  auto stub = driver->StubAt(agent_id, live->host, live->port);
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
   vipuagent::SetTopologyReply reply;
@@ -25,10 +41,182 @@ absl::Status EnsureTopology(AgentDriver* driver, AgentRegistry* registry, const 
     return absl::UnavailableError(
         absl::StrCat("agent ", agent_id, ": SetTopology failed: ", s.error_message()));
   }
-  registry->MarkTopologySent(agent_id, fingerprint);
+  registry->MarkTopologySent(agent_id, live->epoch, fingerprint);
   spdlog::info("agent {} told its place in cluster {} ({} ports)", agent_id, request.cluster_id(),
                request.ports_size());
   return absl::OkStatus();
+}
+
+struct TopologyPusher::Call {
+  Pending what;
+  grpc::ClientContext context;
+  vipuagent::SetTopologyRequest request;
+  vipuagent::SetTopologyReply reply;
+  std::shared_ptr<vipuagent::Agent::Stub> stub;
+};
+
+TopologyPusher::TopologyPusher(AgentDriver* driver, AgentRegistry* registry, Options options)
+    : driver_(driver), registry_(registry), options_(options) {}
+
+TopologyPusher::~TopologyPusher() {
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_ = true;
+  queue_.clear();
+  cv_.wait(lock, [this] { return in_flight_ == 0 && starting_ == 0; });
+}
+
+const TopologyPusher::Plan& TopologyPusher::PlanFor(
+    const std::shared_ptr<const ClusterLinks>& links) {
+  auto it = plans_.find(links.get());
+  if (it != plans_.end()) return it->second;
+  Plan plan;
+  plan.links = links;
+  const std::vector<std::string>& ids = links->layout.cluster().agent_ids;
+  plan.fingerprints.reserve(ids.size());
+  for (const std::string& id : ids)
+    plan.fingerprints.push_back(TopologyHash(TopologyRequest(*links, id)));
+  return plans_.emplace(links.get(), std::move(plan)).first->second;
+}
+
+void TopologyPusher::Push(const std::vector<std::shared_ptr<const ClusterLinks>>& clusters) {
+  std::lock_guard<std::mutex> push_lock(push_mu_);
+  // Plans of clusters gone (or changed: new links) go; the plan holds its
+  // links, so a key is never a reused address.
+  std::set<const ClusterLinks*> current;
+  for (const auto& links : clusters) current.insert(links.get());
+  for (auto it = plans_.begin(); it != plans_.end();) {
+    it = current.count(it->first) != 0 ? std::next(it) : plans_.erase(it);
+  }
+
+  const absl::Time now = absl::Now();
+  std::vector<Pending> due;
+  for (const auto& links : clusters) {
+    const Plan& plan = PlanFor(links);
+    const std::vector<std::string>& ids = links->layout.cluster().agent_ids;
+    for (TopologyDueAgent& agent : registry_->TopologyDue(ids, plan.fingerprints, now)) {
+      due.push_back(
+          {links, ids[agent.index], std::move(agent.endpoint), plan.fingerprints[agent.index]});
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      if (current.count(it->links.get()) != 0) {
+        ++it;
+        continue;
+      }
+      pending_.erase(it->agent_id);
+      it = queue_.erase(it);
+    }
+    for (Pending& p : due) {
+      if (!pending_.insert(p.agent_id).second) continue;  // queued or in flight already
+      queue_.push_back(std::move(p));
+    }
+  }
+  Pump(/*reserved=*/false);
+}
+
+void TopologyPusher::Pump(bool reserved) {
+  tl_pumping = true;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!reserved) ++starting_;
+  for (;;) {
+    std::vector<Call*> start;
+    while (!stopping_ && in_flight_ < options_.max_in_flight && !queue_.empty()) {
+      auto* call = new Call;  // Finish deletes it
+      call->what = std::move(queue_.front());
+      queue_.pop_front();
+      ++in_flight_;
+      start.push_back(call);
+    }
+    if (start.empty()) break;
+    lock.unlock();
+    for (Call* call : start) {
+      const Pending& what = call->what;
+      // Queued from an older look at the registry: the agent may have been
+      // told meanwhile (a call that ended after that look), gone Down or
+      // registered again (a later Push queues it afresh).
+      std::vector<TopologyDueAgent> due =
+          registry_->TopologyDue({what.agent_id}, {what.fingerprint}, absl::Now());
+      if (due.empty() || due[0].endpoint.epoch != what.endpoint.epoch) {
+        Finish(call, Outcome::kSkipped, "");
+        continue;
+      }
+      call->request = TopologyRequest(*what.links, what.agent_id);
+      call->stub = driver_->StubAt(what.agent_id, what.endpoint.host, what.endpoint.port);
+      call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.deadline));
+      call->stub->async()->SetTopology(
+          &call->context, &call->request, &call->reply, [this, call](grpc::Status s) {
+            Finish(call, s.ok() ? Outcome::kTold : Outcome::kFailed, s.error_message());
+          });
+    }
+    lock.lock();
+  }
+  --starting_;
+  tl_pumping = false;
+  NotifyIfIdleLocked();
+}  // the lock's release is the last touch of this object
+
+void TopologyPusher::Finish(Call* call, Outcome outcome, const std::string& error) {
+  std::unique_ptr<Call> owned(call);
+  const Pending& what = call->what;
+  if (outcome == Outcome::kTold) {
+    registry_->MarkTopologySent(what.agent_id, what.endpoint.epoch, what.fingerprint);
+    spdlog::debug("agent {} told its place in cluster {} ({} ports)", what.agent_id,
+                  call->request.cluster_id(), call->request.ports_size());
+  }
+  bool more = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.erase(what.agent_id);
+    if (outcome == Outcome::kTold) {
+      ++told_;
+      ++round_told_;
+      warned_.erase(what.agent_id);
+    } else if (outcome == Outcome::kFailed) {
+      ++failed_;
+      // Once per agent until it takes a topology: a failing agent is asked
+      // again every tick.
+      if (warned_.insert(what.agent_id).second) {
+        spdlog::warn("health: agent {}: SetTopology failed: {}", what.agent_id, error);
+      }
+    }
+    --in_flight_;
+    // A call that completed inside Pump's own start leaves the queue to it.
+    more = !stopping_ && !queue_.empty() && !tl_pumping;
+    if (more) {
+      ++starting_;  // keeps the destructor waiting until Pump has run
+    } else {
+      NotifyIfIdleLocked();
+    }
+  }
+  if (more) Pump(/*reserved=*/true);
+}
+
+void TopologyPusher::NotifyIfIdleLocked() {
+  if (in_flight_ != 0 || starting_ != 0) return;
+  if (queue_.empty() && round_told_ > 0) {
+    spdlog::info("{} agents told their place in the cluster", round_told_);
+    round_told_ = 0;
+  }
+  cv_.notify_all();
+}
+
+bool TopologyPusher::AwaitIdle(absl::Time deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_until(lock, absl::ToChronoTime(deadline),
+                        [this] { return in_flight_ == 0 && starting_ == 0 && queue_.empty(); });
+}
+
+uint64_t TopologyPusher::told() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return told_;
+}
+
+uint64_t TopologyPusher::failed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failed_;
 }
 
 }  // namespace vipu::server

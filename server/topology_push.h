@@ -1,10 +1,24 @@
 // Telling an agent its place in the cluster and its ports (SetTopology),
 // once per registration and whenever the cluster changes: the registry
-// remembers what each agent was told.
+// remembers what each agent was told since it registered (a fingerprint).
+//
+// Two ways: EnsureTopology for one agent, waiting for its answer (a fault
+// injection or a link test that needs the agent to know its links now), and
+// TopologyPusher for whole clusters, in parallel and without blocking the
+// caller (the health monitor; after a restart 16,384 agents are told again
+// while the server already serves).
 #ifndef VIPU_SERVER_TOPOLOGY_PUSH_H_
 #define VIPU_SERVER_TOPOLOGY_PUSH_H_
 
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -14,10 +28,83 @@
 
 namespace vipu::server {
 
+// The fingerprint the registry keeps of what SetTopology told an agent
+// (a hash of TopologyFingerprint; never 0, which means "nothing told").
+uint64_t TopologyHash(const vipuagent::SetTopologyRequest& request);
+
 // OK when the agent already knows this topology or took it now;
 // UNAVAILABLE when it is not registered or did not answer within `deadline`.
 absl::Status EnsureTopology(AgentDriver* driver, AgentRegistry* registry, const ClusterLinks& links,
                             const std::string& agent_id, absl::Duration deadline);
+
+class TopologyPusher {
+ public:
+  struct Options {
+    absl::Duration deadline = absl::Milliseconds(500);  // one SetTopology call
+    size_t max_in_flight = 256;                         // calls at once, all clusters
+  };
+
+  TopologyPusher(AgentDriver* driver, AgentRegistry* registry, Options options);
+  ~TopologyPusher();  // Waits for the calls in flight; starts no more.
+
+  // Queues SetTopology for every agent of `clusters` that is Up and has not
+  // been told its topology since it registered, unless already queued, and
+  // returns at once; calls run in the background, at most max_in_flight at
+  // a time. A failed call is retried on a later Push. Clusters not in
+  // `clusters` are forgotten (their queued calls dropped).
+  void Push(const std::vector<std::shared_ptr<const ClusterLinks>>& clusters);
+
+  // Waits until nothing is queued or in flight, or `deadline` passes; true
+  // when idle (tests, and a caller that wants the agents told now).
+  bool AwaitIdle(absl::Time deadline);
+
+  // Calls that ended OK / failed since construction (logs, tests).
+  uint64_t told() const;
+  uint64_t failed() const;
+
+ private:
+  // What each agent of one cluster should be told, computed once per links
+  // (they change only when the cluster does).
+  struct Plan {
+    std::shared_ptr<const ClusterLinks> links;
+    std::vector<uint64_t> fingerprints;  // by links->layout.cluster().agent_ids
+  };
+  struct Pending {
+    std::shared_ptr<const ClusterLinks> links;
+    std::string agent_id;
+    AgentEndpoint endpoint;
+    uint64_t fingerprint = 0;
+  };
+  struct Call;
+
+  const Plan& PlanFor(const std::shared_ptr<const ClusterLinks>& links);
+  // Starts queued calls while there is room. `reserved`: the caller has
+  // counted this run in starting_ already.
+  void Pump(bool reserved);
+  enum class Outcome { kTold, kFailed, kSkipped };
+  void Finish(Call* call, Outcome outcome, const std::string& error);
+  // Wakes AwaitIdle and the destructor once nothing is left. mu_ held.
+  void NotifyIfIdleLocked();
+
+  AgentDriver* driver_;
+  AgentRegistry* registry_;
+  const Options options_;
+
+  std::mutex push_mu_;                         // one Push at a time
+  std::map<const ClusterLinks*, Plan> plans_;  // guarded by push_mu_
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;      // guarded by mu_
+  std::set<std::string> pending_;  // agents queued or in flight; guarded by mu_
+  std::set<std::string> warned_;   // agents whose failure was logged; guarded by mu_
+  size_t in_flight_ = 0;           // guarded by mu_
+  // Threads inside Pump: the object must outlive them; guarded by mu_.
+  size_t starting_ = 0;
+  bool stopping_ = false;           // guarded by mu_
+  uint64_t told_ = 0, failed_ = 0;  // guarded by mu_
+  uint64_t round_told_ = 0;         // since the queue was last idle; guarded by mu_
+};
 
 }  // namespace vipu::server
 

@@ -35,6 +35,7 @@ grpc::Status UserService::ListPartitions(grpc::ServerContext* context,
   }
   auto list = controller_->List(request->allocation_id(), *caller);
   if (!list.ok()) return ToGrpc(list.status());
+  reply->mutable_partitions()->Reserve(static_cast<int>(list->size()));
   for (const fabric::Partition& p : *list) ToWire(p, reply->add_partitions());
   return grpc::Status::OK;
 }

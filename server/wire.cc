@@ -78,6 +78,7 @@ void ToWire(const fabric::Partition& p, virmgrpc::Partition* out) {
   virmgrpc::PartitionSpec* spec = out->mutable_spec();
   spec->set_cluster_id(p.cluster_id);
   spec->set_allocation_id(p.allocation_id);
+  spec->mutable_ipus()->Reserve(static_cast<int>(p.ipus.size()));
   for (const fabric::PartitionIpu& ipu : p.ipus) {
     virmgrpc::PartitionIpu* w = spec->add_ipus();
     w->set_ipulink_domain_topology_id(ipu.ild);

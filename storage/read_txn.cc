@@ -1,4 +1,5 @@
 // Queries of ReadTxn (declared in store.h).
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -24,48 +25,68 @@ using fabric::PartitionIpu;
 #define IPU_COLUMNS \
   "pi.partition_id, pi.agent_id, pi.ipu, pi.ild, pi.ild_routing, pi.topology_id, pi.routing_id"
 
-absl::StatusOr<Partition> PartitionFromRow(const Statement& row) {
-  Partition p;
-  p.id = row.ColumnText(0);
-  p.cluster_id = row.ColumnText(1);
-  p.allocation_id = row.ColumnText(2);
-  p.owner = row.ColumnText(3);
-  p.routing = static_cast<fabric::RoutingType>(row.ColumnInt(4));
-  p.gw_routing = static_cast<fabric::GwRoutingType>(row.ColumnInt(5));
-  p.sync_type = static_cast<fabric::SyncType>(row.ColumnInt(6));
-  p.num_gcds = static_cast<uint32_t>(row.ColumnInt(7));
-  p.num_ilds = static_cast<uint32_t>(row.ColumnInt(8));
-  p.num_replicas = static_cast<uint32_t>(row.ColumnInt(9));
-  p.reconfigurable = row.ColumnInt(10) != 0;
-  p.disable_auto_reset = row.ColumnInt(11) != 0;
-  p.relocatable = row.ColumnInt(12) != 0;
-  p.ready_state = static_cast<fabric::ReadyState>(row.ColumnInt(13));
-  p.operation_state = static_cast<fabric::OperationState>(row.ColumnInt(14));
-  p.generation = static_cast<uint64_t>(row.ColumnInt(16));
-  p.max_auto_reset_retries = static_cast<uint32_t>(row.ColumnInt(17));
-  p.auto_reset_retry_count = static_cast<uint32_t>(row.ColumnInt(18));
-  p.last_auto_reset_unix_ms = row.ColumnInt(19);
-  p.created_unix_ms = row.ColumnInt(20);
-  p.updated_unix_ms = row.ColumnInt(21);
+// Fills `p` (default-constructed, in place in the result) from a row of
+// PARTITION_COLUMNS.
+absl::Status FillPartition(const Statement& row, Partition* p) {
+  p->id = row.ColumnView(0);
+  p->cluster_id = row.ColumnView(1);
+  p->allocation_id = row.ColumnView(2);
+  p->owner = row.ColumnView(3);
+  p->routing = static_cast<fabric::RoutingType>(row.ColumnInt(4));
+  p->gw_routing = static_cast<fabric::GwRoutingType>(row.ColumnInt(5));
+  p->sync_type = static_cast<fabric::SyncType>(row.ColumnInt(6));
+  p->num_gcds = static_cast<uint32_t>(row.ColumnInt(7));
+  p->num_ilds = static_cast<uint32_t>(row.ColumnInt(8));
+  p->num_replicas = static_cast<uint32_t>(row.ColumnInt(9));
+  p->reconfigurable = row.ColumnInt(10) != 0;
+  p->disable_auto_reset = row.ColumnInt(11) != 0;
+  p->relocatable = row.ColumnInt(12) != 0;
+  p->ready_state = static_cast<fabric::ReadyState>(row.ColumnInt(13));
+  p->operation_state = static_cast<fabric::OperationState>(row.ColumnInt(14));
+  p->generation = static_cast<uint64_t>(row.ColumnInt(16));
+  p->max_auto_reset_retries = static_cast<uint32_t>(row.ColumnInt(17));
+  p->auto_reset_retry_count = static_cast<uint32_t>(row.ColumnInt(18));
+  p->last_auto_reset_unix_ms = row.ColumnInt(19);
+  p->created_unix_ms = row.ColumnInt(20);
+  p->updated_unix_ms = row.ColumnInt(21);
   std::string_view errors_text = row.ColumnView(15);
-  if (errors_text == "[]") return p;  // the common case, without the parser
+  if (errors_text == "[]") return absl::OkStatus();  // the common case, without the parser
   absl::StatusOr<std::vector<std::string>> errors = DecodeStringList(errors_text);
   if (!errors.ok()) {
     return absl::InternalError(absl::StrCat(
-        "partition ", p.id, ": errors column is corrupt: ", errors.status().message()));
+        "partition ", p->id, ": errors column is corrupt: ", errors.status().message()));
   }
-  p.errors = *std::move(errors);
-  return p;
+  p->errors = *std::move(errors);
+  return absl::OkStatus();
+}
+
+// Moves `run` (the IPUs of one partition, in position order) into `ipus`
+// with one allocation, instead of growing `ipus` row by row.
+void TakeRun(std::vector<PartitionIpu>* run, std::vector<PartitionIpu>* ipus) {
+  ipus->assign(std::make_move_iterator(run->begin()), std::make_move_iterator(run->end()));
+  run->clear();
 }
 
 // Loads partitions with two queries whatever their number: the rows (ordered
 // by id) and their IPUs (ordered by partition id, position), merged in one
-// pass. Both queries take the same optional text parameter ?1.
+// pass. Both queries take the same optional text parameter ?1. Partitions
+// and IPUs are built in place: a list of 10,000 is one allocation per
+// partition's IPU vector, none for ids that fit std::string's inline buffer.
+// `count_sql` (optional, same parameter) sizes the result up front.
 absl::StatusOr<std::vector<Partition>> LoadPartitions(Connection* conn,
                                                       std::string_view partitions_sql,
                                                       std::string_view ipus_sql,
-                                                      std::string_view param) {
+                                                      std::string_view param,
+                                                      std::string_view count_sql = {}) {
   std::vector<Partition> partitions;
+  if (!count_sql.empty()) {
+    absl::StatusOr<Statement> stmt = conn->Prepare(count_sql);
+    if (!stmt.ok()) return stmt.status();
+    if (!param.empty()) stmt->BindText(1, param);
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (*row) partitions.reserve(static_cast<size_t>(stmt->ColumnInt(0)));
+  }
   {
     absl::StatusOr<Statement> stmt = conn->Prepare(partitions_sql);
     if (!stmt.ok()) return stmt.status();
@@ -74,9 +95,7 @@ absl::StatusOr<std::vector<Partition>> LoadPartitions(Connection* conn,
       absl::StatusOr<bool> row = stmt->Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
-      absl::StatusOr<Partition> p = PartitionFromRow(*stmt);
-      if (!p.ok()) return p.status();
-      partitions.push_back(*std::move(p));
+      if (absl::Status s = FillPartition(*stmt, &partitions.emplace_back()); !s.ok()) return s;
     }
   }
   if (partitions.empty()) return partitions;
@@ -84,26 +103,30 @@ absl::StatusOr<std::vector<Partition>> LoadPartitions(Connection* conn,
   if (!stmt.ok()) return stmt.status();
   if (!param.empty()) stmt->BindText(1, param);
   size_t i = 0;
+  std::vector<PartitionIpu> run;  // IPU rows of partitions[i] so far
   while (true) {
     absl::StatusOr<bool> row = stmt->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
     std::string_view partition_id = stmt->ColumnView(0);
-    // Both lists are in BINARY (memcmp) order, as std::string compares.
-    while (i < partitions.size() && partitions[i].id < partition_id) ++i;
-    if (i == partitions.size() || partitions[i].id != partition_id) {
-      return absl::InternalError(absl::StrCat("IPU row of partition ", AbslView(partition_id),
-                                              " does not match a partition row"));
+    if (partitions[i].id != partition_id) {
+      if (!run.empty()) TakeRun(&run, &partitions[i].ipus);
+      // Both lists are in BINARY (memcmp) order, as std::string compares.
+      while (i < partitions.size() && partitions[i].id < partition_id) ++i;
+      if (i == partitions.size() || partitions[i].id != partition_id) {
+        return absl::InternalError(absl::StrCat("IPU row of partition ", AbslView(partition_id),
+                                                " does not match a partition row"));
+      }
     }
-    PartitionIpu ipu;
-    ipu.ipu.agent_id = stmt->ColumnText(1);
+    PartitionIpu& ipu = run.emplace_back();
+    ipu.ipu.agent_id = stmt->ColumnView(1);
     ipu.ipu.ipu = static_cast<uint32_t>(stmt->ColumnInt(2));
     ipu.ild = static_cast<uint32_t>(stmt->ColumnInt(3));
     ipu.ild_routing = static_cast<uint32_t>(stmt->ColumnInt(4));
     ipu.topology_id = static_cast<uint32_t>(stmt->ColumnInt(5));
     ipu.routing_id = static_cast<uint32_t>(stmt->ColumnInt(6));
-    partitions[i].ipus.push_back(std::move(ipu));
   }
+  if (!run.empty()) TakeRun(&run, &partitions[i].ipus);
   return partitions;
 }
 
@@ -279,9 +302,10 @@ absl::StatusOr<Partition> ReadTxn::GetPartition(std::string_view id) {
 
 absl::StatusOr<std::vector<Partition>> ReadTxn::ListPartitions(std::string_view allocation_id) {
   if (allocation_id.empty()) {
-    return LoadPartitions(
-        conn_, "SELECT " PARTITION_COLUMNS " FROM partitions ORDER BY id",
-        "SELECT " IPU_COLUMNS " FROM partition_ipus pi ORDER BY pi.partition_id, pi.position", "");
+    return LoadPartitions(conn_, "SELECT " PARTITION_COLUMNS " FROM partitions ORDER BY id",
+                          "SELECT " IPU_COLUMNS
+                          " FROM partition_ipus pi ORDER BY pi.partition_id, pi.position",
+                          "", "SELECT COUNT(*) FROM partitions");
   }
   return LoadPartitions(
       conn_, "SELECT " PARTITION_COLUMNS " FROM partitions WHERE allocation_id = ?1 ORDER BY id",
@@ -290,7 +314,7 @@ absl::StatusOr<std::vector<Partition>> ReadTxn::ListPartitions(std::string_view 
       " FROM partition_ipus pi WHERE pi.partition_id IN"
       " (SELECT id FROM partitions WHERE allocation_id = ?1)"
       " ORDER BY pi.partition_id, pi.position",
-      allocation_id);
+      allocation_id, "SELECT COUNT(*) FROM partitions WHERE allocation_id = ?1");
 }
 
 absl::StatusOr<std::vector<Partition>> ReadTxn::PartitionsOnAgent(std::string_view agent_id) {

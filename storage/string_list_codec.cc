@@ -59,12 +59,13 @@ class Parser {
   absl::Status ParseString(std::string* out) {
     if (!Consume('"')) return Error("expected '\"'");
     while (pos_ < text_.size()) {
-      char c = text_[pos_++];
-      if (c == '"') return absl::OkStatus();
-      if (c != '\\') {
-        out->push_back(c);
-        continue;
-      }
+      // Copy the run up to the next quote or backslash in one append.
+      size_t end = pos_;
+      while (end < text_.size() && text_[end] != '"' && text_[end] != '\\') ++end;
+      out->append(text_.data() + pos_, end - pos_);
+      pos_ = end;
+      if (pos_ == text_.size()) break;
+      if (text_[pos_++] == '"') return absl::OkStatus();
       if (pos_ >= text_.size()) break;
       char e = text_[pos_++];
       switch (e) {

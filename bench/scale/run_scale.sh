@@ -7,7 +7,8 @@
 # and prints a table against the targets.
 #   bench/scale/run_scale.sh [MACHINES] [PROCS]     (MACHINES: multiple of 16 * PROCS)
 #   VIPU_BUILD   build directory holding bin/ (default: build)
-#   SCALE_SECONDS  seconds of create/remove cycles per partition size (default 5)
+#   SCALE_SECONDS  seconds of create/remove cycles per partition size (default 5;
+#                  0 skips them, e.g. to measure memory and restarts only)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${VIPU_BUILD:-build}/bin
@@ -102,6 +103,10 @@ echo "cluster and allocation created in $cluster_s s" >&2
 
 declare -A create_p50 create_p99 active_p50
 for size in 64 256; do
+  if ((seconds == 0)); then
+    create_p50[$size]=- create_p99[$size]=- active_p50[$size]=-
+    continue
+  fi
   json=$("$bin/control_plane_bench" --server "$server" --clients 1 --seconds "$seconds" \
     --size "$size" --json | tail -1)
   create_p50[$size]=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["create"]["p50_ms"])' "$json")
@@ -144,7 +149,7 @@ server_hwm_restarted=$(kb "$server_pid" VmHWM)
 "$bin/vipu" --api-host 127.0.0.1 --api-port "$port" get partition keep 2>/dev/null |
   grep -q ACTIVE || echo "warning: partition keep is not ACTIVE after the restarts" >&2
 
-ratio() { awk -v m="$1" -v t="$2" 'BEGIN { printf "%.2f", m / t }'; }
+ratio() { awk -v m="$1" -v t="$2" 'BEGIN { if (m == "-") print "-"; else printf "%.2f", m / t }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 echo
 echo "### Scale: $machines machines ($((machines * 4)) IPUs), $procs agent processes, $ilds ILDs"

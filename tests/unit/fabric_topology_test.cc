@@ -1,3 +1,5 @@
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -124,6 +126,62 @@ TEST(FabricClusterLayoutTest, OutsidePositionsAndIpus) {
   EXPECT_FALSE(layout.PositionOf(IpuRef{"ag33", 0}).has_value());
   EXPECT_FALSE(layout.PositionOf(IpuRef{"ag1", 4}).has_value());
   EXPECT_FALSE(layout.PositionOf(IpuRef{"", 0}).has_value());
+}
+
+TEST(FabricClusterLayoutTest, MachineIndexIsThePositionInTheAgentList) {
+  ClusterLayout layout = *ClusterLayout::Build(PodCluster(*PodPreset("pod128"), "c"));
+  EXPECT_EQ(layout.MachineIndex("ag1"), 0u);
+  EXPECT_EQ(layout.MachineIndex("ag17"), 16u);
+  EXPECT_EQ(layout.MachineIndex("ag32"), 31u);
+  EXPECT_FALSE(layout.MachineIndex("ag33").has_value());
+  EXPECT_FALSE(layout.MachineIndex("").has_value());
+  for (uint32_t index = 0; index < 32; ++index) {
+    for (uint32_t ipu = 0; ipu < 4; ++ipu) {
+      const auto pos = layout.PositionAt(index, ipu);
+      EXPECT_EQ(layout.IpuAt(pos.first, pos.second),
+                (IpuRef{layout.cluster().agent_ids[index], ipu}));
+    }
+  }
+}
+
+TEST(FabricClusterLayoutTest, ByAgentIdOrdersMachineIndexesByAgentId) {
+  ClusterLayout layout = *ClusterLayout::Build(PodCluster(*PodPreset("pod128"), "c"));
+  const std::vector<uint32_t>& order = layout.by_agent_id();
+  ASSERT_EQ(order.size(), 32u);
+  const std::vector<std::string>& ids = layout.cluster().agent_ids;
+  EXPECT_EQ(ids[order[0]], "ag1");
+  EXPECT_EQ(ids[order[1]], "ag10");  // string order, not numeric
+  for (size_t r = 1; r < order.size(); ++r) EXPECT_LT(ids[order[r - 1]], ids[order[r]]);
+  EXPECT_EQ(std::set<uint32_t>(order.begin(), order.end()).size(), 32u);
+}
+
+TEST(FabricClusterLayoutTest, SortedAgentCursorFindsEveryAgentOfASortedSweep) {
+  ClusterLayout layout = *ClusterLayout::Build(PodCluster(*PodPreset("pod128"), "c"));
+  std::set<std::string> sorted(layout.cluster().agent_ids.begin(),
+                               layout.cluster().agent_ids.end());
+  // Ids outside the cluster before, between and after the cluster's.
+  for (const char* other : {"a", "ag", "ag05", "ag2x", "ag9", "zz"}) sorted.insert(other);
+  SortedAgentCursor cursor(layout);
+  for (const std::string& id : sorted) {
+    SCOPED_TRACE(id);
+    EXPECT_EQ(cursor.Find(id), layout.MachineIndex(id));
+    EXPECT_EQ(cursor.Find(id), layout.MachineIndex(id));  // the same id again
+  }
+}
+
+TEST(FabricClusterLayoutTest, SortedAgentCursorIsRightOutOfOrder) {
+  ClusterLayout layout = *ClusterLayout::Build(PodCluster(*PodPreset("pod128"), "c"));
+  SortedAgentCursor cursor(layout);
+  for (const char* id : {"ag32", "ag1", "zz", "ag17", "ag16", "", "ag9", "ag10", "ag2"}) {
+    SCOPED_TRACE(id);
+    EXPECT_EQ(cursor.Find(id), layout.MachineIndex(id));
+  }
+  std::mt19937 rng(7);  // runs up and down, in and outside the cluster
+  for (int i = 0; i < 2000; ++i) {
+    const std::string id = "ag" + std::to_string(rng() % 40) + (rng() % 5 == 0 ? "x" : "");
+    SCOPED_TRACE(id);
+    ASSERT_EQ(cursor.Find(id), layout.MachineIndex(id));
+  }
 }
 
 TEST(FabricClusterLayoutTest, NonPowerOfTwoIldIsAllowed) {

@@ -47,6 +47,15 @@ TEST(StorageStringListCodecTest, AcceptsWhitespaceAndJsonEscapes) {
   EXPECT_THAT(*v, ElementsAre("a", "é€🎉/"));
 }
 
+// The decoder copies plain runs in one piece: escapes at the start, the end,
+// back to back and between runs must still land in place.
+TEST(StorageStringListCodecTest, DecodesRunsBetweenEscapes) {
+  auto v = DecodeStringList(
+      "[\"\\\\start\", \"end\\n\", \"\\\"\\\"\", \"a\\tb\\u0041c\\/d\", \"plain run\", \"\"]");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_THAT(*v, ElementsAre("\\start", "end\n", "\"\"", "a\tbAc/d", "plain run", ""));
+}
+
 TEST(StorageStringListCodecTest, RefusesMalformedText) {
   struct Case {
     std::string text;
