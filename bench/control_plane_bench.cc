@@ -35,6 +35,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "bench/latency_summary.h"
 #include "vipuuser.grpc.pb.h"
 
 namespace {
@@ -131,23 +132,8 @@ void RunClient(Shared* shared, int index, ClientResult* out) {
   }
 }
 
-struct Summary {
-  double p50 = 0, p99 = 0, p999 = 0, max = 0;
-};
-
-Summary Summarize(std::vector<double> v) {
-  Summary s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double p) {
-    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-  };
-  s.p50 = at(0.5);
-  s.p99 = at(0.99);
-  s.p999 = at(0.999);
-  s.max = v.back();
-  return s;
-}
+using ::vipu::bench::Summarize;
+using ::vipu::bench::Summary;
 
 // Statistics of the cycles that ended inside [from, to].
 struct WindowStats {

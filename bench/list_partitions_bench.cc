@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "bench/latency_summary.h"
 #include "fabric/types.h"
 #include "storage/store.h"
 #include "vipuuser.grpc.pb.h"
@@ -42,23 +43,8 @@ namespace fabric = vipu::fabric;
 constexpr uint32_t kMachinesPerCluster = 64;  // pod256: 4 ILDs of 16 machines
 constexpr uint32_t kMachinesPerIld = 16;
 
-struct Summary {
-  double p50 = 0, p99 = 0, p999 = 0, max = 0;
-};
-
-Summary Summarize(std::vector<double> v) {
-  Summary s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double p) {
-    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-  };
-  s.p50 = at(0.5);
-  s.p99 = at(0.99);
-  s.p999 = at(0.999);
-  s.max = v.back();
-  return s;
-}
+using ::vipu::bench::Summarize;
+using ::vipu::bench::Summary;
 
 std::string AgentId(uint32_t machine) { return absl::StrFormat("m%05u", machine); }
 
