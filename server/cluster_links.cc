@@ -10,29 +10,49 @@ namespace vipu::server {
 
 namespace {
 
-bool SameShape(const fabric::Cluster& a, const fabric::Cluster& b) {
-  return a.agent_ids == b.agent_ids && a.num_ilds == b.num_ilds && a.topology == b.topology &&
-         a.cluster_topology == b.cluster_topology;
+bool SameCluster(const fabric::Cluster& a, const fabric::Cluster& b) {
+  return a.id == b.id && a.num_ilds == b.num_ilds && a.topology == b.topology &&
+         a.cluster_topology == b.cluster_topology && a.agent_ids == b.agent_ids;
 }
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(const fabric::Cluster& cluster) {
+absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
+    const fabric::Cluster& cluster) {
   static std::mutex mu;
   // By cluster id, one entry each: clusters are few, and a changed cluster
   // replaces its entry.
-  static auto* built =
-      new std::map<std::string, std::pair<fabric::Cluster, std::shared_ptr<const ClusterLinks>>>;
+  static auto* built = new std::map<std::string, std::shared_ptr<const fabric::ClusterLayout>>;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = built->find(cluster.id);
-    if (it != built->end() && SameShape(it->second.first, cluster)) return it->second.second;
+    if (it != built->end() && SameCluster(it->second->cluster(), cluster)) return it->second;
   }
   auto layout = fabric::ClusterLayout::Build(cluster);
   if (!layout.ok()) return layout.status();
-  auto links = std::make_shared<const ClusterLinks>(BuildClusterLinks(std::move(*layout)));
+  auto shared = std::make_shared<const fabric::ClusterLayout>(*std::move(layout));
   std::lock_guard<std::mutex> lock(mu);
-  (*built)[cluster.id] = {cluster, links};
+  (*built)[cluster.id] = shared;
+  return shared;
+}
+
+absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(const fabric::Cluster& cluster) {
+  auto layout = LayoutOf(cluster);
+  if (!layout.ok()) return layout.status();
+  static std::mutex mu;
+  // The links of each layout LayoutOf handed out: valid while it hands out
+  // the same one.
+  static auto* built =
+      new std::map<std::string, std::pair<std::shared_ptr<const fabric::ClusterLayout>,
+                                          std::shared_ptr<const ClusterLinks>>>;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = built->find(cluster.id);
+    if (it != built->end() && it->second.first == *layout) return it->second.second;
+  }
+  auto links = std::make_shared<const ClusterLinks>(BuildClusterLinks(**layout));
+  std::lock_guard<std::mutex> lock(mu);
+  (*built)[cluster.id] = {*layout, links};
   return links;
 }
 

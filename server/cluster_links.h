@@ -24,10 +24,17 @@ struct ClusterLinks {
   fabric::LinkTopology topology;
 };
 
-// The links of `cluster`. They depend only on its agents, ILD count and
-// topologies, and building them costs more than the rest of a configure, so
-// they are built once per cluster shape and shared (thread-safe). A cluster
-// removed and created again with other agents gets new links.
+// The layout of `cluster`, built once per cluster content and shared: at
+// 16,384 machines building it costs milliseconds, on every create. Callers
+// read the cluster from the database each time, and only an identical
+// cluster (id, agents in order, ILD count, topologies) reuses the layout, so
+// a cluster removed and created again with other agents gets a new one.
+// Thread-safe.
+absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
+    const fabric::Cluster& cluster);
+// The links of `cluster`, built once per layout LayoutOf hands out: they
+// depend only on the layout, and building them costs more than the rest of a
+// configure (hundreds of milliseconds at 16,384 machines). Thread-safe.
 absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(const fabric::Cluster& cluster);
 // LinksOf the cluster as the database has it now.
 absl::StatusOr<std::shared_ptr<const ClusterLinks>> LoadClusterLinks(storage::Store* store,

@@ -13,6 +13,7 @@
 #include "fabric/placement.h"
 #include "fabric/topology.h"
 #include "fabric/validation.h"
+#include "server/cluster_links.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
@@ -113,35 +114,6 @@ absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
             : absl::StrCat("cluster_id: cluster '", request.cluster_id, "' has no allocation"));
   }
   return out;
-}
-
-bool SameCluster(const fabric::Cluster& a, const fabric::Cluster& b) {
-  return a.id == b.id && a.num_ilds == b.num_ilds && a.topology == b.topology &&
-         a.cluster_topology == b.cluster_topology && a.agent_ids == b.agent_ids;
-}
-
-// The layout of `cluster`, built once per cluster content and shared by the
-// creates that follow: at 16,384 machines building it costs milliseconds
-// (issue 6). The caller reads the cluster from the database every time, and
-// only an identical cluster reuses the layout, so a cluster removed and
-// created again with other agents gets a new one. One entry per cluster id
-// (clusters are few); thread-safe. Not LinksOf: that also builds the link
-// topology, hundreds of milliseconds at that size, inside the write.
-absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
-    const fabric::Cluster& cluster) {
-  static std::mutex mu;
-  static auto* built = new std::map<std::string, std::shared_ptr<const fabric::ClusterLayout>>;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = built->find(cluster.id);
-    if (it != built->end() && SameCluster(it->second->cluster(), cluster)) return it->second;
-  }
-  auto layout = fabric::ClusterLayout::Build(cluster);
-  if (!layout.ok()) return layout.status();
-  auto shared = std::make_shared<const fabric::ClusterLayout>(*std::move(layout));
-  std::lock_guard<std::mutex> lock(mu);
-  (*built)[cluster.id] = shared;
-  return shared;
 }
 
 // The machines of `layout` (by index) placement may use: in `allocation` and
