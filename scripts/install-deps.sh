@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build and the tests need (once; a second
-# run finds them installed and does nothing).
+# Installs the Debian 12 packages that the build, the tests and the README's
+# quick start use (once; a second run finds them installed and does nothing).
+# Every package says why it is here. A developer may add ccache: CMake uses
+# it when it is installed.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  # The toolchain: compiler, CMake and Ninja (scripts/build.sh), pkg-config
+  # (CMake finds some libraries through it).
+  build-essential cmake ninja-build pkg-config
+  # gRPC and Protobuf: every wire API (protoc and its gRPC plugin generate
+  # the stubs at build time).
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libsqlite3-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev
+  # Abseil (Status, strings, time, mutexes), SQLite (the state), spdlog
+  # (logging), CLI11 (the command lines of every program).
+  libabsl-dev libsqlite3-dev libspdlog-dev libcli11-dev
+  # GoogleTest and GoogleMock: the unit and integration tests.
+  libgtest-dev libgmock-dev
+  # nlohmann's JSON: tests parse the programs' JSON output (ipu-model,
+  # --json tables) with it.
+  nlohmann-json3-dev
+  # sqlite3: the database tests open the state file as an operator would.
   sqlite3
   # vipu-server --secure: certificates (--tls-init) and access-key hashing.
   libssl-dev
-  # vipu-server: sd_notify and the metrics endpoint; tests: systemd-analyze,
-  # promtool (prometheus), dpkg-shlibdeps for cpack -G DEB (dpkg-dev).
-  libsystemd-dev libcpp-httplib-dev systemd prometheus dpkg-dev
-  # poprun launches instances with mpirun; popdist's collectives use MPI.
-  openmpi-bin libopenmpi-dev python3-mpi4py numactl
+  # vipu-server: sd_notify (libsystemd) and the HTTP listener of the metrics
+  # (cpp-httplib). Tests: systemd-analyze verify of the units (systemd),
+  # promtool check metrics (prometheus).
+  libsystemd-dev libcpp-httplib-dev systemd prometheus
+  # The .deb (cpack -G DEB): dpkg-shlibdeps computes its library
+  # dependencies (dpkg-dev) and CPack asks `file` which files are ELF.
+  dpkg-dev file
+  # poprun launches instances with mpirun and places them with numactl;
+  # popdist's collectives use MPI, from C++ and from Python (mpi4py).
+  openmpi-bin libopenmpi-dev python3 python3-mpi4py numactl
+  # Tests: the shipped configuration runs as is in its own network
+  # namespace (unshare from util-linux, ip from iproute2 brings up its
+  # loopback).
+  util-linux iproute2
   # scripts/fuzz.sh: clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
   clang libclang-rt-14-dev
 )

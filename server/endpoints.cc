@@ -76,6 +76,10 @@ absl::StatusOr<std::unique_ptr<Endpoints>> Endpoints::Start(const EndpointSpec& 
 
   for (auto& l : e->listeners_) {
     grpc::ServerBuilder builder;
+    // gRPC sets SO_REUSEPORT by default: a second server on a port in use
+    // would then start, and the kernel would split the clients between the
+    // two. A port in use must be an error at start instead.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int port = 0;
     builder.AddListeningPort(l->listen, l->credentials, &port);
     for (grpc::Service* s : l->services) builder.RegisterService(s);

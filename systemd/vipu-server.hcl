@@ -6,8 +6,18 @@
 # command line wins over this file; an unknown key stops the server with
 # the file name and line. Another file: vipu-server --config FILE.
 
-# gRPC address of the user, admin and agent APIs.
-listen = "0.0.0.0:8090"
+# gRPC address of the user, admin and agent APIs. Without `secure`, the
+# server serves loopback only: it authenticates nobody.
+listen = "127.0.0.1:8090"
+
+# To serve beyond loopback, use mutual TLS and access keys
+# (/usr/share/doc/vipu/security.md). Make the certificates once:
+#   vipu-server --tls-init /etc/vipu/tls --tls-hosts "$(hostname -f)"
+#   chown -R root:vipu /etc/vipu/tls && chmod -R g+rX /etc/vipu/tls
+# then replace the line above with:
+# listen = "0.0.0.0:8090"
+# secure = true
+# tls-dir = "/etc/vipu/tls"
 
 # The SQLite database (WAL; keep it on a local disk). systemd's
 # StateDirectory makes /var/lib/vipu writable for the vipu user.

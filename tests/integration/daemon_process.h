@@ -13,11 +13,14 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -28,21 +31,44 @@
 
 namespace vipu::testing {
 
-// A port that was free a moment ago (bound to 0, read, closed).
+// A port for a daemon that a test starts on a fixed address. It lies below
+// the kernel's ephemeral range, so no bind to port 0 and no outgoing
+// connection of any process can take it meanwhile, and it is claimed with an
+// flock on a file under /tmp that this process holds until it exits, so no
+// other test process is handed it. Throws when every port is taken.
 inline int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    throw std::runtime_error("FreePort: bind failed");
+  int ephemeral_low = 32768;
+  {
+    std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+    range >> ephemeral_low;
   }
-  close(fd);
-  return ntohs(addr.sin_port);
+  const int low = 10000;
+  if (ephemeral_low <= low + 1) throw std::runtime_error("FreePort: no ports below the ephemeral range");
+  const int span = ephemeral_low - low;
+  const std::string dir = "/tmp/vipu-test-ports";
+  mkdir(dir.c_str(), 01777);
+  chmod(dir.c_str(), 01777);
+  static int next = static_cast<int>(getpid() % span);
+  for (int tries = 0; tries < span; ++tries) {
+    const int port = low + (next++ % span);
+    const std::string claim = dir + "/" + std::to_string(port);
+    int fd = open(claim.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      close(fd);
+      continue;
+    }
+    int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool bindable = bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    close(sock);
+    if (bindable) return port;  // `fd` stays open: the claim lasts as long as this process
+    close(fd);
+  }
+  throw std::runtime_error("FreePort: every port below the ephemeral range is taken");
 }
 
 // A child process with stdout and stderr appended to `log`; killed when the

@@ -71,8 +71,13 @@ class PackageTest : public ::testing::Test {
 TEST_F(PackageTest, InstallsBinariesUnitsAndConfiguration) {
   for (const char* file :
        {"usr/bin/vipu-server", "usr/bin/vipu-agent", "usr/bin/vipu", "usr/bin/vipu-admin",
+        "usr/bin/poprun", "usr/bin/ipu-model", "usr/bin/popdist_sample_train",
+        "usr/include/popdist/context.h", "usr/include/popdist/collectives.h",
+        "usr/lib/x86_64-linux-gnu/libpopdist.a", "usr/lib/x86_64-linux-gnu/pkgconfig/popdist.pc",
+        "usr/lib/python3/dist-packages/popdist/__init__.py",
         "lib/systemd/system/vipu-server.service", "lib/systemd/system/vipu-agent@.service",
-        "etc/vipu/vipu-server.hcl", "usr/share/doc/vipu/examples/vipu-agent-example.env"}) {
+        "etc/vipu/vipu-server.hcl", "usr/share/doc/vipu/examples/vipu-agent-example.env",
+        "usr/share/doc/vipu/operations.md", "usr/share/doc/vipu/quickstart.md"}) {
     EXPECT_TRUE(fs::exists(fs::path(Root()) / file)) << file;
   }
   const auto perms = fs::status(fs::path(Root()) / "usr/bin/vipu-server").permissions();
@@ -90,10 +95,19 @@ TEST_F(PackageTest, MaintainerScriptsCreateTheUserAndKeepTheConfiguration) {
   EXPECT_THAT(ReadFile(Control() + "/conffiles"), HasSubstr("/etc/vipu/vipu-server.hcl"));
   const std::string control = ReadFile(Control() + "/control");
   EXPECT_THAT(control, HasSubstr("Package: vipu"));
-  EXPECT_THAT(control, HasSubstr("adduser"));
+  // What the programs run besides their shared libraries is declared too.
+  for (const char* dependency : {"adduser", "openmpi-bin", "numactl", "python3", "python3-mpi4py",
+                                 "libgrpc++", "libsqlite3"}) {
+    EXPECT_THAT(control, HasSubstr(dependency));
+  }
   const auto perms = fs::status(Control() + "/postinst").permissions();
   EXPECT_NE(perms & fs::perms::owner_exec, fs::perms::none);
   // The shell accepts the scripts.
+  // Purge takes away what postinst created; remove keeps it.
+  const std::string postrm = ReadFile(Control() + "/postrm");
+  EXPECT_THAT(postrm, HasSubstr("\"$1\" = purge"));
+  EXPECT_THAT(postrm, HasSubstr("rm -rf /var/lib/vipu"));
+  EXPECT_THAT(postrm, HasSubstr("deluser --system"));
   for (const char* script : {"postinst", "prerm", "postrm"}) {
     CommandResult sh = RunCommand({"/bin/sh", "-n", Control() + "/" + script});
     EXPECT_EQ(sh.exit_code, 0) << script << sh.err;

@@ -105,5 +105,72 @@ TEST(ServerConfigTest, ShippedExampleIsAccepted) {
   RemoveTree(dir);
 }
 
+// A port in use is an error at start: two servers never share one port (the
+// kernel would split the clients between them, and each would see the other's
+// requests fail).
+TEST(ServerConfigTest, SecondServerOnAPortInUseFailsToStart) {
+  const std::string dir = MakeTempDir();
+  const std::string address = absl::StrCat("127.0.0.1:", FreePort());
+  Daemon first({VIPU_SERVER_BIN, "--listen", address, "--db", dir + "/a.db", "--metrics-listen",
+                "off", "--ready-file", dir + "/ready"},
+               dir + "/first.log");
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(dir + "/ready") || !first.running(); },
+                      absl::Seconds(30)));
+  ASSERT_TRUE(first.running()) << ReadFile(dir + "/first.log");
+  CommandResult second = RunCommand(
+      {VIPU_SERVER_BIN, "--listen", address, "--db", dir + "/b.db", "--metrics-listen", "off"});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_THAT(second.err, HasSubstr("cannot listen on " + address));
+  EXPECT_TRUE(first.running());
+  RemoveTree(dir);
+}
+
+// The shipped file exactly as the package installs it, with no flag at all:
+// its addresses (127.0.0.1:8090 and :2113) and its database under
+// /var/lib/vipu. The server runs in its own network and mount namespaces, so
+// that those fixed places are its own and nothing on this machine is touched
+// or in the way; `vipu` with its defaults reaches it there.
+TEST(ServerConfigTest, ShippedFileStartsAsIsAndServesLocalhost) {
+  const std::string unshare = "/usr/bin/unshare";
+  if (!std::filesystem::exists(unshare) || !std::filesystem::exists("/usr/sbin/ip") ||
+      RunCommand({unshare, "--user", "--map-root-user", "--net", "--mount", "true"}).exit_code !=
+          0) {
+    GTEST_SKIP() << "unshare or ip missing, or namespaces not allowed here";
+  }
+  const std::string script = absl::StrCat(R"sh(
+set -e
+ip link set lo up
+mount -t tmpfs tmpfs /var/lib
+mkdir /var/lib/vipu
+")sh",
+                                          VIPU_SERVER_BIN, R"sh(" --config "$0" >"$1" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+deadline=$(( $(date +%s) + 60 ))
+until ")sh",
+                                          VIPU_CLI_BIN, R"sh(" --server-version >"$1.version" 2>&1; do
+  kill -0 $server 2>/dev/null || { echo "vipu-server exited"; exit 1; }
+  [ "$(date +%s)" -lt $deadline ] || { echo "vipu-server not ready in 60 s"; exit 1; }
+  sleep 0.1
+done
+cat "$1.version"
+")sh",
+                                          VIPU_CLI_BIN, R"sh(" list partitions
+ls /var/lib/vipu
+kill $server
+wait $server || true
+trap - EXIT
+)sh");
+  const std::string dir = MakeTempDir();
+  CommandResult r = RunCommand({unshare, "--user", "--map-root-user", "--net", "--mount",
+                                "/bin/sh", "-c", script,
+                                SourceRoot() + "/systemd/vipu-server.hcl", dir + "/server.log"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << ReadFile(dir + "/server.log");
+  EXPECT_THAT(r.out, HasSubstr("version: " VIPU_VERSION "\nhost: localhost:8090\n"));
+  EXPECT_THAT(r.out, HasSubstr(" Partition"));  // the table header of an empty list
+  EXPECT_THAT(r.out, HasSubstr("vipu.db"));     // the database where the file says
+  RemoveTree(dir);
+}
+
 }  // namespace
 }  // namespace vipu::testing

@@ -97,6 +97,7 @@ class BatchedRegistrationTest : public ::testing::Test {
       machines_.back()->set_ipuof_port(6000);
     }
     grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.AddListeningPort(address_, grpc::InsecureServerCredentials());
     builder.RegisterService(&registry_);
     server_ = builder.BuildAndStart();

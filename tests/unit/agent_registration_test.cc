@@ -99,6 +99,7 @@ class RegistryServer {
   ~RegistryServer() { Stop(); }
   void Start() {
     grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.AddListeningPort(address_, grpc::InsecureServerCredentials());
     builder.RegisterService(&registry);
     server_ = builder.BuildAndStart();

@@ -23,6 +23,7 @@ class AgentServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(&service_);

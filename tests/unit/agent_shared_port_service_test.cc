@@ -29,6 +29,7 @@ class SharedPortServiceTest : public ::testing::Test {
     }
     service_ = std::make_unique<SharedPortService>(members);
     grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(service_.get());

@@ -296,6 +296,7 @@ class FakeServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(&user_);
     builder.RegisterService(&version_);

@@ -110,6 +110,7 @@ class Served {
  public:
   explicit Served(grpc::Service* service) {
     grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(service);
     server_ = builder.BuildAndStart();

@@ -100,6 +100,7 @@ class TopologyPushTest : public ::testing::Test {
  protected:
   void SetUp() override {
     grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(&agents_);
     server_ = builder.BuildAndStart();

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Inside a fresh Debian 12 root (.ci/run): installs the .deb with apt, starts
+# the server as its unit does with the shipped configuration, uses what the
+# package ships, then removes and purges it and checks that purge takes away
+# what the package created and nothing else.
+set -euo pipefail
+deb=$1
+export DEBIAN_FRONTEND=noninteractive
+log() { printf 'package: %s\n' "$*"; }
+fail() { printf 'package: FAILED: %s\n' "$*" >&2; exit 1; }
+
+apt-get update -qq
+# The package's dependencies first, so that the snapshot below holds them
+# and the comparison after purge sees only what the package itself did.
+apt-get satisfy -y -qq "$(dpkg-deb -f "$deb" Depends)" >/dev/null
+snapshot() {
+  find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run \
+    -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log \
+    -o -path /root \) -prune -o -print | sort
+}
+snapshot >/root/before
+
+log "apt-get install $deb"
+apt-get install -y -qq "$deb" >/dev/null
+for f in /usr/bin/vipu-server /usr/bin/vipu-agent /usr/bin/vipu /usr/bin/vipu-admin \
+  /usr/bin/poprun /usr/bin/ipu-model /usr/bin/popdist_sample_train \
+  /usr/include/popdist/context.h /usr/lib/x86_64-linux-gnu/libpopdist.a \
+  /usr/lib/x86_64-linux-gnu/pkgconfig/popdist.pc /usr/share/doc/vipu/quickstart.md \
+  /lib/systemd/system/vipu-server.service /etc/vipu/vipu-server.hcl; do
+  [ -e "$f" ] || fail "$f is not installed"
+done
+getent passwd vipu >/dev/null || fail "postinst did not create the vipu user"
+# Nothing needs a -dev package at run time.
+if dpkg-query -W -f '${Package}\n' | grep -- '-dev$'; then fail "a -dev package was installed"; fi
+
+# The server exactly as the unit starts it: its user, its ExecStart= line.
+unit=/lib/systemd/system/vipu-server.service
+user=$(sed -n 's/^User=//p' "$unit")
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+log "as $user: $exec_start"
+read -r -a argv <<<"$exec_start"
+runuser -u "$user" -- "${argv[@]}" >/root/server.log 2>&1 &
+server=$!
+deadline=$((SECONDS + 60))
+until vipu --server-version >/root/version 2>/dev/null; do
+  kill -0 "$server" 2>/dev/null || { cat /root/server.log; fail "vipu-server exited"; }
+  ((SECONDS < deadline)) || { cat /root/server.log; fail "vipu-server not ready in 60 s"; }
+  sleep 0.2
+done
+cat /root/version
+grep -q '^host: localhost:8090$' /root/version || fail "server version output"
+vipu list partitions
+vipu-admin list agents >/dev/null
+poprun --help >/dev/null || fail "poprun --help"
+python3 -c 'import popdist; print("popdist", popdist.getNumTotalReplicas(), "replica (outside poprun)")'
+popdist_sample_train --offline --training-steps 2 | tail -3
+ipu-model predict --help >/dev/null || fail "ipu-model predict --help"
+kill "$server"
+wait "$server" || true
+
+log "apt-get remove"
+apt-get remove -y -qq vipu >/dev/null
+[ ! -e /usr/bin/vipu-server ] || fail "remove left /usr/bin/vipu-server"
+[ -e /etc/vipu/vipu-server.hcl ] || fail "remove took the configuration (a conffile)"
+log "apt-get purge"
+apt-get purge -y -qq vipu >/dev/null
+! getent passwd vipu >/dev/null || fail "purge left the vipu user"
+! getent group vipu >/dev/null || fail "purge left the vipu group"
+snapshot >/root/after
+if ! diff -u /root/before /root/after; then fail "purge left the files above"; fi
+log "install, use, remove and purge: ok"
