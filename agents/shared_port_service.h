@@ -1,5 +1,5 @@
-// The vipuagent.Agent service of many simulated machines on one gRPC port
-// (issue 6): 16,384 machines cannot each have a server and a port on two
+// The vipuagent.Agent service of many simulated machines on one gRPC port:
+// 16,384 machines cannot each have a server and a port on two
 // cores. Every request names its machine (agent_id); this service hands it
 // to that machine's AgentService, which does everything else. A request for
 // a machine this port does not serve is refused as the single-machine

@@ -541,7 +541,7 @@ class CommandLine {
     AddUserAdminCommands();
   }
 
-  // Users of the secure mode (vipu-spec.md 3.4).
+  // Users of the secure mode (docs/security.md).
   void AddUserAdminCommands() {
     Command* create = Add("create", "user", "users", "user id",
                           "create a user; prints its access key and writes ID.vipu-cli.hcl");
@@ -566,7 +566,7 @@ class CommandLine {
     };
   }
 
-  // Issue 3: `inject fault AGENT --kind ...` and `test cluster ID [--force]`.
+  // Simulated pods: `inject fault AGENT --kind ...` and `test cluster ID [--force]`.
   void AddHealthCommands() {
     Command* inject = Add("inject", "fault", "faults", "agent id",
                           "inject a fault into a simulated IPU-Machine (or clear its faults)");

@@ -1,4 +1,4 @@
-// The poprun command line (poprun-spec.md 1.1, 1.2): `poprun [options]
+// The poprun command line: `poprun [options]
 // program [args]`. The parser is hand-written rather than CLI11 because
 // poprun follows Boost.Program_options conventions CLI11 does not offer
 // without fighting it: values that begin with `--` are taken verbatim from

@@ -1,4 +1,4 @@
-// poprun's side of V-IPU (poprun-spec.md 2.1 steps 2-5): which server,
+// poprun's side of V-IPU: which server,
 // which partition, creating or updating it to fit the launch, waiting for
 // PS_ACTIVE, the reset rule, and removing what poprun created.
 #ifndef VIPU_CLI_POPRUN_PARTITION_H_

@@ -1,4 +1,4 @@
-// The whole poprun run (poprun-spec.md 2.1): parse, validate, export the
+// The whole poprun run: parse, validate, export the
 // config, prepare the partition, print the topology, launch mpirun, wait,
 // and clean up what poprun created, also when the application fails or
 // poprun is interrupted (SIGINT/SIGTERM are forwarded to mpirun first).

@@ -1,4 +1,4 @@
-// The --print-topology table (poprun-spec.md 3): rows of hosts, ILDs and
+// The --print-topology table: rows of hosts, ILDs and
 // instances, each cell spanning the replicas it holds, over a row of
 // replica indices.
 #ifndef VIPU_CLI_POPRUN_TOPOLOGY_H_

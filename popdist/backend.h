@@ -1,4 +1,4 @@
-// The communication backend between instances (poprun-spec.md 5.3): MPI,
+// The communication backend between instances: MPI,
 // as launched by poprun's mpirun. Collectives need an initialised backend;
 // init() does it and finalises at exit.
 #ifndef VIPU_POPDIST_BACKEND_H_

@@ -1,4 +1,4 @@
-// The partition lifecycle (DESIGN.md): validate, place, commit, reply; then
+// The partition lifecycle (docs/architecture.md): validate, place, commit, reply; then
 // configure the agents in the background and commit the outcome. Every
 // operation is fenced by the partition's generation, so a late result of an
 // older operation never overwrites a newer one, and agents refuse it.
@@ -69,7 +69,7 @@ class PartitionController {
   // After a server start: finish operations a crash interrupted.
   void Recover();
 
-  // Health (issue 3), driven by the HealthMonitor.
+  // Health, driven by the HealthMonitor.
   struct FaultReport {
     std::string id;
     uint64_t generation = 0;

@@ -1,4 +1,4 @@
-// Crash consistency (DESIGN.md invariants 1-3): client threads create, reset
+// Crash consistency (docs/architecture.md, invariants 1-3): client threads create, reset
 // and remove partitions through the generated stubs while vipu-server is
 // SIGKILLed at random moments; after every restart the acknowledged history
 // must be what the server shows, no IPU is in two partitions or lost, and

@@ -30,7 +30,7 @@ LaunchContext Context() {
   return c;
 }
 
-// The one fully logged mpirun command (poprun-spec.md 2.3).
+// The mpirun command of a real poprun run's log, reproduced.
 TEST(PoprunLaunch, ReproducesTheLoggedCommand) {
   PoprunOptions o = Options(
       {"--allow-run-as-root", "1", "--vv", "--num-instances", "1", "--num-replicas", "16",

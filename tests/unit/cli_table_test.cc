@@ -1,4 +1,4 @@
-// Byte-exact table shapes: scripts parse these (vipu-spec.md 3.1, 3.3, 3.5).
+// Byte-exact table shapes: scripts parse these.
 #include <sstream>
 #include <string>
 #include <vector>
