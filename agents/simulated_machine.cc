@@ -1,3 +1,4 @@
+// SimulatedMachine: one IPU-Machine's attributes, generation-fenced partitions, links and faults.
 #include "agents/simulated_machine.h"
 
 #include <algorithm>

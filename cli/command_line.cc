@@ -1,3 +1,4 @@
+// The `vipu` and `vipu-admin` command lines: verbs, nouns, flags and exit codes, in-process.
 #include "cli/command_line.h"
 
 #include <CLI/CLI.hpp>

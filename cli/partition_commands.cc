@@ -1,3 +1,4 @@
+// The user-API commands of vipu and vipu-admin: partitions, allocations, IPU attributes, version.
 #include "cli/partition_commands.h"
 
 #include <algorithm>
