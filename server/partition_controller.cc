@@ -1,3 +1,4 @@
+// PartitionController: create, reset, remove, reconcile, recover and health of partitions.
 #include "server/partition_controller.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// vipu-server's security flags and start-up: --tls-init, the default admin, listen checks.
 #include "server/security_setup.h"
 
 #include <pwd.h>
