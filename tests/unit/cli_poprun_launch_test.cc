@@ -1,3 +1,4 @@
+// poprun's mpirun command and per-instance environment, the reset rule and target options.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

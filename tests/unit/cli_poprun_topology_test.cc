@@ -1,3 +1,4 @@
+// poprun's --print-topology table for hosts, ILDs, instances and replicas.
 #include <gtest/gtest.h>
 
 #include "cli/poprun_topology.h"
