@@ -1,7 +1,7 @@
-// The vipu-admin commands of simulated pods (docs/cli.md): `inject fault` (forwarded by the
-// server to the agent) and `test cluster` (the installation tests). Same
-// contract as admin_commands.h: failures come back as a status whose message
-// follows "failure: ", success output goes to io.out.
+// The vipu-admin commands of simulated pods (docs/cli.md): `inject fault`
+// (forwarded by the server to the agent) and `test cluster` (the installation
+// tests). Same contract as admin_commands.h: failures come back as a status
+// whose message follows "failure: ", success output goes to io.out.
 #ifndef VIPU_CLI_HEALTH_COMMANDS_H_
 #define VIPU_CLI_HEALTH_COMMANDS_H_
 

@@ -1,6 +1,6 @@
-// The mpirun command poprun runs: global options,
-// then one app context per instance with its own environment, host and NUMA
-// binding. Pure functions, so tests check the exact argv.
+// The mpirun command poprun runs: global options, then one app context per
+// instance with its own environment, host and NUMA binding. Pure functions, so
+// tests check the exact argv.
 #ifndef VIPU_CLI_POPRUN_LAUNCH_H_
 #define VIPU_CLI_POPRUN_LAUNCH_H_
 

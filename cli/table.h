@@ -1,8 +1,8 @@
 // Text rendering of the CLIs' tables and key/value boxes in the shapes
-// Graphcore's vipu and vipu-admin print, which scripts parse (`grep ACTIVE | cut -d
-// '|' -f 1`). Every cell is " " + value padded to the column width + " ",
-// cells are joined by "|", and the last column is padded too, so each full
-// line is exactly as long as the dashed rules.
+// Graphcore's vipu and vipu-admin print, which scripts parse
+// (`grep ACTIVE | cut -d '|' -f 1`). Every cell is " " + value padded to
+// the column width + " ", cells are joined by "|", and the last column is
+// padded too, so each full line is exactly as long as the dashed rules.
 #ifndef VIPU_CLI_TABLE_H_
 #define VIPU_CLI_TABLE_H_
 

@@ -1,8 +1,8 @@
 // The links of a cluster: IPU-Links (rungs and rails of each ILD's ladder,
 // torus wrap rails), Sync-Links between neighbouring machines, and GW-Links
-// between the ILDs. Pure: the
-// server uses it to tell agents their ports, to name faults, to count the
-// cables `test cluster` checks, and to work out which links a partition owns.
+// between the ILDs. Pure: the server uses it to tell agents their ports, to
+// name faults, to count the cables `test cluster` checks, and to work out which
+// links a partition owns.
 //
 // Each machine has kPortsPerMachine numbered ports (the `--link N` of
 // `vipu-admin inject fault`). One "IPU-Link" here is the logical connection
