@@ -1,3 +1,4 @@
+// Parses and validates vipu-agent's command line: ids, ports, --machines, --shared-port.
 #include "agents/agent_options.h"
 
 #include <set>

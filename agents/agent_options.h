@@ -25,7 +25,7 @@ struct AgentOptions {
   std::vector<uint32_t> ports;     // one per agent id; 0: pick a free port
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool exit_with_parent = false;
-  // Issue 6: every machine on one gRPC server and port (ports holds that one
+  // Every machine on one gRPC server and port (ports holds that one
   // port), requests dispatched by agent_id, and registration and heartbeats
   // sent in batches. Set by --shared-port or by --machines.
   bool shared_port = false;

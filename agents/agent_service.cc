@@ -1,3 +1,4 @@
+// vipuagent.Agent of one simulated machine: checks the agent id, translates, calls the machine.
 #include "agents/agent_service.h"
 
 #include <chrono>

@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     });
   };
 
-  // Issue 6: every machine behind one server and port, dispatched by agent id.
+  // --shared-port: every machine behind one server and port, dispatched by agent id.
   std::unique_ptr<vipu::agents::SharedPortService> shared_service;
   if (options.shared_port) {
     std::vector<vipu::agents::SharedPortService::Member> members;

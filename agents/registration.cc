@@ -1,3 +1,4 @@
+// RegistrationClient: registers this process's machines with the server and heartbeats them.
 #include "agents/registration.h"
 
 #include <algorithm>

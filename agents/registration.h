@@ -36,7 +36,7 @@ struct RegistrationOptions {
   std::chrono::milliseconds rpc_timeout{2000};
   // Used when the server's RegisterReply says 0.
   std::chrono::milliseconds default_heartbeat_interval{1000};
-  // Issue 6: register and heartbeat the machines that are due together, in
+  // Register and heartbeat the machines that are due together, in
   // RegisterBatch/HeartbeatBatch calls of at most `batch_size` machines
   // (1..1024, the server's limit), instead of one call per machine.
   bool batched = false;

@@ -1,3 +1,4 @@
+// SharedPortService: routes agent API calls on one shared port to each machine's AgentService.
 #include "agents/shared_port_service.h"
 
 #include <algorithm>

@@ -1,10 +1,9 @@
-// The vipuagent.Agent service of many simulated machines on one gRPC port
-// (issue 6): 16,384 machines cannot each have a server and a port on two
-// cores. Every request names its machine (agent_id); this service hands it
-// to that machine's AgentService, which does everything else. A request for
-// a machine this port does not serve is refused as the single-machine
-// service refuses a wrong id (FAILED_PRECONDITION), so a stale address
-// cannot act on another machine.
+// The vipuagent.Agent service of many simulated machines on one gRPC port:
+// 16,384 machines cannot each have a server and a port on two cores. Every
+// request names its machine (agent_id); this service hands it to that machine's
+// AgentService, which does everything else. A request for a machine this port
+// does not serve is refused as the single-machine service refuses a wrong id
+// (FAILED_PRECONDITION), so a stale address cannot act on another machine.
 #ifndef VIPU_AGENTS_SHARED_PORT_SERVICE_H_
 #define VIPU_AGENTS_SHARED_PORT_SERVICE_H_
 

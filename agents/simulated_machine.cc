@@ -1,3 +1,4 @@
+// SimulatedMachine: one IPU-Machine's attributes, generation-fenced partitions, links and faults.
 #include "agents/simulated_machine.h"
 
 #include <algorithm>
@@ -15,8 +16,8 @@ namespace {
 // Debian's abseil has its own string_view, distinct from std::string_view.
 absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-// Versions reported by a machine; values seen on IPU-M2000s in the field
-// (vipu-spec.md 3.1). Virm version is ours.
+// Versions reported by a machine; values seen on IPU-M2000s in the field.
+// Virm version is ours.
 constexpr char kDriverVersion[] = "1.0.58";
 constexpr char kFirmwareMajor[] = "2";
 constexpr char kFirmwareMinor[] = "4";

@@ -1,11 +1,11 @@
-// The state of one simulated IPU-Machine (4 IPUs): its identity, the
-// attributes it reports, and the partitions it holds. No gRPC here: the
-// service (agent_service.h) translates wire messages to these types.
+// The state of one simulated IPU-Machine (4 IPUs): its identity, the attributes
+// it reports, and the partitions it holds. No gRPC here: the service
+// (agent_service.h) translates wire messages to these types.
 //
-// Held configuration is derived from the server's database and tagged with
-// the partition's generation (DESIGN.md invariant 3): a request carrying an
-// older generation than the one held is refused, so a delayed or replayed
-// request from before a reconfiguration cannot undo it.
+// Held configuration is derived from the server's database and tagged with the
+// partition's generation (docs/architecture.md, invariant 3): a request
+// carrying an older generation than the one held is refused, so a delayed or
+// replayed request from before a reconfiguration cannot undo it.
 #ifndef VIPU_AGENTS_SIMULATED_MACHINE_H_
 #define VIPU_AGENTS_SIMULATED_MACHINE_H_
 
@@ -172,7 +172,7 @@ class SimulatedMachine {
   // Number of successful resets of a partition since it was configured.
   uint32_t ResetCount(std::string_view partition_id) const;
 
-  // ---- Topology and health (issue 3) ----
+  // ---- Topology and health ----
 
   // Replaces the machine's topology. INVALID_ARGUMENT as ValidateTopology.
   absl::Status SetTopology(MachineTopology topology);

@@ -1,3 +1,4 @@
+// Agent API messages to and from the types of simulated_machine.h, and statuses to gRPC.
 #include "agents/wire_translation.h"
 
 #include <string>

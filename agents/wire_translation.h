@@ -27,7 +27,7 @@ void AppendHeld(const std::vector<HeldPartition>& held,
 // INVALID_ARGUMENT naming the field when an enum value is not one we know.
 absl::StatusOr<PartitionConfig> FromProto(const vipuagent::ConfigurePartitionRequest& request);
 
-// Issue 3. INVALID_ARGUMENT for an unknown link kind; the rest is checked by
+// The machine's topology. INVALID_ARGUMENT for an unknown link kind; the rest is checked by
 // ValidateTopology.
 absl::StatusOr<MachineTopology> FromProto(const vipuagent::SetTopologyRequest& request);
 WorkloadRequest FromProto(const vipuagent::WorkloadSpec& spec);

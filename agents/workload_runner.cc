@@ -1,3 +1,4 @@
+// Data-plane arithmetic: a RunWorkload request becomes a model workload and its step times.
 #include "agents/workload_runner.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// vipu-admin's agent, cluster and allocation commands, and their tables and boxes.
 #include "cli/admin_commands.h"
 
 #include <utility>

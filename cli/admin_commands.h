@@ -26,7 +26,7 @@ struct CreateClusterOptions {
 
 // Pure renderers, exposed for byte-exact tests.
 std::string RenderAgentsTable(const vipuadmin::ListAgentsReply& reply);
-// The `get agent` box of vipu-spec.md 3.1: Agent ID, Host, Port, Status,
+// The `get agent` box: Agent ID, Host, Port, Status,
 // Cluster, Last heartbeat, then the agent's details in order.
 std::string RenderAgentBox(const vipuadmin::Agent& agent);
 std::string RenderClustersTable(const vipuadmin::ListClustersReply& reply);

@@ -1,3 +1,4 @@
+// The `vipu` and `vipu-admin` command lines: verbs, nouns, flags and exit codes, in-process.
 #include "cli/command_line.h"
 
 #include <CLI/CLI.hpp>
@@ -541,7 +542,7 @@ class CommandLine {
     AddUserAdminCommands();
   }
 
-  // Users of the secure mode (vipu-spec.md 3.4).
+  // Users of the secure mode (docs/security.md).
   void AddUserAdminCommands() {
     Command* create = Add("create", "user", "users", "user id",
                           "create a user; prints its access key and writes ID.vipu-cli.hcl");
@@ -566,7 +567,7 @@ class CommandLine {
     };
   }
 
-  // Issue 3: `inject fault AGENT --kind ...` and `test cluster ID [--force]`.
+  // Simulated pods: `inject fault AGENT --kind ...` and `test cluster ID [--force]`.
   void AddHealthCommands() {
     Command* inject = Add("inject", "fault", "faults", "agent id",
                           "inject a fault into a simulated IPU-Machine (or clear its faults)");

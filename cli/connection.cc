@@ -1,3 +1,4 @@
+// Connection: the CLIs' channel to vipu-server, with TLS, deadline, auth metadata, one-line errors.
 #include "cli/connection.h"
 
 #include <chrono>

@@ -21,7 +21,7 @@
 namespace vipu::cli {
 
 // gRPC metadata keys carrying --api-user-id / --api-access-key
-// (vipu-spec.md 2.4); the server reads the same names.
+// (docs/security.md); the server reads the same names.
 inline constexpr const char* kUserIdMetadata = "vipu-user-id";
 inline constexpr const char* kAccessKeyMetadata = "vipu-access-key";
 

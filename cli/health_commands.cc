@@ -1,3 +1,4 @@
+// vipu-admin `inject fault` and `test cluster`: flag parsing, the calls and the results table.
 #include "cli/health_commands.h"
 
 #include "absl/strings/numbers.h"

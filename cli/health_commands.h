@@ -1,7 +1,7 @@
-// The vipu-admin commands of issue 3: `inject fault` (forwarded by the
-// server to the agent) and `test cluster` (the installation tests). Same
-// contract as admin_commands.h: failures come back as a status whose message
-// follows "failure: ", success output goes to io.out.
+// The vipu-admin commands of simulated pods (docs/cli.md): `inject fault`
+// (forwarded by the server to the agent) and `test cluster` (the installation
+// tests). Same contract as admin_commands.h: failures come back as a status
+// whose message follows "failure: ", success output goes to io.out.
 #ifndef VIPU_CLI_HEALTH_COMMANDS_H_
 #define VIPU_CLI_HEALTH_COMMANDS_H_
 
@@ -30,7 +30,7 @@ struct FaultFlags {
 // ("--kind: ...", "--ipu: must be an integer in 0..3, got x").
 absl::StatusOr<fabric::FaultRequest> ParseFaultFlags(const FaultFlags& flags);
 
-// The `test cluster` table (vipu-spec.md 8): "Showing test results for
+// The `test cluster` table: "Showing test results for
 // cluster ID", then Test Type | Duration | Passed | Summary between rules,
 // then one "  <test>: <failure>" line per failed item.
 std::string RenderTestResults(const vipuadmin::TestClusterReply& reply);

@@ -1,3 +1,4 @@
+// The IPUoF config files in $HOME/.ipuof.conf.d/ that `vipu create partition` writes and removes.
 #include "cli/ipuof_files.h"
 
 #include <fcntl.h>

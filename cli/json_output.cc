@@ -1,3 +1,4 @@
+// --showjson: reply messages as pretty JSON with proto field names and zero values included.
 #include "cli/json_output.h"
 
 #include <memory>

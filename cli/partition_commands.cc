@@ -1,3 +1,4 @@
+// The user-API commands of vipu and vipu-admin: partitions, allocations, IPU attributes, version.
 #include "cli/partition_commands.h"
 
 #include <algorithm>
@@ -116,7 +117,7 @@ std::string FormatTimestamp(const google::protobuf::Timestamp& t) {
 
 std::string RenderPartitionsTable(const virmgrpc::ListPartitionsReply& reply,
                                   PartitionTableKind kind) {
-  // The id column is at least 11 wide: vipu-spec.md 3.5 prints "p64" in an
+  // The id column is at least 11 wide: Graphcore's vipu prints "p64" in an
   // 11-wide "Partition" column (81-dash rule) and scripts were written
   // against that output.
   std::vector<Column> columns = {{"Partition", 11}, {"Cluster"}, {"ILDs"}, {"GW Routing"},

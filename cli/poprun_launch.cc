@@ -1,3 +1,4 @@
+// Builds poprun's mpirun argv: global options, per-instance environment, hosts and NUMA binding.
 #include "cli/poprun_launch.h"
 
 #include "absl/strings/str_cat.h"

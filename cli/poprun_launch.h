@@ -1,6 +1,6 @@
-// The mpirun command poprun runs (poprun-spec.md 2.2, 2.3): global options,
-// then one app context per instance with its own environment, host and NUMA
-// binding. Pure functions, so tests check the exact argv.
+// The mpirun command poprun runs: global options, then one app context per
+// instance with its own environment, host and NUMA binding. Pure functions, so
+// tests check the exact argv.
 #ifndef VIPU_CLI_POPRUN_LAUNCH_H_
 #define VIPU_CLI_POPRUN_LAUNCH_H_
 
@@ -36,7 +36,7 @@ struct LaunchContext {
 
 // The variables an instance gets: POPDIST_*, IPUOF_VIPU_API_*,
 // IPUOF_LOG_LEVEL, POPLAR_TARGET_OPTIONS and, with a cache, POPTORCH_CACHE_DIR,
-// POPART_CACHE_DIR, POPXL_CACHE_DIR and TF_POPLAR_FLAGS (poprun-spec.md 4.1).
+// POPART_CACHE_DIR, POPXL_CACHE_DIR and TF_POPLAR_FLAGS.
 EnvList InstanceEnvironment(const PoprunOptions& options, const LaunchContext& context,
                             uint32_t instance);
 

@@ -1,3 +1,4 @@
+// poprun's log level (-v/-vv, POPRUN_LOG_LEVEL) and its `HH:MM:SS.mmm PID POPRUN [I]` lines.
 #include "cli/poprun_log.h"
 
 #include <sys/time.h>

@@ -1,5 +1,5 @@
 // poprun's log lines on stderr: `HH:MM:SS.mmm PID POPRUN [I] message`
-// (poprun-spec.md 1.4). The level comes from -v / -vv, else from
+// as Graphcore's poprun writes them. The level comes from -v / -vv, else from
 // POPRUN_LOG_LEVEL (TRACE DEBUG INFO WARN ERR OFF), else WARN.
 #ifndef VIPU_CLI_POPRUN_LOG_H_
 #define VIPU_CLI_POPRUN_LOG_H_

@@ -1,3 +1,4 @@
+// poprun's hand-written option parser, with setters shared by the exported config files.
 #include "cli/poprun_options.h"
 
 #include <sys/stat.h>

@@ -1,11 +1,10 @@
-// The poprun command line (poprun-spec.md 1.1, 1.2): `poprun [options]
-// program [args]`. The parser is hand-written rather than CLI11 because
-// poprun follows Boost.Program_options conventions CLI11 does not offer
-// without fighting it: values that begin with `--` are taken verbatim from
-// the next token (`--mpi-global-args --tag-output`), parsing stops at the
-// first non-option token (the program), booleans take an explicit yes/no,
-// on/off, 1/0 or true/false value, and the same setters read the exported
-// config files.
+// The poprun command line: `poprun [options] program [args]`. The parser is
+// hand-written rather than CLI11 because poprun follows Boost.Program_options
+// conventions CLI11 does not offer without fighting it: values that begin with
+// `--` are taken verbatim from the next token
+// (`--mpi-global-args --tag-output`), parsing stops at the first non-option
+// token (the program), booleans take an explicit yes/no, on/off, 1/0 or
+// true/false value, and the same setters read the exported config files.
 #ifndef VIPU_CLI_POPRUN_OPTIONS_H_
 #define VIPU_CLI_POPRUN_OPTIONS_H_
 

@@ -1,3 +1,4 @@
+// PartitionManager: poprun's server choice, partition create/update/reset/wait and clean-up.
 #include "cli/poprun_partition.h"
 
 #include <unistd.h>

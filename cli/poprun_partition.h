@@ -1,6 +1,6 @@
-// poprun's side of V-IPU (poprun-spec.md 2.1 steps 2-5): which server,
-// which partition, creating or updating it to fit the launch, waiting for
-// PS_ACTIVE, the reset rule, and removing what poprun created.
+// poprun's side of V-IPU: which server, which partition, creating or
+// updating it to fit the launch, waiting for PS_ACTIVE, the reset rule, and
+// removing what poprun created.
 #ifndef VIPU_CLI_POPRUN_PARTITION_H_
 #define VIPU_CLI_POPRUN_PARTITION_H_
 

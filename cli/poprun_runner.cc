@@ -1,3 +1,4 @@
+// RunPoprun: one whole poprun run, from parsing to mpirun and clean-up, forwarding signals.
 #include "cli/poprun_runner.h"
 
 #include <dirent.h>

@@ -1,7 +1,7 @@
-// The whole poprun run (poprun-spec.md 2.1): parse, validate, export the
-// config, prepare the partition, print the topology, launch mpirun, wait,
-// and clean up what poprun created, also when the application fails or
-// poprun is interrupted (SIGINT/SIGTERM are forwarded to mpirun first).
+// The whole poprun run: parse, validate, export the config, prepare the
+// partition, print the topology, launch mpirun, wait, and clean up what poprun
+// created, also when the application fails or poprun is interrupted
+// (SIGINT/SIGTERM are forwarded to mpirun first).
 #ifndef VIPU_CLI_POPRUN_RUNNER_H_
 #define VIPU_CLI_POPRUN_RUNNER_H_
 

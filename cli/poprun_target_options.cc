@@ -1,3 +1,4 @@
+// POPLAR_TARGET_OPTIONS: JSON parsing and formatting, options from a GCD, merge with the env.
 #include "cli/poprun_target_options.h"
 
 #include <cctype>

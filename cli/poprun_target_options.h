@@ -1,6 +1,6 @@
-// POPLAR_TARGET_OPTIONS as poprun merges them (poprun-spec.md 2.1 step 7):
-// the partition's options (the GCD attributes, mirroring
-// fabric::TargetOptions) overridden key by key by the environment.
+// POPLAR_TARGET_OPTIONS as poprun merges them: the partition's options (the GCD
+// attributes, mirroring fabric::TargetOptions) overridden key by key by the
+// environment.
 #ifndef VIPU_CLI_POPRUN_TARGET_OPTIONS_H_
 #define VIPU_CLI_POPRUN_TARGET_OPTIONS_H_
 

@@ -1,3 +1,4 @@
+// Renders poprun's --print-topology table of hosts, ILDs, instances and replicas.
 #include "cli/poprun_topology.h"
 
 #include <algorithm>

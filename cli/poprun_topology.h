@@ -1,6 +1,5 @@
-// The --print-topology table (poprun-spec.md 3): rows of hosts, ILDs and
-// instances, each cell spanning the replicas it holds, over a row of
-// replica indices.
+// The --print-topology table: rows of hosts, ILDs and instances, each cell
+// spanning the replicas it holds, over a row of replica indices.
 #ifndef VIPU_CLI_POPRUN_TOPOLOGY_H_
 #define VIPU_CLI_POPRUN_TOPOLOGY_H_
 

@@ -1,3 +1,4 @@
+// The checks a poprun launch passes before anything is created: its options and the allocation.
 #include "cli/poprun_validation.h"
 
 #include "absl/strings/str_cat.h"

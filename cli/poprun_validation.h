@@ -1,6 +1,5 @@
-// The rules a poprun launch must satisfy before anything is created
-// (poprun-spec.md 1.3). Each failure is one INVALID_ARGUMENT line naming
-// the options and the rule.
+// The rules a poprun launch must satisfy before anything is created. Each
+// failure is one INVALID_ARGUMENT line naming the options and the rule.
 #ifndef VIPU_CLI_POPRUN_VALIDATION_H_
 #define VIPU_CLI_POPRUN_VALIDATION_H_
 

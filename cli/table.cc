@@ -1,3 +1,4 @@
+// Table and RenderKeyValueBox: the CLIs' fixed-width tables and key/value boxes.
 #include "cli/table.h"
 
 #include <algorithm>

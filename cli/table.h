@@ -1,8 +1,8 @@
-// Text rendering of the CLIs' tables and key/value boxes in the shapes of
-// vipu-spec.md 3.1, 3.3 and 3.5, which scripts parse (`grep ACTIVE | cut -d
-// '|' -f 1`). Every cell is " " + value padded to the column width + " ",
-// cells are joined by "|", and the last column is padded too, so each full
-// line is exactly as long as the dashed rules.
+// Text rendering of the CLIs' tables and key/value boxes in the shapes
+// Graphcore's vipu and vipu-admin print, which scripts parse
+// (`grep ACTIVE | cut -d '|' -f 1`). Every cell is " " + value padded to
+// the column width + " ", cells are joined by "|", and the last column is
+// padded too, so each full line is exactly as long as the dashed rules.
 #ifndef VIPU_CLI_TABLE_H_
 #define VIPU_CLI_TABLE_H_
 
@@ -43,7 +43,7 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// The key/value box of `vipu-admin get agent` (vipu-spec.md 3.1): rule,
+// The key/value box of `vipu-admin get agent`: rule,
 // " key | value" lines with keys padded to the longest key, rule.
 std::string RenderKeyValueBox(const std::vector<std::pair<std::string, std::string>>& rows);
 

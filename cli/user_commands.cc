@@ -1,3 +1,4 @@
+// vipu-admin's user commands: create (access key, ID.vipu-cli.hcl at mode 0600), list, remove.
 #include "cli/user_commands.h"
 
 #include <fcntl.h>

@@ -21,7 +21,7 @@ std::string RenderUserHcl(const ClientConfig& base, const std::string& user_id,
                           const std::string& access_key);
 std::string RenderUsersTable(const vipuadmin::ListUsersReply& reply);
 
-// Prints (vipu-spec.md 3.4)
+// Prints (docs/security.md)
 //   create user (ID): success. Access key is 'KEY'.
 //   vipu configuration file for the user 'ID' written: ID.vipu-cli.hcl
 //   Use 'vipu --config ID.vipu-cli.hcl' to switch to the user context.

@@ -1,3 +1,4 @@
+// Table, wire and CLI names of the object model's enums, and their lenient parsing.
 #include "fabric/enum_names.h"
 
 #include <cctype>

@@ -1,3 +1,4 @@
+// Fault kinds of `inject fault`: names, parsing, and the validation every layer shares.
 #include "fabric/fault_request.h"
 
 #include "absl/strings/ascii.h"

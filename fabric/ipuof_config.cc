@@ -1,3 +1,4 @@
+// Builds each GCD's IPUoF config and the POPLAR_TARGET_OPTIONS a partition implies.
 #include "fabric/ipuof_config.h"
 
 #include <algorithm>

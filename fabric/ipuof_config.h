@@ -1,5 +1,5 @@
 // The IPUoF configuration of a partition, one per GCD: what Poplar reads to
-// attach (vipu-spec.md 6.2), and the POPLAR_TARGET_OPTIONS it implies (6.3).
+// attach, and the POPLAR_TARGET_OPTIONS it implies.
 #ifndef VIPU_FABRIC_IPUOF_CONFIG_H_
 #define VIPU_FABRIC_IPUOF_CONFIG_H_
 

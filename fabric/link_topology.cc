@@ -1,3 +1,4 @@
+// LinkTopology: a cluster's IPU-, Sync- and GW-Links, found by port, counted, owned by partitions.
 #include "fabric/link_topology.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // The links of a cluster: IPU-Links (rungs and rails of each ILD's ladder,
 // torus wrap rails), Sync-Links between neighbouring machines, and GW-Links
-// between the ILDs (ipu-hardware.md 1.3, vipu-spec.md 5.2/5.4). Pure: the
-// server uses it to tell agents their ports, to name faults, to count the
-// cables `test cluster` checks, and to work out which links a partition owns.
+// between the ILDs. Pure: the server uses it to tell agents their ports, to
+// name faults, to count the cables `test cluster` checks, and to work out which
+// links a partition owns.
 //
 // Each machine has kPortsPerMachine numbered ports (the `--link N` of
 // `vipu-admin inject fault`). One "IPU-Link" here is the logical connection
@@ -70,7 +70,7 @@ std::string LinkKindName(LinkKind kind);
 // "gw0", ...; "port N" for an unknown number.
 std::string PortName(uint32_t port);
 
-// What `vipu-admin test cluster` counts (vipu-spec.md 8).
+// What `vipu-admin test cluster` counts (docs/cli.md).
 struct LinkCounts {
   uint32_t agents = 0;
   uint32_t ipu_link_cables = 0;  // Cabling

@@ -1,3 +1,4 @@
+// Place: aligned IPU blocks for a partition, best fit in one ILD or one segment in each ILD.
 #include "fabric/placement.h"
 
 #include <algorithm>

@@ -56,7 +56,7 @@ IldMasks MasksOf(const ClusterLayout& layout, const std::vector<bool>& allowed_m
 
 // Place as above, from masks: no lookup per machine. The same result as the
 // overload with sets whose allowed agents and used IPUs give these masks.
-// What a server managing 16,384 machines calls on every create (issue 6).
+// What a server managing 16,384 machines calls on every create.
 // INVALID_ARGUMENT ("masks: ...") unless both hold num_ilds() entries.
 absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, const IldMasks& masks,
                                                 const PlacementRequest& request);

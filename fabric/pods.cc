@@ -1,3 +1,4 @@
+// The preset pods (pod4 .. pod256 and bow- variants): shapes, specs and their clusters.
 #include "fabric/pods.h"
 
 #include <utility>

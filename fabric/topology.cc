@@ -1,3 +1,4 @@
+// ClusterLayout (where each IPU of a cluster sits) and SortedAgentCursor's galloping lookups.
 #include "fabric/topology.h"
 
 #include <algorithm>

@@ -55,7 +55,7 @@ class ClusterLayout {
 // of a std::set<IpuRef> or of a std::map by id: each lookup gallops forward
 // from the previous one, so a sweep over a sorted list of the cluster's
 // 16,384 machines costs a few string comparisons per machine instead of a
-// hash lookup each (issue 6). An id smaller than the previous one starts
+// hash lookup each. An id smaller than the previous one starts
 // again from the beginning: still right, only slower. Holds a reference to
 // the layout.
 class SortedAgentCursor {

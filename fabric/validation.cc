@@ -1,3 +1,4 @@
+// ValidateId and the partition request rules, refused as INVALID_ARGUMENT naming the field.
 #include "fabric/validation.h"
 
 #include <set>

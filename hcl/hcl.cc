@@ -1,3 +1,4 @@
+// Parses the flat `key = value` HCL of vipu-cli.hcl and vipu-server.hcl, and reads the files.
 #include "hcl/hcl.h"
 
 #include <cerrno>

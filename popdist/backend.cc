@@ -1,3 +1,4 @@
+// The MPI backend of popdist: initialise, query and finalise it; executeOnInstances.
 #include "popdist/backend.h"
 
 #include <mpi.h>

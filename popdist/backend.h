@@ -1,6 +1,6 @@
-// The communication backend between instances (poprun-spec.md 5.3): MPI,
-// as launched by poprun's mpirun. Collectives need an initialised backend;
-// init() does it and finalises at exit.
+// The communication backend between instances: MPI, as launched by poprun's
+// mpirun. Collectives need an initialised backend; init() does it and finalises
+// at exit.
 #ifndef VIPU_POPDIST_BACKEND_H_
 #define VIPU_POPDIST_BACKEND_H_
 

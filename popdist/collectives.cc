@@ -1,3 +1,4 @@
+// allReduceSum, allGather and broadcast between poprun's instances over MPI.
 #include "popdist/collectives.h"
 
 #include <mpi.h>

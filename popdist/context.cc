@@ -1,3 +1,4 @@
+// popdist's getters over the POPDIST_* environment, with single-instance defaults.
 #include "popdist/context.h"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// The IPUoF client: attach to a GCD (server, config file or directory), list devices, run work.
 #include "popdist/ipuof_client.h"
 
 #include <grpcpp/grpcpp.h>

@@ -6,7 +6,7 @@
 // link model's step times. A failed IPU or link makes the run fail with a
 // message naming the machine and the IPU or link.
 //
-// Attaching, as Poplar does (vipu-spec.md 6.1), in this order:
+// Attaching, as Poplar does, in this order:
 //  1. IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT (default 8090),
 //     IPUOF_VIPU_API_PARTITION_ID, IPUOF_VIPU_API_GCD_ID (default 0) and
 //     IPUOF_VIPU_API_TIMEOUT (seconds): ask vipu-server

@@ -1,4 +1,4 @@
-// popdist_sample_train: a BERT pre-training run as the seed logs show it,
+// popdist_sample_train: a BERT pre-training run as Graphcore's BERT logs it,
 // on the partition poprun prepared. It attaches to its GCD with the IPUoF
 // client (popdist/ipuof_client.h: IPUOF_VIPU_API_*, IPUOF_CONFIG_PATH or
 // ~/.ipuof.conf.d/), places pipeline stages on IPUs, "compiles" (a modelled
@@ -71,7 +71,7 @@ bool AllInstancesOk(bool ok) {
 }
 
 // Compile time grows with the graph of one replica (its parameters); the
-// two seed runs (BERT base 500.8 s, BERT large 683.7 s, 4 IPUs each) fix
+// two measured runs (BERT base 500.8 s, BERT large 683.7 s, 4 IPUs each) fix
 // the line.
 double CompileSeconds(const model::Workload& w) {
   const model::NetworkWork net = model::BuildNetworkWork(w);

@@ -1,3 +1,4 @@
+// ToWorkloadSpec: a model workload as the vipuagent.WorkloadSpec a machine runs, every field set.
 #include "popdist/workload_spec.h"
 
 #include "absl/strings/str_cat.h"

@@ -1,3 +1,4 @@
+// vipuadmin.AdminService and AllocationService: agents, clusters, allocations and backup.
 #include "server/admin_service.h"
 
 #include <filesystem>

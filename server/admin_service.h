@@ -53,7 +53,7 @@ class AdminService final : public vipuadmin::AdminService::Service {
   grpc::Status RemoveAllocation(grpc::ServerContext*, const vipuadmin::RemoveAllocationRequest*,
                                 vipuadmin::RemoveAllocationReply*) override;
 
-  // Issue 3 (admin_service_health.cc): fault injection and cluster tests;
+  // Fault injection and cluster tests (admin_service_health.cc);
   // unset: UNIMPLEMENTED.
   void EnableHealthOps(FaultInjector* faults, ClusterTester* tester) {
     faults_ = faults;

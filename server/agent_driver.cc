@@ -1,3 +1,4 @@
+// AgentDriver: configure, reset and release a partition on its machines in parallel; agent stubs.
 #include "server/agent_driver.h"
 
 #include <grpcpp/grpcpp.h>

@@ -1,3 +1,4 @@
+// AgentRegistry: the in-memory record of registrations, heartbeats, health and topology sent.
 #include "server/agent_registry.h"
 
 namespace vipu::server {

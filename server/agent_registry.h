@@ -19,7 +19,7 @@ namespace vipu::server {
 
 using Attributes = std::vector<std::pair<std::string, std::string>>;
 
-// Faults an agent reported in its latest heartbeat (issue 3).
+// Faults an agent reported in its latest heartbeat.
 struct AgentHealth {
   std::map<uint32_t, std::string> ipu_errors;  // IPU# -> "injected fault"
   // Port -> "IPU-Link ag3.ipu1-ag4.ipu3" (kind and link name) of downed links.
@@ -80,8 +80,8 @@ class AgentRegistry {
   bool Heartbeat(const std::string& id, absl::Time now);
   // Same, recording the health the heartbeat carried.
   bool Heartbeat(const std::string& id, absl::Time now, AgentHealth health);
-  // Issue 6: a batch of agents under one lock. Returns the ids that are not
-  // registered (they must register again).
+  // A batch of agents under one lock (the batched registry calls). Returns
+  // the ids that are not registered (they must register again).
   void RegisterMany(std::vector<LiveAgent> agents, absl::Time now);
   std::vector<std::string> HeartbeatMany(std::vector<std::pair<std::string, AgentHealth>> beats,
                                          absl::Time now);

@@ -1,3 +1,4 @@
+// The layout and link memos per cluster, partition link ports and each agent's SetTopology.
 #include "server/cluster_links.h"
 
 #include <mutex>

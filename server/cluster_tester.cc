@@ -1,3 +1,4 @@
+// ClusterTester::Run: the `test cluster` tests, fanned out to the cluster's agents and summarised.
 #include "server/cluster_tester.h"
 
 #include <grpcpp/grpcpp.h>

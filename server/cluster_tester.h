@@ -1,4 +1,4 @@
-// `vipu-admin test cluster`: the installation tests of vipu-spec.md 8, run
+// `vipu-admin test cluster`: V-IPU's installation tests (docs/cli.md), run
 // against the cluster's agents. Each test's count follows the cluster's size
 // (fabric::LinkCounts): Version = agents, Cabling = IPU-Link cables between
 // machines, Sync-Link = sync cables, Link-Training = IPU-Links in the ILDs,

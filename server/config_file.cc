@@ -1,3 +1,4 @@
+// ApplyConfigFile: vipu-server.hcl's keys applied to the flags the command line left unset.
 #include "server/config_file.h"
 
 #include "absl/strings/str_cat.h"

@@ -1,3 +1,4 @@
+// Endpoints: starts one grpc::Server per distinct listen address, with health and reflection.
 #include "server/endpoints.h"
 
 #include <grpcpp/health_check_service_interface.h>

@@ -1,8 +1,8 @@
-// The gRPC listeners of vipu-server. The user API (virmgrpc + the
-// allocation list), the admin API and the agent registry can each have their
-// own address, so that networks (VLANs) can keep them apart (vipu-spec.md
-// 7.1). Roles that share an address share one grpc::Server; each server gets
-// health checking, reflection and the version service.
+// The gRPC listeners of vipu-server. The user API (virmgrpc + the allocation
+// list), the admin API and the agent registry can each have their own address,
+// so that networks (VLANs) can keep them apart (docs/security.md, End-points).
+// Roles that share an address share one grpc::Server; each server gets health
+// checking, reflection and the version service.
 #ifndef VIPU_SERVER_ENDPOINTS_H_
 #define VIPU_SERVER_ENDPOINTS_H_
 

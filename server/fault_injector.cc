@@ -1,3 +1,4 @@
+// FaultInjector::Inject: checks a fault request against the database and forwards it.
 #include "server/fault_injector.h"
 
 #include <grpcpp/grpcpp.h>

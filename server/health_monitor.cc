@@ -1,3 +1,4 @@
+// HealthMonitor: marks agents Down, fails and auto-resets partitions, pushes topology.
 #include "server/health_monitor.h"
 
 #include <grpcpp/grpcpp.h>

@@ -1,3 +1,4 @@
+// Inventory: validated, transactional changes and reads of agents, clusters and allocations.
 #include "server/inventory.h"
 
 #include <set>

@@ -26,7 +26,7 @@ class Inventory {
   // Registration of a running agent: updates its address, or adds it when
   // `auto_add` (simulated pods); NOT_FOUND for an unknown agent otherwise.
   absl::Status RecordRegistration(const fabric::Agent& agent, bool auto_add);
-  // The same for many agents in one transaction (issue 6: 16,384 machines
+  // The same for many agents in one transaction (16,384 machines
   // registering must not cost one durable commit each). One status per agent,
   // in order; an error of the transaction itself (nothing recorded) otherwise.
   absl::StatusOr<std::vector<absl::Status>> RecordRegistrations(

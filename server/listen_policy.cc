@@ -1,3 +1,4 @@
+// CheckListenPolicy: refuses user or admin APIs beyond loopback without --secure or --insecure.
 #include "server/listen_policy.h"
 
 #include <arpa/inet.h>

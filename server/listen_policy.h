@@ -1,6 +1,6 @@
 // Refuses to serve the user or admin API beyond loopback without --secure,
 // unless the operator said --insecure: an unauthenticated V-IPU lets anyone
-// who can reach the port remove every partition (vipu-spec.md 3.4).
+// who can reach the port remove every partition (docs/security.md).
 #ifndef VIPU_SERVER_LISTEN_POLICY_H_
 #define VIPU_SERVER_LISTEN_POLICY_H_
 

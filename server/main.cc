@@ -172,7 +172,7 @@ int Run(const ServerOptions& opt) {
   admin_service.set_readiness(&readiness);
   admin_service.EnableBackup(store->get(), opt.db);
 
-  // Issue 3: partitions own their links, faults can be injected, clusters
+  // Simulated-pod health: partitions own their links, faults can be injected, clusters
   // tested, and a health monitor acts on what heartbeats report.
   driver.set_link_ports(
       [db = store->get()](const fabric::Partition& p) { return PartitionLinkPorts(db, p); });

@@ -1,3 +1,4 @@
+// Metrics: counters, histograms and collectors, rendered as OpenMetrics or Prometheus text.
 #include "server/metrics.h"
 
 #include <cmath>

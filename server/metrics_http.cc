@@ -1,3 +1,4 @@
+// MetricsHttpServer: the --metrics-listen HTTP server answering GET /metrics.
 #include "server/metrics_http.h"
 
 #include <httplib.h>

@@ -1,3 +1,4 @@
+// PartitionController: create, reset, remove, reconcile, recover and health of partitions.
 #include "server/partition_controller.h"
 
 #include <algorithm>
@@ -120,7 +121,7 @@ absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
 // Up at `now`; the allocation's agents that are not Up go to *down. One
 // registry lock (Pulses, by id) swept against the layout in id order, and the
 // allocation matched in the cluster's order, instead of a locked map lookup
-// and a hash lookup for each of up to 16,384 machines per create (issue 6).
+// and a hash lookup for each of up to 16,384 machines per create.
 std::vector<bool> AllowedMachines(const fabric::ClusterLayout& layout,
                                   const fabric::Allocation& allocation,
                                   const AgentRegistry& registry, absl::Time now,

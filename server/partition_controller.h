@@ -1,7 +1,7 @@
-// The partition lifecycle (DESIGN.md): validate, place, commit, reply; then
-// configure the agents in the background and commit the outcome. Every
-// operation is fenced by the partition's generation, so a late result of an
-// older operation never overwrites a newer one, and agents refuse it.
+// The partition lifecycle (docs/architecture.md): validate, place, commit,
+// reply; then configure the agents in the background and commit the outcome.
+// Every operation is fenced by the partition's generation, so a late result of
+// an older operation never overwrites a newer one, and agents refuse it.
 #ifndef VIPU_SERVER_PARTITION_CONTROLLER_H_
 #define VIPU_SERVER_PARTITION_CONTROLLER_H_
 
@@ -69,7 +69,7 @@ class PartitionController {
   // After a server start: finish operations a crash interrupted.
   void Recover();
 
-  // Health (issue 3), driven by the HealthMonitor.
+  // Health, driven by the HealthMonitor.
   struct FaultReport {
     std::string id;
     uint64_t generation = 0;

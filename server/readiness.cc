@@ -1,3 +1,4 @@
+// Readiness: refuses mutating RPCs with UNAVAILABLE and retry-after-ms until reconciled.
 #include "server/readiness.h"
 
 #include <algorithm>

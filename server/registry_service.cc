@@ -1,3 +1,4 @@
+// vipuagent.AgentRegistry: validates and records registrations and heartbeats, single or batched.
 #include "server/registry_service.h"
 
 #include <set>

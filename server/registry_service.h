@@ -1,7 +1,8 @@
-// vipuagent.AgentRegistry: agents register (address, machine, what they
-// hold) and heartbeat. Registration triggers reconciliation of that agent.
-// The batch calls carry many machines of one agent process (issue 6): a
-// batch is validated whole before anything is recorded.
+// vipuagent.AgentRegistry: agents register (address, machine, what they hold)
+// and heartbeat. Registration triggers reconciliation of that agent. The batch
+// calls carry many machines of one agent process, so that a large fleet costs a
+// few RPCs per heartbeat period: a batch is validated whole before anything is
+// recorded.
 #ifndef VIPU_SERVER_REGISTRY_SERVICE_H_
 #define VIPU_SERVER_REGISTRY_SERVICE_H_
 

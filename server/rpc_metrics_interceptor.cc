@@ -1,3 +1,4 @@
+// A gRPC server interceptor counting and timing every RPC by service, method and code.
 #include "server/rpc_metrics_interceptor.h"
 
 #include <chrono>

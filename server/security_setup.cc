@@ -1,3 +1,4 @@
+// vipu-server's security flags and start-up: --tls-init, the default admin, listen checks.
 #include "server/security_setup.h"
 
 #include <pwd.h>
@@ -38,7 +39,7 @@ int Fail(absl::string_view message, int code) {
   return code;
 }
 
-// Prints the two lines of vipu-spec.md 7.2.
+// Prints the two lines Graphcore's `--tls-init` prints (docs/security.md).
 absl::Status InitTls(const std::string& dir, const ServerOptions& options) {
   TlsInitOptions tls;
   tls.dir = dir;

@@ -1,3 +1,4 @@
+// Simulator: starts and stops the vipu-agent child processes of `--simulate POD`.
 #include "server/simulator.h"
 
 #include <signal.h>

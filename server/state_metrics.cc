@@ -1,3 +1,4 @@
+// The gauges computed at each scrape from the database and the agent registry.
 #include "server/state_metrics.h"
 
 #include <map>

@@ -1,3 +1,4 @@
+// SystemdNotifier: sd_notify STATUS, READY, STOPPING and watchdog pings.
 #include "server/systemd_notify.h"
 
 #include <systemd/sd-daemon.h>

@@ -1,3 +1,4 @@
+// LoadServerTlsCredentials: mutual-TLS server credentials from the --tls-dir files.
 #include "server/tls_credentials.h"
 
 #include <fstream>

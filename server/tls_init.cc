@@ -1,3 +1,4 @@
+// GenerateTlsCertificates: the CA, server and client certificates of `--tls-init` (OpenSSL).
 #include "server/tls_init.h"
 
 #include <arpa/inet.h>

@@ -1,5 +1,5 @@
 // `vipu-server --tls-init DIR`: the certificates of the secure mode
-// (vipu-spec.md 7.2). A CA (EC P-256, self-signed) signs a server
+// (docs/security.md). A CA (EC P-256, self-signed) signs a server
 // certificate (SAN DNS:localhost, IP:127.0.0.1 and the extra hosts) and a
 // client certificate shared by the CLIs (users are told apart by their
 // access keys, not their certificates). Layout:

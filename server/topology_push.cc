@@ -1,3 +1,4 @@
+// EnsureTopology and TopologyPusher: SetTopology to agents, once per registration or change.
 #include "server/topology_push.h"
 
 #include <grpcpp/grpcpp.h>

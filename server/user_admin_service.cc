@@ -1,3 +1,4 @@
+// vipuadmin.UserAdminService: create, list and remove users, for admins only.
 #include "server/user_admin_service.h"
 
 #include "google/protobuf/util/time_util.h"

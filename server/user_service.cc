@@ -1,3 +1,4 @@
+// virmgrpc.UserService and VersionService: access check, translation, controller call, status.
 #include "server/user_service.h"
 
 #include "absl/strings/str_cat.h"

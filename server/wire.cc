@@ -1,3 +1,4 @@
+// FromWire and ToWire between user and admin API messages and fabric types.
 #include "server/wire.h"
 
 #include "absl/strings/str_format.h"

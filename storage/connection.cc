@@ -1,3 +1,4 @@
+// Connection and Statement: one SQLite connection, its cached prepared statements and binds.
 #include "storage/connection.h"
 
 #include <utility>

@@ -1,3 +1,4 @@
+// The SQL of each schema migration step (v1: the object model, v2: users and shares).
 #include "storage/schema.h"
 
 #include "absl/strings/str_cat.h"

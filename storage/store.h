@@ -28,7 +28,7 @@ namespace vipu::storage {
 // Schema version this binary writes (PRAGMA user_version).
 inline constexpr int kSchemaVersion = 2;
 
-// A user of the secure mode (vipu-spec.md 3.4). The access key itself is never
+// A user of the secure mode (docs/security.md). The access key itself is never
 // stored: `key_hash` is the salted hash written by server/auth/access_key.h.
 struct UserRecord {
   std::string id;

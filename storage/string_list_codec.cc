@@ -1,3 +1,4 @@
+// EncodeStringList and DecodeStringList: a list of strings as one JSON-array TEXT column.
 #include "storage/string_list_codec.h"
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Pure placement cost at the design limit (issue 6): a cluster of 16,384
+// Pure placement cost at the design limit: a cluster of 16,384
 // machines (65,536 IPUs) in 1,024 ILDs of 64 IPUs, switched GW-Links. Times
 // ClusterLayout::Build and fabric::Place for 64- and 256-IPU partitions when
 // 90% of the ILDs are full (the free ones last, so the scan sees every ILD),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6: one vipu-server managing MACHINES simulated IPU-Machines (default
+# One vipu-server managing MACHINES simulated IPU-Machines (default
 # 16,384 = 65,536 IPUs, the design limit of the original) served by PROCS
 # vipu-agent processes, each on one shared port with batched registration
 # and heartbeats. Measures registration, memory, placement (create latency
@@ -20,7 +20,7 @@ if (( machines % (16 * procs) != 0 )); then
   exit 2
 fi
 per=$((machines / procs))
-ilds=$((machines / 16))  # an ILD is 16 machines (64 IPUs), vipu-spec 3.7
+ilds=$((machines / 16))  # an ILD is 16 machines (64 IPUs)
 
 work=$(mktemp -d)
 server_pid=

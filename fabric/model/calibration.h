@@ -1,6 +1,6 @@
 // The global constants of the compute and link model. They are the same for
 // every workload and system; docs/model.md explains where each comes from
-// and which two were tuned against the seed runs.
+// and which two were tuned against two measured BERT runs.
 #ifndef VIPU_FABRIC_MODEL_CALIBRATION_H_
 #define VIPU_FABRIC_MODEL_CALIBRATION_H_
 

@@ -1,3 +1,4 @@
+// Times of ring collectives in an ILD and of the three-phase reduction across GW-Links.
 #include "fabric/model/collectives.h"
 
 #include <algorithm>

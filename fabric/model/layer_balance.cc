@@ -1,3 +1,4 @@
+// BalanceLayers: the contiguous layer split that makes the slowest pipeline stage fastest.
 #include "fabric/model/layer_balance.h"
 
 #include <algorithm>

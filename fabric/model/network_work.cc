@@ -1,3 +1,4 @@
+// Per-micro-batch work of transformer and ResNet networks, unit by unit, from their shapes.
 #include "fabric/model/network_work.h"
 
 #include <cmath>

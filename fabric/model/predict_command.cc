@@ -1,3 +1,4 @@
+// `ipu-model predict`: flags to a workload and a system, the prediction as text or JSON.
 #include "fabric/model/predict_command.h"
 
 #include <chrono>

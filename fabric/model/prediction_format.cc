@@ -1,3 +1,4 @@
+// A step prediction rendered as JSON or as a readable summary.
 #include "fabric/model/prediction_format.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// PredictStep: validates a workload against a system and times one training step.
 #include "fabric/model/step_predictor.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SystemSpec of a pod: chip speed, memory, link bandwidths and latencies; by preset name.
 #include "fabric/model/system_spec.h"
 
 #include <algorithm>

@@ -40,7 +40,7 @@ struct SystemSpec {
   double streaming_memory_bps_per_ipu = 0;  // IPU <-> gateway DDR (PCIe Gen4 x8)
 };
 
-// The spec of a preset pod: chip and link figures from the hardware notes.
+// The spec of a preset pod: its chip and link figures (docs/model.md).
 SystemSpec SystemSpecFromPod(const PodSpec& pod);
 
 // SystemSpecFromPod(PodPreset(name)); INVALID_ARGUMENT for unknown names.

@@ -1,3 +1,4 @@
+// Workload presets (BERT, GPT-2, ResNet), pipeline units and optimizer names.
 #include "fabric/model/workload.h"
 
 #include "absl/status/status.h"

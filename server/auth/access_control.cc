@@ -1,3 +1,4 @@
+// AccessControl::Admit: the caller of each RPC from its metadata, admin check and rate limit.
 #include "server/auth/access_control.h"
 
 #include "absl/strings/str_cat.h"

@@ -4,7 +4,7 @@
 //
 // With --secure: no or a wrong user id/key -> UNAUTHENTICATED; a known user
 // calling an admin action -> PERMISSION_DENIED. Without --secure every
-// caller is anonymous and unrestricted (vipu-spec.md 3.4), but the rate
+// caller is anonymous and unrestricted (docs/security.md), but the rate
 // limit still applies, keyed by the peer's address. Every refusal is logged
 // with the caller and the action and changes nothing.
 #ifndef VIPU_SERVER_AUTH_ACCESS_CONTROL_H_

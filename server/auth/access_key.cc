@@ -1,3 +1,4 @@
+// Access keys: random generation, PBKDF2-HMAC-SHA256 hashing and verification (OpenSSL).
 #include "server/auth/access_key.h"
 
 #include <openssl/crypto.h>

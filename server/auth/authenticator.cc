@@ -1,3 +1,4 @@
+// Authenticator: checks a user id and access key, caching verified pairs by key hash.
 #include "server/auth/authenticator.h"
 
 #include <optional>

@@ -1,3 +1,4 @@
+// Caller: the system caller and what a caller may use and see.
 #include "server/auth/caller.h"
 
 #include <algorithm>

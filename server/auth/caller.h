@@ -22,7 +22,7 @@ struct Caller {
   std::string peer;
 
   // The server itself (recovery) and every caller of an insecure server:
-  // without --secure "all users have access to all allocations" (vipu-spec 3.4).
+  // without --secure "all users have access to all allocations" (docs/security.md).
   static const Caller& System();
 
   // Admins and unauthenticated callers of an insecure server see everything.

@@ -1,5 +1,5 @@
-// gRPC metadata the CLIs send with every call (vipu-spec.md 2.4); the same
-// names as cli/connection.h.
+// gRPC metadata the CLIs send with every call (--api-user-id and
+// --api-access-key, docs/security.md); the same names as cli/connection.h.
 #ifndef VIPU_SERVER_AUTH_METADATA_KEYS_H_
 #define VIPU_SERVER_AUTH_METADATA_KEYS_H_
 

@@ -1,3 +1,4 @@
+// RateLimiter: one token bucket per caller key, idle buckets dropped.
 #include "server/auth/rate_limiter.h"
 
 #include <algorithm>

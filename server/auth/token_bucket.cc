@@ -1,3 +1,4 @@
+// TokenBucket: refill by elapsed time, take one token per call.
 #include "server/auth/token_bucket.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// UserDirectory: create, list and remove secure-mode users, and ensure the default admin.
 #include "server/auth/user_directory.h"
 
 #include <set>

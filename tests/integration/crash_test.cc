@@ -1,12 +1,13 @@
-// Crash consistency (DESIGN.md invariants 1-3): client threads create, reset
-// and remove partitions through the generated stubs while vipu-server is
-// SIGKILLed at random moments; after every restart the acknowledged history
-// must be what the server shows, no IPU is in two partitions or lost, and
-// the agents hold every ACTIVE partition at its stored generation.
+// Crash consistency (docs/architecture.md, invariants 1-3): client threads
+// create, reset and remove partitions through the generated stubs while
+// vipu-server is SIGKILLed at random moments; after every restart the
+// acknowledged history must be what the server shows, no IPU is in two
+// partitions or lost, and the agents hold every ACTIVE partition at its stored
+// generation.
 //
-// CI runs 50 kills. Longer runs (bench/): VIPU_CRASH_ITERATIONS=1000; a
-// failing run prints its seed, VIPU_CRASH_SEED=<seed> repeats the schedule
-// of operations (kill moments still depend on timing).
+// CI runs 50 kills. Longer runs (bench/): VIPU_CRASH_ITERATIONS=1000; a failing
+// run prints its seed, VIPU_CRASH_SEED=<seed> repeats the schedule of
+// operations (kill moments still depend on timing).
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Simulated-pod behaviour (issue 3) with real processes: injected faults put
+// Simulated-pod behaviour with real processes: injected faults put
 // exactly the partitions they touch in PS_ERROR naming the machine and the
 // IPU or link, the server notices a hung agent within three heartbeats, the
 // partitions auto-reset when the fault clears, `test cluster` counts follow

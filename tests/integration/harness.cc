@@ -1,3 +1,4 @@
+// Spawning and waiting for child processes, temp dirs, and ServerProcess for integration tests.
 #include "tests/integration/harness.h"
 
 #include <fcntl.h>

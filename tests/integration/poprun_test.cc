@@ -377,8 +377,9 @@ double Throughput(const std::string& out) {
   return std::regex_search(out, m, re) ? std::stod(m[1]) : -1;
 }
 
-// BERT-Large on a Bow Pod64 as in the seed: 16 replicas x 4 IPUs, with the
-// executable cache missed once and hit the second time.
+// BERT-Large on a Bow Pod64 as in its calibration run (docs/model.md): 16
+// replicas x 4 IPUs, with the executable cache missed once and hit the
+// second time.
 TEST(PoprunSample, BertLargeOnBowPod64AndExecutableCache) {
   auto server = ServerProcess::Start("bow-pod64");
   const std::string cache = MakeTempDir() + "/cache";

@@ -84,7 +84,7 @@ class SecureTest : public ::testing::Test {
   CommandResult Admin(const std::vector<std::string>& args) const {
     return server_->VipuAdmin(Join(As("root", root_key_), args));
   }
-  // Creates `id` and returns its key, checking the three lines of vipu-spec 3.4.
+  // Creates `id` and returns its key, checking the three lines `create user` prints.
   std::string CreateUser(const std::string& id, const std::vector<std::string>& flags) {
     std::vector<std::string> args =
         Join({"--api-host", "127.0.0.1", "--api-port", std::to_string(server_->port())},

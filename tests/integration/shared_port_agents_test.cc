@@ -1,4 +1,4 @@
-// Many machines on one port (issue 6) with real processes: one vipu-agent
+// Many machines on one port with real processes: one vipu-agent
 // serving 64 machines on a shared port registers them in batches with a
 // running vipu-server, they form a 4-ILD cluster, and a 2-ILD partition
 // configured through that one port becomes ACTIVE and is removed.

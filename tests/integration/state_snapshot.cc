@@ -1,3 +1,4 @@
+// TakeSnapshot and the invariant checks run on it: placement and agents against the database.
 #include "tests/integration/state_snapshot.h"
 
 #include <grpcpp/grpcpp.h>

@@ -2,7 +2,7 @@
 // from the outside: the user and admin APIs, each agent's GetInfo, and the
 // generation numbers from the database file (read-only; the user API does
 // not show them). The reliability tests take one after a crash or a race and
-// check the invariants of DESIGN.md against it.
+// check the invariants of docs/architecture.md against it.
 #ifndef VIPU_TESTS_INTEGRATION_STATE_SNAPSHOT_H_
 #define VIPU_TESTS_INTEGRATION_STATE_SNAPSHOT_H_
 

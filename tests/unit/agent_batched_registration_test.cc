@@ -1,4 +1,4 @@
-// RegistrationClient in batched mode (issue 6) against an in-process fake
+// RegistrationClient in batched mode against an in-process fake
 // AgentRegistry: machines register and heartbeat in RegisterBatch /
 // HeartbeatBatch calls of bounded size, refused and unknown machines are
 // registered again, and heartbeats carry only faults.

@@ -1,4 +1,4 @@
-// A simulated machine's topology, faults and link ownership (issue 3).
+// A simulated machine's topology, faults and link ownership.
 #include <thread>
 
 #include "agents/simulated_machine.h"

@@ -1,3 +1,4 @@
+// vipu-agent's command line: defaults, every flag, help and version, and every invalid value.
 #include "agents/agent_options.h"
 
 #include <sstream>

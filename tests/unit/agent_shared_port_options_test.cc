@@ -1,4 +1,4 @@
-// vipu-agent's flags for many machines on one port (issue 6): --machines,
+// vipu-agent's flags for many machines on one port: --machines,
 // --id-prefix, --first-index and --shared-port, and every invalid value.
 #include <sstream>
 #include <string>

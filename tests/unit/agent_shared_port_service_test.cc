@@ -1,4 +1,4 @@
-// SharedPortService (issue 6): three machines behind one loopback port,
+// SharedPortService: three machines behind one loopback port,
 // requests dispatched by agent_id; a wrong or missing id is refused.
 #include <memory>
 #include <string>

@@ -1,3 +1,4 @@
+// SimulatedMachine: generation rules of configure, reset and release; reported attributes.
 #include <set>
 #include <string>
 

@@ -1,6 +1,6 @@
-// The workload options of the seed's BERT configs over the wire: unset
+// The workload options of the calibration BERT configs (docs/model.md) over the wire: unset
 // fields keep the preset's values, set ones (false included) apply, bad
-// values are refused naming the field, and the seed's Pod64 config predicts
+// values are refused naming the field, and the Pod64 config predicts
 // on a 64-IPU partition exactly what the model predicts in-process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -68,7 +68,7 @@ TEST(WorkloadRunnerWireTest, SeedPod64OnAPartitionEqualsTheInProcessModel) {
   EXPECT_DOUBLE_EQ(run->samples_per_sec, local->samples_per_sec);
   EXPECT_LT(std::abs(run->samples_per_sec / 17692.1 - 1), 0.05) << run->samples_per_sec;
 
-  // Without the seed's memory options the machines model something else:
+  // Without the config's memory options the machines model something else:
   // the fields reach the model.
   vipuagent::WorkloadSpec plain = SeedPod64();
   plain.clear_optimizer_state_offchip();

@@ -1,3 +1,4 @@
+// ClientConfig resolution: flag over environment over file over default, and each error.
 #include <cstdio>
 #include <fstream>
 #include <string>

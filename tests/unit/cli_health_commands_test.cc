@@ -1,3 +1,4 @@
+// `inject fault` flag parsing and the `test cluster` results table.
 #include "cli/health_commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

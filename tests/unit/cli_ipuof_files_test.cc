@@ -1,3 +1,4 @@
+// IPUoF config files: paths, JSON shape, private modes, overwrite, removal and bad homes.
 #include <sys/stat.h>
 
 #include <cstdlib>

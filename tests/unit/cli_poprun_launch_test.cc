@@ -1,3 +1,4 @@
+// poprun's mpirun command and per-instance environment, the reset rule and target options.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -30,7 +31,7 @@ LaunchContext Context() {
   return c;
 }
 
-// The one fully logged mpirun command (poprun-spec.md 2.3).
+// The mpirun command of a real poprun run's log, reproduced.
 TEST(PoprunLaunch, ReproducesTheLoggedCommand) {
   PoprunOptions o = Options(
       {"--allow-run-as-root", "1", "--vv", "--num-instances", "1", "--num-replicas", "16",

@@ -1,3 +1,4 @@
+// poprun's option parser: spellings, booleans, integers, enums, verbosity and errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// poprun's --print-topology table for hosts, ILDs, instances and replicas.
 #include <gtest/gtest.h>
 
 #include "cli/poprun_topology.h"
@@ -5,7 +6,7 @@
 namespace vipu::cli::poprun {
 namespace {
 
-// The four tables of poprun-spec.md section 3, byte for byte.
+// Four tables as Graphcore's poprun prints them, byte for byte.
 TEST(PoprunTopology, OneHostOneInstanceFourReplicas) {
   EXPECT_EQ(RenderTopology({"gc-poplar-02"}, 1, 1, 4),
             " ===========================\n"

@@ -1,4 +1,4 @@
-// Byte-exact table shapes: scripts parse these (vipu-spec.md 3.1, 3.3, 3.5).
+// Byte-exact table shapes: scripts parse these.
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,7 +27,7 @@ std::string RStrip(std::string s) {
 }
 
 // Every line (header, rows) is as long as the rule, and with the padding
-// after the last column removed equals the spec's text.
+// after the last column removed equals the expected line in `spec`.
 void ExpectSpecShape(const std::string& rendered, const std::vector<std::string>& spec) {
   std::vector<std::string> lines = Lines(rendered);
   ASSERT_EQ(lines.size(), spec.size()) << rendered;

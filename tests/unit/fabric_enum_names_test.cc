@@ -1,3 +1,4 @@
+// Names of the object model's enums: table and wire names, CLI spellings, refusals.
 #include <string>
 #include <vector>
 

@@ -1,3 +1,4 @@
+// Fault kinds' names and short forms, and the validation of each kind's fields.
 #include "fabric/fault_request.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,3 +1,4 @@
+// IPUoF configs per GCD and the target options of partitions of several shapes.
 #include <map>
 #include <string>
 #include <utility>

@@ -1,3 +1,4 @@
+// LinkTopology: link counts per pod, link names and ports, and the links partitions own.
 #include <set>
 
 #include "fabric/link_topology.h"

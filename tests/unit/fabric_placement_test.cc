@@ -1,3 +1,4 @@
+// fabric::Place: every size, alignment across ILDs, best fit, allowed agents, explicit IPUs.
 #include <chrono>
 #include <set>
 #include <string>

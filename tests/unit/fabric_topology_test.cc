@@ -1,3 +1,4 @@
+// Pod presets, and ClusterLayout positions, machine indexes and SortedAgentCursor.
 #include <random>
 #include <set>
 #include <string>

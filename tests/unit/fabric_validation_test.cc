@@ -1,3 +1,4 @@
+// ValidateId, partition request validation and default resolution, field by field.
 #include <string>
 #include <vector>
 

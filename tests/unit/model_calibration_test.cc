@@ -1,4 +1,4 @@
-// The seed runs the constants were tuned on, and the published figures they
+// The two runs the constants were tuned on (docs/model.md), and the published figures they
 // were not, replayed through the library.
 #include <cmath>
 

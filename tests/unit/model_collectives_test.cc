@@ -1,3 +1,4 @@
+// Ring collective formulas, replica layouts and the GW-Link phase of the reduction.
 #include "fabric/model/collectives.h"
 #include "fabric/model/system_spec.h"
 #include "gtest/gtest.h"

@@ -1,3 +1,4 @@
+// BalanceLayers: even splits, work pinned to the first or last IPU, and PredictStep's use.
 #include <numeric>
 #include <vector>
 

@@ -1,3 +1,4 @@
+// popdist getters from POPDIST_* (defaults, values, malformed) and single-instance collectives.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// Access keys: randomness, salted hashes that verify only the same key, cost and bad input.
 #include <set>
 
 #include "gmock/gmock.h"

@@ -212,7 +212,7 @@ TEST_F(AuthTest, InsecureGateAdmitsEveryoneButLimitsPerPeerHost) {
   EXPECT_EQ(gate.Admit(CallInfo{"", "", "ipv4:10.0.0.1:2000"}, create).status().code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(gate.Admit(CallInfo{"", "", "ipv4:10.0.0.2:1000"}, create).ok());
-  // Admin actions are open without --secure (vipu-spec.md 3.4).
+  // Admin actions are open without --secure (docs/security.md).
   EXPECT_TRUE(gate.Admit(CallInfo{}, Action{"list agents", true, false}).ok());
 }
 

@@ -1,3 +1,4 @@
+// TokenBucket refill and cap, and RateLimiter's per-key buckets and settings.
 #include <cmath>
 #include <limits>
 

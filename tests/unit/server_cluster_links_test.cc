@@ -1,3 +1,4 @@
+// SetTopology per machine, and which faults count against a partition.
 #include "fabric/placement.h"
 #include "fabric/pods.h"
 #include "gmock/gmock.h"

@@ -1,3 +1,4 @@
+// ApplyConfigFile: file values under flags, validation naming file, line and key, refusals.
 #include <unistd.h>
 
 #include <cstdio>

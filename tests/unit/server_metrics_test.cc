@@ -1,3 +1,4 @@
+// Metrics rendering: family names per format, histograms, escaping, collectors, gRPC code names.
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/metrics.h"

@@ -1,5 +1,5 @@
 // PartitionController::Create reuses a cluster's layout between creates
-// (issue 6) but the database stays the source of truth: a cluster removed
+// but the database stays the source of truth: a cluster removed
 // and created again under the same id with other agents, another agent
 // order or another ILD count is placed on the cluster as it is now.
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// Readiness's refusal and retry hint, and --metrics-listen address parsing.
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

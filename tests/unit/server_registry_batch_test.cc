@@ -1,4 +1,4 @@
-// RegistryService's batched Register and Heartbeat (issue 6) in-process,
+// RegistryService's batched Register and Heartbeat in-process,
 // against a real store in a temporary directory: what a batch records, and
 // every invalid batch refused whole with nothing recorded.
 #include <unistd.h>

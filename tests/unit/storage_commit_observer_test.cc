@@ -1,3 +1,4 @@
+// Store's commit observer sees every durable commit with its duration.
 #include <atomic>
 #include <string>
 
