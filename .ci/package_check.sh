@@ -13,10 +13,14 @@ apt-get update -qq
 # The package's dependencies first, so that the snapshot below holds them
 # and the comparison after purge sees only what the package itself did.
 apt-get satisfy -y -qq "$(dpkg-deb -f "$deb" Depends)" >/dev/null
+# Left out: apt's and dpkg's own records and logs, and the backups that the
+# shadow tools keep of the user database (/etc/passwd- and its kin) whenever
+# a user is added or deleted.
 snapshot() {
   find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run \
     -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log \
-    -o -path /root \) -prune -o -print | sort
+    -o -path /root \) -prune -o -print |
+    grep -v -x -E '/etc/(passwd|group|shadow|gshadow|subuid|subgid)-' | sort
 }
 snapshot >/root/before
 

@@ -12,8 +12,14 @@ seconds=${FUZZ_SECONDS:-20}
 # gate); the default explores for FUZZ_SECONDS per target.
 mode=${FUZZ_MODE:-explore}
 targets=(create_request hcl cli_args poprun_options)
-CC=clang CXX=clang++ cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DVIPU_FUZZ=ON >/dev/null
+# A build directory that is already configured (scripts/test.sh's sanitizer
+# build) keeps its settings; a new one is a clang RelWithDebInfo build.
+if [ ! -f "$dir/CMakeCache.txt" ]; then
+  CC=clang CXX=clang++ cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DVIPU_FUZZ=ON >/dev/null
+fi
+grep -q '^VIPU_FUZZ:BOOL=ON' "$dir/CMakeCache.txt" ||
+  { echo "fuzz: $dir is not a -DVIPU_FUZZ=ON build" >&2; exit 1; }
 ninja -C "$dir" -j"${JOBS:-2}" "${targets[@]/%/_fuzzer}"
 mkdir -p "$dir/artifacts"
 status=0

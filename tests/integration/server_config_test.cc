@@ -1,5 +1,7 @@
 // vipu-server --config FILE (and /etc/vipu/vipu-server.hcl): the keys are the
 // flags without `--`, flags win, mistakes stop the server naming file:line.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -131,10 +133,15 @@ TEST(ServerConfigTest, SecondServerOnAPortInUseFailsToStart) {
 // that those fixed places are its own and nothing on this machine is touched
 // or in the way; `vipu` with its defaults reaches it there.
 TEST(ServerConfigTest, ShippedFileStartsAsIsAndServesLocalhost) {
-  const std::string unshare = "/usr/bin/unshare";
-  if (!std::filesystem::exists(unshare) || !std::filesystem::exists("/usr/sbin/ip") ||
-      RunCommand({unshare, "--user", "--map-root-user", "--net", "--mount", "true"}).exit_code !=
-          0) {
+  // Root makes the namespaces directly (also in a chroot, where a user
+  // namespace is not allowed); anybody else through a user namespace.
+  std::vector<std::string> unshare = {"/usr/bin/unshare", "--net", "--mount",
+                                      "--propagation", "private"};
+  if (geteuid() != 0) unshare.insert(unshare.begin() + 1, {"--user", "--map-root-user"});
+  std::vector<std::string> probe = unshare;
+  probe.push_back("true");
+  if (!std::filesystem::exists(unshare[0]) || !std::filesystem::exists("/usr/sbin/ip") ||
+      RunCommand(probe).exit_code != 0) {
     GTEST_SKIP() << "unshare or ip missing, or namespaces not allowed here";
   }
   const std::string script = absl::StrCat(R"sh(
@@ -162,9 +169,10 @@ wait $server || true
 trap - EXIT
 )sh");
   const std::string dir = MakeTempDir();
-  CommandResult r = RunCommand({unshare, "--user", "--map-root-user", "--net", "--mount",
-                                "/bin/sh", "-c", script,
-                                SourceRoot() + "/systemd/vipu-server.hcl", dir + "/server.log"});
+  std::vector<std::string> argv = unshare;
+  argv.insert(argv.end(), {"/bin/sh", "-c", script, SourceRoot() + "/systemd/vipu-server.hcl",
+                           dir + "/server.log"});
+  CommandResult r = RunCommand(argv);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err << ReadFile(dir + "/server.log");
   EXPECT_THAT(r.out, HasSubstr("version: " VIPU_VERSION "\nhost: localhost:8090\n"));
   EXPECT_THAT(r.out, HasSubstr(" Partition"));  // the table header of an empty list
