@@ -226,7 +226,7 @@ const std::vector<OptionSpec>& Specs() {
        "name"},
       {{"vipu-cluster"},
        true,
-       NonEmptyString("--vipu-cluster", &PoprunOptions::vipu_allocation),
+       NonEmptyString("--vipu-cluster", &PoprunOptions::vipu_cluster),
        "Use the specified V-IPU cluster when creating a partition (deprecated, use "
        "--vipu-allocation instead).",
        "name"},
@@ -656,6 +656,7 @@ std::string SerializeConfig(const PoprunOptions& o) {
   if (!o.vipu_partition.empty()) line("vipu-partition", o.vipu_partition);
   line("vipu-partition-attempts", absl::StrCat(o.vipu_partition_attempts));
   if (!o.vipu_allocation.empty()) line("vipu-allocation", o.vipu_allocation);
+  if (!o.vipu_cluster.empty()) line("vipu-cluster", o.vipu_cluster);
   line("update-partition", yes_no(o.update_partition));
   if (o.reset_partition) line("reset-partition", yes_no(*o.reset_partition));
   line("remove-partition", yes_no(o.remove_partition));

@@ -34,7 +34,8 @@ struct PoprunOptions {
   std::optional<uint32_t> vipu_server_timeout;
   std::string vipu_partition;
   uint32_t vipu_partition_attempts = 1;
-  std::string vipu_allocation;  // also --vipu-cluster (deprecated)
+  std::string vipu_allocation;
+  std::string vipu_cluster;  // the partition is created in an allocation of this cluster
   bool update_partition = false;
   std::optional<bool> reset_partition;  // unset: reset iff not reconfigurable
   bool remove_partition = true;

@@ -269,6 +269,30 @@ TEST_F(PoprunTest, ValidationFailsBeforeAnythingIsCreated) {
   EXPECT_THAT(server_->Vipu({"list", "partitions"}).out, Not(HasSubstr("poprun-")));
 }
 
+// --vipu-cluster names a cluster: the partition goes into an allocation of
+// it (as in the BERT README's POD128 command), and an unknown cluster or an
+// allocation in another cluster fails before anything is created.
+TEST_F(PoprunTest, VipuClusterNamesACluster) {
+  CommandResult r = Poprun(*server_, {"--vipu-cluster=pod16", "--vipu-partition", "inc",
+                                      "--num-replicas", "4", POPDIST_ENV_DUMP_BIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ByInstance(r.out)[0]["IPUOF_VIPU_API_PARTITION_ID"], "inc");
+  r = Poprun(*server_, {"--vipu-cluster", "pod16", "--vipu-allocation", "default",
+                        "--vipu-partition", "inc", "--num-replicas", "4", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Poprun(*server_,
+             {"--vipu-cluster=c128", "--vipu-partition", "nope", "--num-replicas", "4", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("POPRUN ERROR: --vipu-cluster: no allocation in a cluster named "
+                               "c128 on the V-IPU server (clusters with allocations: pod16)"));
+  r = Poprun(*server_, {"--vipu-cluster=c128", "--vipu-allocation=default", "--vipu-partition",
+                        "nope", "--num-replicas", "4", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--vipu-cluster: allocation default is in cluster pod16, not c128"));
+  EXPECT_FALSE(Listed(*server_, "nope"));
+  EXPECT_FALSE(Listed(*server_, "inc"));
+}
+
 TEST(PoprunServer, UnreachableServerIsNamed) {
   // A port nobody listens on: bind, read the port, close.
   int fd = socket(AF_INET, SOCK_STREAM, 0);

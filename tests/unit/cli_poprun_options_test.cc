@@ -137,9 +137,13 @@ TEST(PoprunOptions, StringOptionsRejectEmptyValues) {
   }
 }
 
-TEST(PoprunOptions, ClusterIsAnAliasOfAllocation) {
-  EXPECT_EQ(Parse({"--vipu-cluster=c128", "p"}).vipu_allocation, "c128");
-  EXPECT_EQ(Parse({"--vipu-allocation", "a1", "p"}).vipu_allocation, "a1");
+TEST(PoprunOptions, ClusterAndAllocationAreSeparate) {
+  PoprunOptions o = Parse({"--vipu-cluster=c128", "p"});
+  EXPECT_EQ(o.vipu_cluster, "c128");
+  EXPECT_EQ(o.vipu_allocation, "");
+  o = Parse({"--vipu-allocation", "a1", "--vipu-cluster", "c1", "p"});
+  EXPECT_EQ(o.vipu_allocation, "a1");
+  EXPECT_EQ(o.vipu_cluster, "c1");
 }
 
 TEST(PoprunOptions, EnumOptions) {
@@ -231,6 +235,7 @@ TEST(PoprunConfig, ExportThenImportRoundTrips) {
                            path,
                            "--vipu-partition=my_partition",
                            "--vipu-allocation=allocation1",
+                           "--vipu-cluster=cluster1",
                            "--vipu-server-host=vipu.my_domain",
                            "--vipu-server-port=34521",
                            "--update-partition=yes",
