@@ -56,11 +56,33 @@ std::vector<uint32_t> SpreadNuma(uint32_t nodes, uint32_t local_instances, uint3
   return out;
 }
 
+const std::vector<std::string>& PlacementArgs(ProcessPlacement placement) {
+  // spreadnuma binds with numactl per instance, so mpirun must not bind too.
+  static const auto* spread = new std::vector<std::string>{"--bind-to", "none"};
+  static const auto* socket =
+      new std::vector<std::string>{"--map-by", "socket", "--bind-to", "core"};
+  static const auto* numa = new std::vector<std::string>{"--map-by", "numa", "--bind-to", "core"};
+  static const auto* close = new std::vector<std::string>{"--map-by", "core", "--bind-to", "core"};
+  static const auto* none = new std::vector<std::string>{};
+  switch (placement) {
+    case ProcessPlacement::kSpreadNuma:
+      return *spread;
+    case ProcessPlacement::kScatterSocket:
+      return *socket;
+    case ProcessPlacement::kScatterNuma:
+      return *numa;
+    case ProcessPlacement::kClose:
+      return *close;
+    case ProcessPlacement::kDisabled:
+      break;
+  }
+  return *none;
+}
+
 std::vector<std::string> BuildMpirunCommand(const PoprunOptions& o, const LaunchContext& c) {
   std::vector<std::string> argv = {c.mpirun, "--tag-output"};
-  if (o.process_placement != ProcessPlacement::kDisabled) {
-    argv.insert(argv.end(), {"--bind-to", "none"});
-  }
+  argv.insert(argv.end(), PlacementArgs(o.process_placement).begin(),
+              PlacementArgs(o.process_placement).end());
   argv.insert(argv.end(), o.mpi_global_args.begin(), o.mpi_global_args.end());
   if (o.allow_run_as_root) argv.push_back("--allow-run-as-root");
   if (!o.host_subnet.empty() && !o.hosts.empty()) {

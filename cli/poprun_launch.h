@@ -45,6 +45,13 @@ EnvList InstanceEnvironment(const PoprunOptions& options, const LaunchContext& c
 // round robin otherwise (spreadnuma).
 std::vector<uint32_t> SpreadNuma(uint32_t nodes, uint32_t local_instances, uint32_t local_index);
 
+// mpirun's global mapping and binding options for a placement: spreadnuma
+// leaves binding to numactl, scattersocket, scatternuma and close bind each
+// instance to one core mapped round robin over sockets, over NUMA nodes, or
+// onto consecutive cores; disabled adds nothing, so the user's --map-by and
+// --bind-to in --mpi-global-args apply.
+const std::vector<std::string>& PlacementArgs(ProcessPlacement placement);
+
 // The full argv, mpirun first.
 std::vector<std::string> BuildMpirunCommand(const PoprunOptions& options,
                                             const LaunchContext& context);

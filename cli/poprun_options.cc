@@ -292,16 +292,22 @@ const std::vector<OptionSpec>& Specs() {
       {{"process-placement"},
        true,
        [](PoprunOptions& o, const std::string& v) {
-         if (v == "spreadnuma") {
-           o.process_placement = ProcessPlacement::kSpreadNuma;
-         } else if (v == "disabled") {
-           o.process_placement = ProcessPlacement::kDisabled;
-         } else {
-           return Invalid("--process-placement", "must be one of spreadnuma, disabled", v);
+         for (ProcessPlacement p : {ProcessPlacement::kSpreadNuma, ProcessPlacement::kScatterSocket,
+                                    ProcessPlacement::kScatterNuma, ProcessPlacement::kClose,
+                                    ProcessPlacement::kDisabled}) {
+           if (v == ProcessPlacementName(p)) {
+             o.process_placement = p;
+             return absl::OkStatus();
+           }
          }
-         return absl::OkStatus();
+         return Invalid("--process-placement",
+                        "must be one of spreadnuma, scattersocket, scatternuma, close, disabled",
+                        v);
        },
-       "Process placement strategy: spreadnuma (default) or disabled.",
+       "Process placement strategy: spreadnuma (default: the host's NUMA nodes divided among "
+       "its instances), scattersocket or scatternuma (one core per instance, spread over sockets "
+       "or NUMA nodes), close (one core per instance, consecutive cores) or disabled (mpirun's "
+       "own --map-by/--bind-to from --mpi-global-args).",
        "strategy"},
       {{"numa-aware"},
        true,
@@ -533,6 +539,22 @@ absl::Status ReadHostFile(PoprunOptions& o) {
 
 }  // namespace
 
+const char* ProcessPlacementName(ProcessPlacement placement) {
+  switch (placement) {
+    case ProcessPlacement::kSpreadNuma:
+      return "spreadnuma";
+    case ProcessPlacement::kScatterSocket:
+      return "scattersocket";
+    case ProcessPlacement::kScatterNuma:
+      return "scatternuma";
+    case ProcessPlacement::kClose:
+      return "close";
+    case ProcessPlacement::kDisabled:
+      break;
+  }
+  return "disabled";
+}
+
 std::optional<bool> ParseBool(absl::string_view value) {
   const std::string v = absl::AsciiStrToLower(value);
   if (v == "yes" || v == "on" || v == "1" || v == "true") return true;
@@ -665,8 +687,7 @@ std::string SerializeConfig(const PoprunOptions& o) {
   // One word per line: the value round-trips whatever it contains.
   for (const std::string& a : o.mpi_global_args) line("mpi-global-args", a);
   for (const std::string& a : o.mpi_local_args) line("mpi-local-args", a);
-  line("process-placement",
-       o.process_placement == ProcessPlacement::kSpreadNuma ? "spreadnuma" : "disabled");
+  line("process-placement", ProcessPlacementName(o.process_placement));
   line("print-topology", yes_no(o.print_topology));
   if (o.only_output_from_instance) {
     line("only-output-from-instance", absl::StrCat(*o.only_output_from_instance));

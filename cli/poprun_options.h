@@ -19,7 +19,7 @@
 
 namespace vipu::cli::poprun {
 
-enum class ProcessPlacement { kSpreadNuma, kDisabled };
+enum class ProcessPlacement { kSpreadNuma, kScatterSocket, kScatterNuma, kClose, kDisabled };
 enum class Verbosity { kDefault, kInfo, kDebug };  // none, -v, -vv
 
 struct PoprunOptions {
@@ -64,6 +64,9 @@ struct PoprunOptions {
 // naming the option and the rule, e.g.
 // "--num-replicas: must be a positive integer, got x".
 absl::StatusOr<PoprunOptions> ParseCommandLine(const std::vector<std::string>& args);
+
+// The --process-placement spelling: spreadnuma, scattersocket, ...
+const char* ProcessPlacementName(ProcessPlacement placement);
 
 // yes/no, on/off, 1/0, true/false, case-insensitive.
 std::optional<bool> ParseBool(absl::string_view value);

@@ -16,11 +16,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/integration/harness.h"
@@ -73,6 +76,14 @@ std::map<int, std::map<std::string, std::string>> ByInstance(const std::string& 
     }
   }
   return result;
+}
+
+int CountNumaNodes() {
+  int n = 0;
+  for (int i = 0; i < 1024; ++i) {
+    if (access(absl::StrCat("/sys/devices/system/node/node", i).c_str(), F_OK) == 0) ++n;
+  }
+  return std::max(n, 1);
 }
 
 bool Listed(const ServerProcess& server, const std::string& id) {
@@ -291,6 +302,47 @@ TEST_F(PoprunTest, VipuClusterNamesACluster) {
   EXPECT_THAT(r.err, HasSubstr("--vipu-cluster: allocation default is in cluster pod16, not c128"));
   EXPECT_FALSE(Listed(*server_, "nope"));
   EXPECT_FALSE(Listed(*server_, "inc"));
+}
+
+// Every --process-placement launches: the core-binding ones put each
+// instance on a single core of its own; spreadnuma leaves a one-NUMA-node
+// host's instances on every core this process may use.
+TEST_F(PoprunTest, EveryProcessPlacementLaunches) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two cores";
+  const std::string allowed_here = [] {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (absl::StartsWith(line, "Cpus_allowed_list:")) {
+        return std::string(absl::StripAsciiWhitespace(line.substr(18)));
+      }
+    }
+    return std::string();
+  }();
+  const std::string show =
+      "sed -n 's/^Cpus_allowed_list:[[:space:]]*/cpus=/p' /proc/self/status; env";
+  for (const char* placement :
+       {"spreadnuma", "scattersocket", "scatternuma", "close", "disabled"}) {
+    SCOPED_TRACE(placement);
+    CommandResult r = Poprun(
+        *server_, {"--offline-mode=yes", "--num-replicas", "2", "--num-instances", "2",
+                   "--executable-cache-path=", absl::StrCat("--process-placement=", placement),
+                   "sh", "-c", show});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("unrecognised")));
+    auto env = ByInstance(r.out);
+    ASSERT_EQ(env.size(), 2u) << r.out;
+    EXPECT_EQ(env[1]["POPDIST_REPLICA_INDEX_OFFSET"], "1");
+    const std::string mode = placement;
+    if (mode == "spreadnuma" && CountNumaNodes() == 1) {
+      EXPECT_EQ(env[0]["cpus"], allowed_here);
+      EXPECT_EQ(env[1]["cpus"], allowed_here);
+    } else if (mode != "spreadnuma" && mode != "disabled") {
+      EXPECT_THAT(env[0]["cpus"], ::testing::MatchesRegex("[0-9]+"));
+      EXPECT_THAT(env[1]["cpus"], ::testing::MatchesRegex("[0-9]+"));
+      EXPECT_NE(env[0]["cpus"], env[1]["cpus"]);
+    }
+  }
 }
 
 TEST(PoprunServer, UnreachableServerIsNamed) {

@@ -110,6 +110,31 @@ TEST(PoprunLaunch, OfflineCacheQuietAndNuma) {
   EXPECT_EQ(disabled.find("--bind-to"), std::string::npos);
 }
 
+TEST(PoprunLaunch, PlacementsMapToMpirunBinding) {
+  LaunchContext c;
+  c.numa_nodes = 2;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"spreadnuma", "'--tag-output' '--bind-to' 'none' '-np'"},
+      {"scattersocket", "'--tag-output' '--map-by' 'socket' '--bind-to' 'core' '-np'"},
+      {"scatternuma", "'--tag-output' '--map-by' 'numa' '--bind-to' 'core' '-np'"},
+      {"close", "'--tag-output' '--map-by' 'core' '--bind-to' 'core' '-np'"},
+      {"disabled", "'--tag-output' '-np'"}};
+  for (const auto& [placement, global] : cases) {
+    SCOPED_TRACE(placement);
+    PoprunOptions o = Options(
+        {"--num-replicas=2", "--num-instances=2", "--process-placement=" + placement, "prog"});
+    const std::string cmd = QuoteCommand(BuildMpirunCommand(o, c));
+    EXPECT_THAT(cmd, HasSubstr(global));
+    // Only spreadnuma binds through numactl; the others leave it to mpirun.
+    EXPECT_EQ(cmd.find("numactl") != std::string::npos, placement == "spreadnuma") << cmd;
+  }
+  // disabled: the user's own mapping reaches mpirun untouched.
+  PoprunOptions o = Options({"--process-placement=disabled",
+                             "--mpi-global-args=--map-by ppr:1:core --bind-to core", "prog"});
+  EXPECT_THAT(QuoteCommand(BuildMpirunCommand(o, c)),
+              HasSubstr("'--tag-output' '--map-by' 'ppr:1:core' '--bind-to' 'core' '-np'"));
+}
+
 TEST(PoprunLaunch, HostSubnetOnlyWithHosts) {
   PoprunOptions o = Options({"--host-subnet=10.5.0.0/16", "p"});
   EXPECT_EQ(QuoteCommand(BuildMpirunCommand(o, LaunchContext())).find("btl_tcp_if_include"),

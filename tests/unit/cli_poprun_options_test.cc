@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "cli/poprun_log.h"
 #include "cli/poprun_options.h"
 #include "cli/poprun_validation.h"
@@ -151,9 +152,17 @@ TEST(PoprunOptions, EnumOptions) {
             ProcessPlacement::kDisabled);
   EXPECT_EQ(Parse({"--process-placement", "spreadnuma", "p"}).process_placement,
             ProcessPlacement::kSpreadNuma);
-  for (const char* bad : {"close", "scatternuma", "", "SPREADNUMA"}) {
-    EXPECT_THAT(Error({std::string("--process-placement=") + bad, "p"}),
-                HasSubstr("--process-placement: must be one of spreadnuma, disabled"));
+  EXPECT_EQ(Parse({"--process-placement=scattersocket", "p"}).process_placement,
+            ProcessPlacement::kScatterSocket);
+  EXPECT_EQ(Parse({"--process-placement=scatternuma", "p"}).process_placement,
+            ProcessPlacement::kScatterNuma);
+  EXPECT_EQ(Parse({"--process-placement", "close", "p"}).process_placement,
+            ProcessPlacement::kClose);
+  for (const char* bad : {"", "SPREADNUMA", "scatter", "close,spreadnuma", "numa"}) {
+    EXPECT_EQ(Error({std::string("--process-placement=") + bad, "p"}),
+              absl::StrCat("--process-placement: must be one of spreadnuma, scattersocket, "
+                           "scatternuma, close, disabled, got ",
+                           *bad ? bad : "an empty value"));
   }
   EXPECT_EQ(Parse({"--sync-type=pod-native-default", "p"}).sync_type, "pod-native-default");
   EXPECT_EQ(Parse({"--sync-type=ST_POD_NATIVE_DEFAULT", "p"}).sync_type, "ST_POD_NATIVE_DEFAULT");
