@@ -34,6 +34,7 @@ EnvList InstanceEnvironment(const PoprunOptions& o, const LaunchContext& c, uint
                             absl::StrCat(GcdOfInstance(instance, o.num_instances, c.num_gcds))}});
   }
   env.emplace_back("IPUOF_LOG_LEVEL", c.ipuof_log_level);
+  if (!o.autoreport_dir.empty()) env.emplace_back("POPDIST_AUTOREPORT_DIRECTORY", o.autoreport_dir);
   if (!c.cache_dir.empty()) {
     env.insert(env.end(), {{"POPTORCH_CACHE_DIR", c.cache_dir},
                            {"POPART_CACHE_DIR", c.cache_dir},
@@ -108,6 +109,9 @@ std::vector<std::string> BuildMpirunCommand(const PoprunOptions& o, const Launch
       argv.insert(argv.end(), {"-x", absl::StrCat("POPLAR_TARGET_OPTIONS=", c.target_options)});
     }
     argv.insert(argv.end(), o.mpi_local_args.begin(), o.mpi_local_args.end());
+    if (auto it = o.instance_mpi_local_args.find(i); it != o.instance_mpi_local_args.end()) {
+      argv.insert(argv.end(), it->second.begin(), it->second.end());
+    }
     if (o.only_output_from_instance && *o.only_output_from_instance != i) {
       argv.insert(argv.end(), {"sh", "-c", "exec \"$@\" >/dev/null 2>&1", "poprun-quiet"});
     }

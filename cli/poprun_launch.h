@@ -35,8 +35,9 @@ struct LaunchContext {
 };
 
 // The variables an instance gets: POPDIST_*, IPUOF_VIPU_API_*,
-// IPUOF_LOG_LEVEL, POPLAR_TARGET_OPTIONS and, with a cache, POPTORCH_CACHE_DIR,
-// POPART_CACHE_DIR, POPXL_CACHE_DIR and TF_POPLAR_FLAGS.
+// IPUOF_LOG_LEVEL, POPLAR_TARGET_OPTIONS, POPDIST_AUTOREPORT_DIRECTORY with
+// --autoreport-dir and, with a cache, POPTORCH_CACHE_DIR, POPART_CACHE_DIR,
+// POPXL_CACHE_DIR and TF_POPLAR_FLAGS.
 EnvList InstanceEnvironment(const PoprunOptions& options, const LaunchContext& context,
                             uint32_t instance);
 

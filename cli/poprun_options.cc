@@ -289,6 +289,32 @@ const std::vector<OptionSpec>& Specs() {
        },
        "Local (per-instance) options to be passed to mpirun.",
        "args"},
+      {{"instance-mpi-local-args"},
+       true,
+       [](PoprunOptions& o, const std::string& v) {
+         const char* rule = "must be INSTANCE:ARGS, like 0:-x FOO=1";
+         const size_t colon = v.find(':');
+         if (colon == std::string::npos || colon == 0) {
+           return Invalid("--instance-mpi-local-args", rule, v);
+         }
+         auto index =
+             ParseUint("--instance-mpi-local-args", v.substr(0, colon), 0, UINT32_MAX, rule);
+         if (!index.ok()) return Invalid("--instance-mpi-local-args", rule, v);
+         std::vector<std::string> words = SplitWords(v.substr(colon + 1));
+         if (words.empty()) return Invalid("--instance-mpi-local-args", rule, v);
+         auto& args = o.instance_mpi_local_args[*index];
+         args.insert(args.end(), words.begin(), words.end());
+         return absl::OkStatus();
+       },
+       "Local options passed to mpirun for one instance only, as INSTANCE:ARGS "
+       "(repeatable).",
+       "args"},
+      {{"autoreport-dir"},
+       true,
+       NonEmptyString("--autoreport-dir", &PoprunOptions::autoreport_dir),
+       "Profile into this directory, one subdirectory per instance (POPDIST_AUTOREPORT_DIRECTORY). "
+       "Refused when POPLAR_ENGINE_OPTIONS sets autoReport.directory.",
+       "dir"},
       {{"process-placement"},
        true,
        [](PoprunOptions& o, const std::string& v) {
@@ -386,7 +412,8 @@ const OptionSpec* Find(const std::string& name) {
 }
 
 bool IsList(const OptionSpec& s) {
-  return s.names[0] == "mpi-global-args" || s.names[0] == "mpi-local-args";
+  return s.names[0] == "mpi-global-args" || s.names[0] == "mpi-local-args" ||
+         s.names[0] == "instance-mpi-local-args";
 }
 
 // One source of options (the config file or the command line). A list
@@ -398,7 +425,9 @@ class Applier {
   absl::Status Apply(const OptionSpec& spec, const std::string& value) {
     const std::string& name = spec.names[0];
     if (IsList(spec) && seen_.insert(name).second) {
-      (name == "mpi-global-args" ? o_.mpi_global_args : o_.mpi_local_args).clear();
+      if (name == "mpi-global-args") o_.mpi_global_args.clear();
+      if (name == "mpi-local-args") o_.mpi_local_args.clear();
+      if (name == "instance-mpi-local-args") o_.instance_mpi_local_args.clear();
     }
     if (name == "host") o_.host_file.clear();
     if (name == "host-file") o_.hosts.clear();
@@ -687,6 +716,11 @@ std::string SerializeConfig(const PoprunOptions& o) {
   // One word per line: the value round-trips whatever it contains.
   for (const std::string& a : o.mpi_global_args) line("mpi-global-args", a);
   for (const std::string& a : o.mpi_local_args) line("mpi-local-args", a);
+  for (const auto& [instance, args] : o.instance_mpi_local_args) {
+    for (const std::string& a : args)
+      line("instance-mpi-local-args", absl::StrCat(instance, ":", a));
+  }
+  if (!o.autoreport_dir.empty()) line("autoreport-dir", o.autoreport_dir);
   line("process-placement", ProcessPlacementName(o.process_placement));
   line("print-topology", yes_no(o.print_topology));
   if (o.only_output_from_instance) {

@@ -9,6 +9,7 @@
 #define VIPU_CLI_POPRUN_OPTIONS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,9 @@ struct PoprunOptions {
   std::optional<std::string> executable_cache_path;  // "" disables caching
   std::vector<std::string> mpi_global_args;          // split on whitespace
   std::vector<std::string> mpi_local_args;
+  // --instance-mpi-local-args INSTANCE:ARGS, by instance index.
+  std::map<uint32_t, std::vector<std::string>> instance_mpi_local_args;
+  std::string autoreport_dir;  // POPDIST_AUTOREPORT_DIRECTORY of every instance
   ProcessPlacement process_placement = ProcessPlacement::kSpreadNuma;
   bool print_topology = false;
   std::optional<uint32_t> only_output_from_instance;

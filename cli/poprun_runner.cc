@@ -134,6 +134,9 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
   if (!level.ok()) return Fail(std::string(level.status().message()));
   Logger log(*level);
   if (absl::Status s = ValidateOptions(o); !s.ok()) return Fail(std::string(s.message()));
+  if (absl::Status s = ValidateAutoreport(o, env.Get("POPLAR_ENGINE_OPTIONS")); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
   auto env_targets = ParseTargetOptions(env.Get("POPLAR_TARGET_OPTIONS"), "POPLAR_TARGET_OPTIONS");
   if (!env_targets.ok()) return Fail(std::string(env_targets.status().message()));
   const std::string mpirun =
@@ -158,6 +161,9 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
   launch.ipuof_log_level = env.Get("IPUOF_LOG_LEVEL").empty() ? "WARN" : env.Get("IPUOF_LOG_LEVEL");
   launch.tf_poplar_flags = env.Get("TF_POPLAR_FLAGS");
   std::vector<std::string> forwarded;
+  // POPLAR_ENGINE_OPTIONS reaches every instance unchanged; with
+  // --autoreport-dir popdist adds the instance's report directory to it.
+  launch.forwarded.push_back("POPLAR_ENGINE_OPTIONS");
   for (const std::string& name : launch.forwarded) {
     if (env.vars.count(name)) forwarded.push_back(name);
   }

@@ -345,6 +345,53 @@ TEST_F(PoprunTest, EveryProcessPlacementLaunches) {
   }
 }
 
+// --instance-mpi-local-args reaches one instance only; --autoreport-dir
+// gives every instance POPDIST_AUTOREPORT_DIRECTORY and POPLAR_ENGINE_OPTIONS
+// unchanged, and is refused when those already name a report directory.
+TEST_F(PoprunTest, InstanceArgsAndAutoreportDir) {
+  const std::string engine = "{\"allowOutOfMemory\":\"true\"}";
+  CommandResult r =
+      Poprun(*server_,
+             {"--num-replicas", "2", "--num-instances", "2", "--instance-mpi-local-args",
+              "1:-x ONLY_ONE=yes", "--autoreport-dir", "/tmp/training-profile-directory", "env"},
+             {{"POPLAR_ENGINE_OPTIONS", engine}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto env = ByInstance(r.out);
+  ASSERT_EQ(env.size(), 2u) << r.out;
+  EXPECT_EQ(env[0].count("ONLY_ONE"), 0u);
+  EXPECT_EQ(env[1]["ONLY_ONE"], "yes");
+  for (int i : {0, 1}) {
+    EXPECT_EQ(env[i]["POPDIST_AUTOREPORT_DIRECTORY"], "/tmp/training-profile-directory");
+    EXPECT_EQ(env[i]["POPLAR_ENGINE_OPTIONS"], engine);
+  }
+  // popdist gives each instance its own directory below it.
+  r = Poprun(*server_, {"--num-replicas", "2", "--num-instances", "2", "--autoreport-dir",
+                        "/tmp/training-profile-directory", POPDIST_ENV_DUMP_BIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  env = ByInstance(r.out);
+  EXPECT_EQ(env[0]["popdist.getAutoReportDirectory"], "/tmp/training-profile-directory/0");
+  EXPECT_EQ(env[1]["popdist.getAutoReportDirectory"], "/tmp/training-profile-directory/1");
+  r = Poprun(
+      *server_,
+      {"--vipu-partition", "ar", "--num-replicas", "2", "--autoreport-dir", "/tmp/p", "true"},
+      {{"POPLAR_ENGINE_OPTIONS", "{\"autoReport.directory\":\"/tmp/p\"}"}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "POPRUN ERROR: --autoreport-dir: cannot be specified when POPLAR_ENGINE_OPTIONS "
+            "contains the autoReport.directory setting (in poprun's environment)\n");
+  r = Poprun(*server_,
+             {"--vipu-partition", "ar", "--num-replicas", "2", "--num-instances", "2",
+              "--autoreport-dir", "/tmp/p", "--instance-mpi-local-args",
+              "0:-x POPLAR_ENGINE_OPTIONS={\"autoReport.directory\":\"/tmp/p/0\"}", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("(in --instance-mpi-local-args of instance 0)"));
+  r = Poprun(*server_, {"--vipu-partition", "ar", "--num-replicas", "2", "--num-instances", "2",
+                        "--instance-mpi-local-args", "2:-x A", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--instance-mpi-local-args: instance 2 does not exist"));
+  EXPECT_FALSE(Listed(*server_, "ar"));
+}
+
 TEST(PoprunServer, UnreachableServerIsNamed) {
   // A port nobody listens on: bind, read the port, close.
   int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -135,6 +135,27 @@ TEST(PoprunLaunch, PlacementsMapToMpirunBinding) {
               HasSubstr("'--tag-output' '--map-by' 'ppr:1:core' '--bind-to' 'core' '-np'"));
 }
 
+TEST(PoprunLaunch, InstanceArgsAndAutoreport) {
+  PoprunOptions o =
+      Options({"--num-replicas=4", "--num-instances=4", "-H", "h1,h2",
+               "--process-placement=disabled", "--mpi-local-args=-x ALL",
+               "--instance-mpi-local-args=2:-x ONLY2=1", "--autoreport-dir=/tmp/profile", "prog"});
+  LaunchContext c = Context();
+  c.forwarded = {};
+  c.target_options.clear();
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 3), "POPDIST_AUTOREPORT_DIRECTORY"), "/tmp/profile");
+  const std::string cmd = QuoteCommand(BuildMpirunCommand(o, c));
+  EXPECT_THAT(cmd, HasSubstr("'-x' 'ALL' '-x' 'ONLY2=1' 'prog'"));
+  EXPECT_EQ(cmd.find("ONLY2"), cmd.rfind("ONLY2")) << "instance 2 only: " << cmd;
+  const size_t second = cmd.find("POPDIST_REPLICA_INDEX_OFFSET=2");
+  const size_t third = cmd.find("POPDIST_REPLICA_INDEX_OFFSET=3");
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_GT(cmd.find("ONLY2"), second);
+  EXPECT_LT(cmd.find("ONLY2"), third);
+  o.autoreport_dir.clear();
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 0), "POPDIST_AUTOREPORT_DIRECTORY"), "<unset>");
+}
+
 TEST(PoprunLaunch, HostSubnetOnlyWithHosts) {
   PoprunOptions o = Options({"--host-subnet=10.5.0.0/16", "p"});
   EXPECT_EQ(QuoteCommand(BuildMpirunCommand(o, LaunchContext())).find("btl_tcp_if_include"),

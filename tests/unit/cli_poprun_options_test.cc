@@ -147,6 +147,50 @@ TEST(PoprunOptions, ClusterAndAllocationAreSeparate) {
   EXPECT_EQ(o.vipu_cluster, "c1");
 }
 
+TEST(PoprunOptions, InstanceMpiLocalArgs) {
+  PoprunOptions o = Parse({"--num-instances=4", "--num-replicas=4", "--instance-mpi-local-args",
+                           "0:-x FOO=1", "--instance-mpi-local-args=3:--report-bindings",
+                           "--instance-mpi-local-args", "0:-x BAR", "p"});
+  EXPECT_THAT(o.instance_mpi_local_args[0], ElementsAre("-x", "FOO=1", "-x", "BAR"));
+  EXPECT_THAT(o.instance_mpi_local_args[3], ElementsAre("--report-bindings"));
+  EXPECT_EQ(o.instance_mpi_local_args.count(1), 0u);
+  for (const char* bad : {"-x FOO", ":-x FOO", "0:", "0:   ", "x:-x FOO", "-1:-x FOO", "+1:-x FOO",
+                          "4294967296:-x FOO", ""}) {
+    EXPECT_EQ(
+        Error({"--instance-mpi-local-args", bad, "p"}),
+        absl::StrCat("--instance-mpi-local-args: must be INSTANCE:ARGS, like 0:-x FOO=1, got ",
+                     *bad ? bad : "an empty value"));
+  }
+  // An instance that the launch does not have.
+  o = Parse({"--num-instances=2", "--num-replicas=2", "--instance-mpi-local-args=2:-x A", "p"});
+  EXPECT_EQ(ValidateOptions(o).message(),
+            "--instance-mpi-local-args: instance 2 does not exist, must be below --num-instances "
+            "(2)");
+}
+
+TEST(PoprunOptions, AutoreportDir) {
+  EXPECT_EQ(Parse({"--autoreport-dir", "/tmp/profile", "p"}).autoreport_dir, "/tmp/profile");
+  EXPECT_EQ(Error({"--autoreport-dir=", "p"}),
+            "--autoreport-dir: must not be empty, got an empty value");
+  PoprunOptions o =
+      Parse({"--autoreport-dir=/r", "--num-instances=2", "--num-replicas=2",
+             "--mpi-local-args=-x POPLAR_ENGINE_OPTIONS={\"autoReport.all\":\"true\"}", "p"});
+  EXPECT_TRUE(ValidateAutoreport(o, "{\"allowOutOfMemory\":\"true\"}").ok());
+  EXPECT_TRUE(ValidateAutoreport(o, "{\"autoReport.all\":\"false\"}").ok());
+  EXPECT_EQ(ValidateAutoreport(o, "{\"autoReport.directory\":\"/x\"}").message(),
+            "--autoreport-dir: cannot be specified when POPLAR_ENGINE_OPTIONS contains the "
+            "autoReport.directory setting (in poprun's environment)");
+  o.mpi_local_args = {"-x", "POPLAR_ENGINE_OPTIONS={autoReport.directory:/tmp/p}"};
+  EXPECT_THAT(std::string(ValidateAutoreport(o, "").message()), HasSubstr("(in --mpi-local-args)"));
+  o.mpi_local_args.clear();
+  o.instance_mpi_local_args[1] = {"-x",
+                                  "POPLAR_ENGINE_OPTIONS={\"autoReport.directory\":\"/p/1\"}"};
+  EXPECT_THAT(std::string(ValidateAutoreport(o, "").message()),
+              HasSubstr("(in --instance-mpi-local-args of instance 1)"));
+  o.autoreport_dir.clear();
+  EXPECT_TRUE(ValidateAutoreport(o, "{\"autoReport.directory\":\"/x\"}").ok());
+}
+
 TEST(PoprunOptions, EnumOptions) {
   EXPECT_EQ(Parse({"--process-placement=disabled", "p"}).process_placement,
             ProcessPlacement::kDisabled);
@@ -194,7 +238,8 @@ TEST(PoprunOptions, Verbosity) {
 }
 
 TEST(PoprunOptions, UnknownOptionsAndMissingValues) {
-  EXPECT_EQ(Error({"--autoreport-dir", "x", "p"}), "unrecognised option '--autoreport-dir'");
+  EXPECT_EQ(Error({"--autoreport-directory", "x", "p"}),
+            "unrecognised option '--autoreport-directory'");
   EXPECT_EQ(Error({"-z", "p"}), "unrecognised option '-z'");
   EXPECT_EQ(Error({"--v", "p"}), "unrecognised option '--v'");
   EXPECT_EQ(Error({"--num-replicas"}), "--num-replicas: requires a value");
@@ -260,6 +305,9 @@ TEST(PoprunConfig, ExportThenImportRoundTrips) {
                            "--sync-type=pod-native-default",
                            "--only-output-from-instance=1",
                            "--host-subnet=10.0.0.0/8",
+                           "--instance-mpi-local-args=1:-x A=1 -x B",
+                           "--autoreport-dir=/tmp/profile",
+                           "--process-placement=scatternuma",
                            "python3",
                            "train.py"});
   auto written = ExportConfig(o, path);
