@@ -26,7 +26,10 @@ EnvList InstanceEnvironment(const PoprunOptions& o, const LaunchContext& c, uint
       {"POPDIST_LOCAL_INSTANCE_INDEX", absl::StrCat(instance % InstancesPerHost(o))},
   };
   if (!c.vipu_host.empty()) {
-    env.insert(env.end(), {{"IPUOF_VIPU_API_HOST", c.vipu_host},
+    const size_t host = instance / InstancesPerHost(o);
+    const std::string& vipu_host =
+        host < c.vipu_host_per_host.size() ? c.vipu_host_per_host[host] : c.vipu_host;
+    env.insert(env.end(), {{"IPUOF_VIPU_API_HOST", vipu_host},
                            {"IPUOF_VIPU_API_PORT", absl::StrCat(c.vipu_port)},
                            {"IPUOF_VIPU_API_PARTITION_ID", c.partition_id},
                            {"IPUOF_VIPU_API_TIMEOUT", absl::StrCat(c.vipu_timeout)},

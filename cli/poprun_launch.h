@@ -20,6 +20,9 @@ using EnvList = std::vector<std::pair<std::string, std::string>>;
 struct LaunchContext {
   std::string mpirun = "mpirun";
   std::string vipu_host;  // empty in offline mode: no IPUOF_VIPU_API_*
+  // With hosts: the server address for each host's instances (see
+  // poprun_hosts.h); empty: vipu_host everywhere.
+  std::vector<std::string> vipu_host_per_host;
   uint32_t vipu_port = 0;
   uint32_t vipu_timeout = 0;
   std::string partition_id;

@@ -382,6 +382,24 @@ const std::vector<OptionSpec>& Specs() {
        },
        "Subnet used for communication between hosts (CIDR).",
        "cidr"},
+      {{"synchronise-python-venv"},
+       true,
+       BoolField("--synchronise-python-venv", &PoprunOptions::synchronise_python_venv),
+       "Make the Python virtual environment available on the other hosts (default 0). Only "
+       "hosts that share this host's file system are supported.",
+       "bool"},
+      {{"synchronise-poplar-sdk"},
+       true,
+       BoolField("--synchronise-poplar-sdk", &PoprunOptions::synchronise_poplar_sdk),
+       "Make the Poplar SDK available on the other hosts (default 0). Only hosts that share "
+       "this host's file system are supported.",
+       "bool"},
+      {{"distribute-ssh-key"},
+       true,
+       BoolField("--distribute-ssh-key", &PoprunOptions::distribute_ssh_key),
+       "Distribute this host's ssh key to the other hosts (default 0). Only hosts that share "
+       "this host's file system are supported.",
+       "bool"},
       {{"verbose", "v"},
        false,
        [](PoprunOptions& o, const std::string&) {
@@ -729,6 +747,9 @@ std::string SerializeConfig(const PoprunOptions& o) {
   line("offline-mode", yes_no(o.offline_mode));
   line("allow-run-as-root", yes_no(o.allow_run_as_root));
   if (!o.host_subnet.empty()) line("host-subnet", o.host_subnet);
+  line("synchronise-python-venv", yes_no(o.synchronise_python_venv));
+  line("synchronise-poplar-sdk", yes_no(o.synchronise_poplar_sdk));
+  line("distribute-ssh-key", yes_no(o.distribute_ssh_key));
   for (const std::string& c : o.command) line("command", c);
   return out.str();
 }

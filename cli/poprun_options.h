@@ -47,6 +47,11 @@ struct PoprunOptions {
   // --instance-mpi-local-args INSTANCE:ARGS, by instance index.
   std::map<uint32_t, std::vector<std::string>> instance_mpi_local_args;
   std::string autoreport_dir;  // POPDIST_AUTOREPORT_DIRECTORY of every instance
+  // Copying to remote hosts is not done here: with remote hosts these are
+  // refused, with local ones there is nothing to copy.
+  bool synchronise_python_venv = false;
+  bool synchronise_poplar_sdk = false;
+  bool distribute_ssh_key = false;
   ProcessPlacement process_placement = ProcessPlacement::kSpreadNuma;
   bool print_topology = false;
   std::optional<uint32_t> only_output_from_instance;

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -343,6 +344,95 @@ TEST_F(PoprunTest, EveryProcessPlacementLaunches) {
       EXPECT_NE(env[0]["cpus"], env[1]["cpus"]);
     }
   }
+}
+
+// Hosts 127.0.0.2 and 127.0.0.3 are "other hosts" to mpirun: it starts its
+// daemons there through the remote launcher, here a script that runs the
+// command on this machine and notes the host it was given.
+class PoprunMultiHostTest : public PoprunTest {
+ protected:
+  void SetUp() override {
+    PoprunTest::SetUp();
+    dir_ = MakeTempDir();
+    agent_ = dir_ + "/rsh-agent";
+    std::ofstream(agent_) << "#!/bin/sh\n"
+                          << "echo \"$1\" >> '" << dir_ << "/launched'\n"
+                          << "shift\n"
+                          << "exec sh -c \"$*\"\n";
+    ASSERT_EQ(chmod(agent_.c_str(), 0755), 0);
+  }
+  void TearDown() override { RemoveTree(dir_); }
+
+  CommandResult Run(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    env.emplace("OMPI_MCA_plm_rsh_agent", agent_);
+    return Poprun(*server_, std::move(args), env);
+  }
+  std::vector<std::string> Launched() const {
+    std::vector<std::string> hosts =
+        absl::StrSplit(ReadFile(dir_ + "/launched"), '\n', absl::SkipEmpty());
+    std::sort(hosts.begin(), hosts.end());
+    return hosts;
+  }
+
+  std::string dir_;
+  std::string agent_;
+};
+
+TEST_F(PoprunMultiHostTest, InstancesOnOtherHostsReachTheServer) {
+  CommandResult r = Run({"--host", "127.0.0.2,127.0.0.3", "--vipu-partition", "mh",
+                         "--num-replicas", "4", "--num-instances", "2", "--ipus-per-replica", "4",
+                         POPDIST_SAMPLE_TRAIN_BIN, "--config", "pretrain_large_128_pod16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(Launched(), ::testing::ElementsAre("127.0.0.2", "127.0.0.3"));
+  auto text = InstanceText(r.out);
+  EXPECT_THAT(text[0], HasSubstr("Attached to partition mh GCD 0"));
+  EXPECT_THAT(text[1], HasSubstr("Attached to partition mh GCD 1"));
+  EXPECT_THAT(r.out, HasSubstr("IPU-Machines of partition mh"));
+  EXPECT_FALSE(Listed(*server_, "mh"));
+
+  // No --vipu-server-host: the default, localhost, still reaches the server
+  // from hosts that are this machine.
+  r = RunCommand({POPRUN_BIN, "--allow-run-as-root", "1", "--host", "127.0.0.2,127.0.0.3",
+                  "--vipu-server-port", std::to_string(server_->port()), "--num-replicas", "2",
+                  "--num-instances", "2", POPDIST_ENV_DUMP_BIN},
+                 {{"HOME", server_->home()}, {"OMPI_MCA_plm_rsh_agent", agent_}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto env = ByInstance(r.out);
+  ASSERT_EQ(env.size(), 2u) << r.out;
+  for (int i : {0, 1}) {
+    EXPECT_EQ(env[i]["IPUOF_VIPU_API_HOST"], "localhost");
+    EXPECT_EQ(env[i]["POPDIST_LOCAL_INSTANCE_INDEX"], "0");
+    EXPECT_EQ(env[i]["popdist.getInstanceIndex"], std::to_string(i));
+  }
+}
+
+// A host that is another machine cannot reach a server on loopback: refused
+// before anything is created or launched, as are the options that would
+// copy files to it.
+TEST_F(PoprunMultiHostTest, LoopbackServerAndAnotherMachineAreRefused) {
+  CommandResult r = Run({"--host", "127.0.0.2,198.51.100.1", "--vipu-partition", "far",
+                         "--num-replicas", "2", "--num-instances", "2", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err,
+              HasSubstr("POPRUN ERROR: --host 198.51.100.1: the V-IPU server is at 127.0.0.1:"));
+  EXPECT_THAT(r.err, HasSubstr("--vipu-server-host"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const char* option :
+       {"--synchronise-python-venv", "--synchronise-poplar-sdk", "--distribute-ssh-key"}) {
+    r = Run({"--host", "198.51.100.1", absl::StrCat(option, "=yes"), "--vipu-partition", "far",
+             "--num-replicas", "2", "true"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("POPRUN ERROR: ", option,
+                                              ": host 198.51.100.1 is another machine")));
+  }
+  EXPECT_FALSE(Listed(*server_, "far"));
+  EXPECT_TRUE(Launched().empty());
+  // Hosts that are this machine share its files: nothing to copy.
+  r = Run({"--host", "127.0.0.2", "--synchronise-python-venv=yes", "--synchronise-poplar-sdk=yes",
+           "--distribute-ssh-key=yes", "--num-replicas", "2", POPDIST_ENV_DUMP_BIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ByInstance(r.out)[0]["IPUOF_VIPU_API_HOST"], "127.0.0.1");
+  EXPECT_THAT(Launched(), ::testing::ElementsAre("127.0.0.2"));
 }
 
 // --instance-mpi-local-args reaches one instance only; --autoreport-dir

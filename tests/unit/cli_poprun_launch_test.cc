@@ -135,7 +135,7 @@ TEST(PoprunLaunch, PlacementsMapToMpirunBinding) {
               HasSubstr("'--tag-output' '--map-by' 'ppr:1:core' '--bind-to' 'core' '-np'"));
 }
 
-TEST(PoprunLaunch, InstanceArgsAndAutoreport) {
+TEST(PoprunLaunch, InstanceArgsAutoreportAndServerPerHost) {
   PoprunOptions o =
       Options({"--num-replicas=4", "--num-instances=4", "-H", "h1,h2",
                "--process-placement=disabled", "--mpi-local-args=-x ALL",
@@ -143,6 +143,9 @@ TEST(PoprunLaunch, InstanceArgsAndAutoreport) {
   LaunchContext c = Context();
   c.forwarded = {};
   c.target_options.clear();
+  c.vipu_host_per_host = {"10.0.0.1", "10.0.0.2"};
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 1), "IPUOF_VIPU_API_HOST"), "10.0.0.1");
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 2), "IPUOF_VIPU_API_HOST"), "10.0.0.2");
   EXPECT_EQ(Get(InstanceEnvironment(o, c, 3), "POPDIST_AUTOREPORT_DIRECTORY"), "/tmp/profile");
   const std::string cmd = QuoteCommand(BuildMpirunCommand(o, c));
   EXPECT_THAT(cmd, HasSubstr("'-x' 'ALL' '-x' 'ONLY2=1' 'prog'"));
@@ -152,6 +155,8 @@ TEST(PoprunLaunch, InstanceArgsAndAutoreport) {
   ASSERT_NE(second, std::string::npos);
   EXPECT_GT(cmd.find("ONLY2"), second);
   EXPECT_LT(cmd.find("ONLY2"), third);
+  c.vipu_host_per_host.clear();
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 3), "IPUOF_VIPU_API_HOST"), "10.21.21.129");
   o.autoreport_dir.clear();
   EXPECT_EQ(Get(InstanceEnvironment(o, c, 0), "POPDIST_AUTOREPORT_DIRECTORY"), "<unset>");
 }

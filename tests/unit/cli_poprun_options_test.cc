@@ -191,6 +191,24 @@ TEST(PoprunOptions, AutoreportDir) {
   EXPECT_TRUE(ValidateAutoreport(o, "{\"autoReport.directory\":\"/x\"}").ok());
 }
 
+TEST(PoprunOptions, SynchronisationOptionsAreBooleans) {
+  for (const char* opt :
+       {"--synchronise-python-venv", "--synchronise-poplar-sdk", "--distribute-ssh-key"}) {
+    SCOPED_TRACE(opt);
+    EXPECT_EQ(Error({absl::StrCat(opt, "=maybe"), "p"}),
+              absl::StrCat(opt, ": must be one of yes/no, on/off, 1/0, true/false, got maybe"));
+    EXPECT_EQ(Error({absl::StrCat(opt, "="), "p"}),
+              absl::StrCat(opt,
+                           ": must be one of yes/no, on/off, 1/0, true/false, got an empty "
+                           "value"));
+  }
+  PoprunOptions o = Parse({"--synchronise-python-venv=yes", "--synchronise-poplar-sdk", "on",
+                           "--distribute-ssh-key=0", "p"});
+  EXPECT_TRUE(o.synchronise_python_venv);
+  EXPECT_TRUE(o.synchronise_poplar_sdk);
+  EXPECT_FALSE(o.distribute_ssh_key);
+}
+
 TEST(PoprunOptions, EnumOptions) {
   EXPECT_EQ(Parse({"--process-placement=disabled", "p"}).process_placement,
             ProcessPlacement::kDisabled);
@@ -307,6 +325,7 @@ TEST(PoprunConfig, ExportThenImportRoundTrips) {
                            "--host-subnet=10.0.0.0/8",
                            "--instance-mpi-local-args=1:-x A=1 -x B",
                            "--autoreport-dir=/tmp/profile",
+                           "--synchronise-python-venv=yes",
                            "--process-placement=scatternuma",
                            "python3",
                            "train.py"});
