@@ -385,20 +385,20 @@ const std::vector<OptionSpec>& Specs() {
       {{"synchronise-python-venv"},
        true,
        BoolField("--synchronise-python-venv", &PoprunOptions::synchronise_python_venv),
-       "Make the Python virtual environment available on the other hosts (default 0). Only "
-       "hosts that share this host's file system are supported.",
+       "Make the Python virtual environment available on the other hosts (default 0). Nothing "
+       "to copy when every host is this machine; refused for other machines.",
        "bool"},
       {{"synchronise-poplar-sdk"},
        true,
        BoolField("--synchronise-poplar-sdk", &PoprunOptions::synchronise_poplar_sdk),
-       "Make the Poplar SDK available on the other hosts (default 0). Only hosts that share "
-       "this host's file system are supported.",
+       "Make the Poplar SDK available on the other hosts (default 0). Nothing to copy when every "
+       "host is this machine; refused for other machines.",
        "bool"},
       {{"distribute-ssh-key"},
        true,
        BoolField("--distribute-ssh-key", &PoprunOptions::distribute_ssh_key),
-       "Distribute this host's ssh key to the other hosts (default 0). Only hosts that share "
-       "this host's file system are supported.",
+       "Distribute this host's ssh key to the other hosts (default 0). Nothing to copy when every "
+       "host is this machine; refused for other machines.",
        "bool"},
       {{"verbose", "v"},
        false,

@@ -166,8 +166,8 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
   launch.ipuof_log_level = env.Get("IPUOF_LOG_LEVEL").empty() ? "WARN" : env.Get("IPUOF_LOG_LEVEL");
   launch.tf_poplar_flags = env.Get("TF_POPLAR_FLAGS");
   std::vector<std::string> forwarded;
-  // POPLAR_ENGINE_OPTIONS reaches every instance unchanged; with
-  // --autoreport-dir popdist adds the instance's report directory to it.
+  // Engine options set once for poprun apply to every instance alike; only
+  // the report directory differs, and popdist derives that per instance.
   launch.forwarded.push_back("POPLAR_ENGINE_OPTIONS");
   for (const std::string& name : launch.forwarded) {
     if (env.vars.count(name)) forwarded.push_back(name);
