@@ -527,10 +527,11 @@ TEST_F(PoprunTest, ServerFromIpuofEnvironmentAndVipuConfig) {
 #ifdef POPDIST_PYTHON_DIR
 TEST_F(PoprunTest, PythonPopdistUnderPoprunAndOutside) {
   const std::string script = std::string(POPDIST_PYTHON_DIR) + "/popdist_check.py";
-  CommandResult r = Poprun(*server_,
-                           {"--vipu-partition", "py", "--num-replicas", "8", "--num-instances", "4",
-                            "/usr/bin/python3", script, "--collectives"},
-                           {{"PYTHONPATH", POPDIST_PYTHON_DIR}});
+  CommandResult r =
+      Poprun(*server_,
+             {"--vipu-partition", "py", "--num-replicas", "8", "--num-instances", "4",
+              "--autoreport-dir", "/tmp/profile/", "/usr/bin/python3", script, "--collectives"},
+             {{"PYTHONPATH", POPDIST_PYTHON_DIR}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto env = ByInstance(r.out);
   ASSERT_EQ(env.size(), 4u) << r.out;
@@ -543,6 +544,7 @@ TEST_F(PoprunTest, PythonPopdistUnderPoprunAndOutside) {
     EXPECT_EQ(env[i]["collectives.allGather"], "0,1,2,3");
     EXPECT_EQ(env[i]["collectives.broadcast"], "42.5");
     EXPECT_EQ(env[i]["collectives.executeOnInstances"], i < 2 ? "21" : "none");
+    EXPECT_EQ(env[i]["popdist.getAutoReportDirectory"], absl::StrCat("/tmp/profile/", i));
   }
   // The guide's PopDist example (Listing 4.3) runs under poprun.
   r = Poprun(
