@@ -26,7 +26,10 @@ EnvList InstanceEnvironment(const PoprunOptions& o, const LaunchContext& c, uint
       {"POPDIST_LOCAL_INSTANCE_INDEX", absl::StrCat(instance % InstancesPerHost(o))},
   };
   if (!c.vipu_host.empty()) {
-    env.insert(env.end(), {{"IPUOF_VIPU_API_HOST", c.vipu_host},
+    const size_t host = instance / InstancesPerHost(o);
+    const std::string& vipu_host =
+        host < c.vipu_host_per_host.size() ? c.vipu_host_per_host[host] : c.vipu_host;
+    env.insert(env.end(), {{"IPUOF_VIPU_API_HOST", vipu_host},
                            {"IPUOF_VIPU_API_PORT", absl::StrCat(c.vipu_port)},
                            {"IPUOF_VIPU_API_PARTITION_ID", c.partition_id},
                            {"IPUOF_VIPU_API_TIMEOUT", absl::StrCat(c.vipu_timeout)},
@@ -34,6 +37,7 @@ EnvList InstanceEnvironment(const PoprunOptions& o, const LaunchContext& c, uint
                             absl::StrCat(GcdOfInstance(instance, o.num_instances, c.num_gcds))}});
   }
   env.emplace_back("IPUOF_LOG_LEVEL", c.ipuof_log_level);
+  if (!o.autoreport_dir.empty()) env.emplace_back("POPDIST_AUTOREPORT_DIRECTORY", o.autoreport_dir);
   if (!c.cache_dir.empty()) {
     env.insert(env.end(), {{"POPTORCH_CACHE_DIR", c.cache_dir},
                            {"POPART_CACHE_DIR", c.cache_dir},
@@ -56,11 +60,33 @@ std::vector<uint32_t> SpreadNuma(uint32_t nodes, uint32_t local_instances, uint3
   return out;
 }
 
+const std::vector<std::string>& PlacementArgs(ProcessPlacement placement) {
+  // spreadnuma binds with numactl per instance, so mpirun must not bind too.
+  static const auto* spread = new std::vector<std::string>{"--bind-to", "none"};
+  static const auto* socket =
+      new std::vector<std::string>{"--map-by", "socket", "--bind-to", "core"};
+  static const auto* numa = new std::vector<std::string>{"--map-by", "numa", "--bind-to", "core"};
+  static const auto* close = new std::vector<std::string>{"--map-by", "core", "--bind-to", "core"};
+  static const auto* none = new std::vector<std::string>{};
+  switch (placement) {
+    case ProcessPlacement::kSpreadNuma:
+      return *spread;
+    case ProcessPlacement::kScatterSocket:
+      return *socket;
+    case ProcessPlacement::kScatterNuma:
+      return *numa;
+    case ProcessPlacement::kClose:
+      return *close;
+    case ProcessPlacement::kDisabled:
+      break;
+  }
+  return *none;
+}
+
 std::vector<std::string> BuildMpirunCommand(const PoprunOptions& o, const LaunchContext& c) {
   std::vector<std::string> argv = {c.mpirun, "--tag-output"};
-  if (o.process_placement != ProcessPlacement::kDisabled) {
-    argv.insert(argv.end(), {"--bind-to", "none"});
-  }
+  argv.insert(argv.end(), PlacementArgs(o.process_placement).begin(),
+              PlacementArgs(o.process_placement).end());
   argv.insert(argv.end(), o.mpi_global_args.begin(), o.mpi_global_args.end());
   if (o.allow_run_as_root) argv.push_back("--allow-run-as-root");
   if (!o.host_subnet.empty() && !o.hosts.empty()) {
@@ -86,6 +112,9 @@ std::vector<std::string> BuildMpirunCommand(const PoprunOptions& o, const Launch
       argv.insert(argv.end(), {"-x", absl::StrCat("POPLAR_TARGET_OPTIONS=", c.target_options)});
     }
     argv.insert(argv.end(), o.mpi_local_args.begin(), o.mpi_local_args.end());
+    if (auto it = o.instance_mpi_local_args.find(i); it != o.instance_mpi_local_args.end()) {
+      argv.insert(argv.end(), it->second.begin(), it->second.end());
+    }
     if (o.only_output_from_instance && *o.only_output_from_instance != i) {
       argv.insert(argv.end(), {"sh", "-c", "exec \"$@\" >/dev/null 2>&1", "poprun-quiet"});
     }

@@ -20,6 +20,9 @@ using EnvList = std::vector<std::pair<std::string, std::string>>;
 struct LaunchContext {
   std::string mpirun = "mpirun";
   std::string vipu_host;  // empty in offline mode: no IPUOF_VIPU_API_*
+  // With hosts: the server address for each host's instances (see
+  // poprun_hosts.h); empty: vipu_host everywhere.
+  std::vector<std::string> vipu_host_per_host;
   uint32_t vipu_port = 0;
   uint32_t vipu_timeout = 0;
   std::string partition_id;
@@ -35,8 +38,9 @@ struct LaunchContext {
 };
 
 // The variables an instance gets: POPDIST_*, IPUOF_VIPU_API_*,
-// IPUOF_LOG_LEVEL, POPLAR_TARGET_OPTIONS and, with a cache, POPTORCH_CACHE_DIR,
-// POPART_CACHE_DIR, POPXL_CACHE_DIR and TF_POPLAR_FLAGS.
+// IPUOF_LOG_LEVEL, POPLAR_TARGET_OPTIONS, POPDIST_AUTOREPORT_DIRECTORY with
+// --autoreport-dir and, with a cache, POPTORCH_CACHE_DIR, POPART_CACHE_DIR,
+// POPXL_CACHE_DIR and TF_POPLAR_FLAGS.
 EnvList InstanceEnvironment(const PoprunOptions& options, const LaunchContext& context,
                             uint32_t instance);
 
@@ -44,6 +48,13 @@ EnvList InstanceEnvironment(const PoprunOptions& options, const LaunchContext& c
 // host with `nodes` nodes: a contiguous block when there are enough nodes,
 // round robin otherwise (spreadnuma).
 std::vector<uint32_t> SpreadNuma(uint32_t nodes, uint32_t local_instances, uint32_t local_index);
+
+// mpirun's global mapping and binding options for a placement: spreadnuma
+// leaves binding to numactl, scattersocket, scatternuma and close bind each
+// instance to one core mapped round robin over sockets, over NUMA nodes, or
+// onto consecutive cores; disabled adds nothing, so the user's --map-by and
+// --bind-to in --mpi-global-args apply.
+const std::vector<std::string>& PlacementArgs(ProcessPlacement placement);
 
 // The full argv, mpirun first.
 std::vector<std::string> BuildMpirunCommand(const PoprunOptions& options,

@@ -226,7 +226,7 @@ const std::vector<OptionSpec>& Specs() {
        "name"},
       {{"vipu-cluster"},
        true,
-       NonEmptyString("--vipu-cluster", &PoprunOptions::vipu_allocation),
+       NonEmptyString("--vipu-cluster", &PoprunOptions::vipu_cluster),
        "Use the specified V-IPU cluster when creating a partition (deprecated, use "
        "--vipu-allocation instead).",
        "name"},
@@ -289,19 +289,51 @@ const std::vector<OptionSpec>& Specs() {
        },
        "Local (per-instance) options to be passed to mpirun.",
        "args"},
+      {{"instance-mpi-local-args"},
+       true,
+       [](PoprunOptions& o, const std::string& v) {
+         const char* rule = "must be INSTANCE:ARGS, like 0:-x FOO=1";
+         const size_t colon = v.find(':');
+         if (colon == std::string::npos || colon == 0) {
+           return Invalid("--instance-mpi-local-args", rule, v);
+         }
+         auto index =
+             ParseUint("--instance-mpi-local-args", v.substr(0, colon), 0, UINT32_MAX, rule);
+         if (!index.ok()) return Invalid("--instance-mpi-local-args", rule, v);
+         std::vector<std::string> words = SplitWords(v.substr(colon + 1));
+         if (words.empty()) return Invalid("--instance-mpi-local-args", rule, v);
+         auto& args = o.instance_mpi_local_args[*index];
+         args.insert(args.end(), words.begin(), words.end());
+         return absl::OkStatus();
+       },
+       "Local options passed to mpirun for one instance only, as INSTANCE:ARGS "
+       "(repeatable).",
+       "args"},
+      {{"autoreport-dir"},
+       true,
+       NonEmptyString("--autoreport-dir", &PoprunOptions::autoreport_dir),
+       "Profile into this directory, one subdirectory per instance (POPDIST_AUTOREPORT_DIRECTORY). "
+       "Refused when POPLAR_ENGINE_OPTIONS sets autoReport.directory.",
+       "dir"},
       {{"process-placement"},
        true,
        [](PoprunOptions& o, const std::string& v) {
-         if (v == "spreadnuma") {
-           o.process_placement = ProcessPlacement::kSpreadNuma;
-         } else if (v == "disabled") {
-           o.process_placement = ProcessPlacement::kDisabled;
-         } else {
-           return Invalid("--process-placement", "must be one of spreadnuma, disabled", v);
+         for (ProcessPlacement p : {ProcessPlacement::kSpreadNuma, ProcessPlacement::kScatterSocket,
+                                    ProcessPlacement::kScatterNuma, ProcessPlacement::kClose,
+                                    ProcessPlacement::kDisabled}) {
+           if (v == ProcessPlacementName(p)) {
+             o.process_placement = p;
+             return absl::OkStatus();
+           }
          }
-         return absl::OkStatus();
+         return Invalid("--process-placement",
+                        "must be one of spreadnuma, scattersocket, scatternuma, close, disabled",
+                        v);
        },
-       "Process placement strategy: spreadnuma (default) or disabled.",
+       "Process placement strategy: spreadnuma (default: the host's NUMA nodes divided among "
+       "its instances), scattersocket or scatternuma (one core per instance, spread over sockets "
+       "or NUMA nodes), close (one core per instance, consecutive cores) or disabled (mpirun's "
+       "own --map-by/--bind-to from --mpi-global-args).",
        "strategy"},
       {{"numa-aware"},
        true,
@@ -350,6 +382,24 @@ const std::vector<OptionSpec>& Specs() {
        },
        "Subnet used for communication between hosts (CIDR).",
        "cidr"},
+      {{"synchronise-python-venv"},
+       true,
+       BoolField("--synchronise-python-venv", &PoprunOptions::synchronise_python_venv),
+       "Make the Python virtual environment available on the other hosts (default 0). Nothing "
+       "to copy when every host is this machine; refused for other machines.",
+       "bool"},
+      {{"synchronise-poplar-sdk"},
+       true,
+       BoolField("--synchronise-poplar-sdk", &PoprunOptions::synchronise_poplar_sdk),
+       "Make the Poplar SDK available on the other hosts (default 0). Nothing to copy when every "
+       "host is this machine; refused for other machines.",
+       "bool"},
+      {{"distribute-ssh-key"},
+       true,
+       BoolField("--distribute-ssh-key", &PoprunOptions::distribute_ssh_key),
+       "Distribute this host's ssh key to the other hosts (default 0). Nothing to copy when every "
+       "host is this machine; refused for other machines.",
+       "bool"},
       {{"verbose", "v"},
        false,
        [](PoprunOptions& o, const std::string&) {
@@ -380,7 +430,8 @@ const OptionSpec* Find(const std::string& name) {
 }
 
 bool IsList(const OptionSpec& s) {
-  return s.names[0] == "mpi-global-args" || s.names[0] == "mpi-local-args";
+  return s.names[0] == "mpi-global-args" || s.names[0] == "mpi-local-args" ||
+         s.names[0] == "instance-mpi-local-args";
 }
 
 // One source of options (the config file or the command line). A list
@@ -392,7 +443,9 @@ class Applier {
   absl::Status Apply(const OptionSpec& spec, const std::string& value) {
     const std::string& name = spec.names[0];
     if (IsList(spec) && seen_.insert(name).second) {
-      (name == "mpi-global-args" ? o_.mpi_global_args : o_.mpi_local_args).clear();
+      if (name == "mpi-global-args") o_.mpi_global_args.clear();
+      if (name == "mpi-local-args") o_.mpi_local_args.clear();
+      if (name == "instance-mpi-local-args") o_.instance_mpi_local_args.clear();
     }
     if (name == "host") o_.host_file.clear();
     if (name == "host-file") o_.hosts.clear();
@@ -533,6 +586,22 @@ absl::Status ReadHostFile(PoprunOptions& o) {
 
 }  // namespace
 
+const char* ProcessPlacementName(ProcessPlacement placement) {
+  switch (placement) {
+    case ProcessPlacement::kSpreadNuma:
+      return "spreadnuma";
+    case ProcessPlacement::kScatterSocket:
+      return "scattersocket";
+    case ProcessPlacement::kScatterNuma:
+      return "scatternuma";
+    case ProcessPlacement::kClose:
+      return "close";
+    case ProcessPlacement::kDisabled:
+      break;
+  }
+  return "disabled";
+}
+
 std::optional<bool> ParseBool(absl::string_view value) {
   const std::string v = absl::AsciiStrToLower(value);
   if (v == "yes" || v == "on" || v == "1" || v == "true") return true;
@@ -656,6 +725,7 @@ std::string SerializeConfig(const PoprunOptions& o) {
   if (!o.vipu_partition.empty()) line("vipu-partition", o.vipu_partition);
   line("vipu-partition-attempts", absl::StrCat(o.vipu_partition_attempts));
   if (!o.vipu_allocation.empty()) line("vipu-allocation", o.vipu_allocation);
+  if (!o.vipu_cluster.empty()) line("vipu-cluster", o.vipu_cluster);
   line("update-partition", yes_no(o.update_partition));
   if (o.reset_partition) line("reset-partition", yes_no(*o.reset_partition));
   line("remove-partition", yes_no(o.remove_partition));
@@ -664,8 +734,12 @@ std::string SerializeConfig(const PoprunOptions& o) {
   // One word per line: the value round-trips whatever it contains.
   for (const std::string& a : o.mpi_global_args) line("mpi-global-args", a);
   for (const std::string& a : o.mpi_local_args) line("mpi-local-args", a);
-  line("process-placement",
-       o.process_placement == ProcessPlacement::kSpreadNuma ? "spreadnuma" : "disabled");
+  for (const auto& [instance, args] : o.instance_mpi_local_args) {
+    for (const std::string& a : args)
+      line("instance-mpi-local-args", absl::StrCat(instance, ":", a));
+  }
+  if (!o.autoreport_dir.empty()) line("autoreport-dir", o.autoreport_dir);
+  line("process-placement", ProcessPlacementName(o.process_placement));
   line("print-topology", yes_no(o.print_topology));
   if (o.only_output_from_instance) {
     line("only-output-from-instance", absl::StrCat(*o.only_output_from_instance));
@@ -673,6 +747,9 @@ std::string SerializeConfig(const PoprunOptions& o) {
   line("offline-mode", yes_no(o.offline_mode));
   line("allow-run-as-root", yes_no(o.allow_run_as_root));
   if (!o.host_subnet.empty()) line("host-subnet", o.host_subnet);
+  line("synchronise-python-venv", yes_no(o.synchronise_python_venv));
+  line("synchronise-poplar-sdk", yes_no(o.synchronise_poplar_sdk));
+  line("distribute-ssh-key", yes_no(o.distribute_ssh_key));
   for (const std::string& c : o.command) line("command", c);
   return out.str();
 }

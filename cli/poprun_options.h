@@ -9,6 +9,7 @@
 #define VIPU_CLI_POPRUN_OPTIONS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +20,7 @@
 
 namespace vipu::cli::poprun {
 
-enum class ProcessPlacement { kSpreadNuma, kDisabled };
+enum class ProcessPlacement { kSpreadNuma, kScatterSocket, kScatterNuma, kClose, kDisabled };
 enum class Verbosity { kDefault, kInfo, kDebug };  // none, -v, -vv
 
 struct PoprunOptions {
@@ -34,7 +35,8 @@ struct PoprunOptions {
   std::optional<uint32_t> vipu_server_timeout;
   std::string vipu_partition;
   uint32_t vipu_partition_attempts = 1;
-  std::string vipu_allocation;  // also --vipu-cluster (deprecated)
+  std::string vipu_allocation;
+  std::string vipu_cluster;  // the partition is created in an allocation of this cluster
   bool update_partition = false;
   std::optional<bool> reset_partition;  // unset: reset iff not reconfigurable
   bool remove_partition = true;
@@ -42,6 +44,14 @@ struct PoprunOptions {
   std::optional<std::string> executable_cache_path;  // "" disables caching
   std::vector<std::string> mpi_global_args;          // split on whitespace
   std::vector<std::string> mpi_local_args;
+  // --instance-mpi-local-args INSTANCE:ARGS, by instance index.
+  std::map<uint32_t, std::vector<std::string>> instance_mpi_local_args;
+  std::string autoreport_dir;  // POPDIST_AUTOREPORT_DIRECTORY of every instance
+  // Copying to remote hosts is not done here: with remote hosts these are
+  // refused, with local ones there is nothing to copy.
+  bool synchronise_python_venv = false;
+  bool synchronise_poplar_sdk = false;
+  bool distribute_ssh_key = false;
   ProcessPlacement process_placement = ProcessPlacement::kSpreadNuma;
   bool print_topology = false;
   std::optional<uint32_t> only_output_from_instance;
@@ -63,6 +73,9 @@ struct PoprunOptions {
 // naming the option and the rule, e.g.
 // "--num-replicas: must be a positive integer, got x".
 absl::StatusOr<PoprunOptions> ParseCommandLine(const std::vector<std::string>& args);
+
+// The --process-placement spelling: spreadnuma, scattersocket, ...
+const char* ProcessPlacementName(ProcessPlacement placement);
 
 // yes/no, on/off, 1/0, true/false, case-insensitive.
 std::optional<bool> ParseBool(absl::string_view value);

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -94,21 +95,42 @@ absl::Status PartitionManager::CheckFitsAllocation(uint32_t size) {
   });
   if (absl::IsUnimplemented(s)) return absl::OkStatus();  // an older server: it decides
   if (!s.ok()) return s;
-  const virmgrpc::Allocation* chosen = nullptr;
+  const std::string& allocation = options_.vipu_allocation;
+  const std::string& cluster = options_.vipu_cluster;
+  // The allocations the server may place the partition in: the named one,
+  // else those of the named cluster, else all.
+  std::vector<const virmgrpc::Allocation*> candidates;
   for (const auto& a : reply.allocations()) {
-    if (options_.vipu_allocation.empty() ? reply.allocations_size() == 1
-                                         : a.id() == options_.vipu_allocation) {
-      chosen = &a;
+    if (!allocation.empty() ? a.id() == allocation
+                            : cluster.empty() || a.spec().cluster_id() == cluster) {
+      candidates.push_back(&a);
     }
   }
-  if (chosen == nullptr) {
-    if (options_.vipu_allocation.empty()) return absl::OkStatus();  // the server picks
-    return absl::NotFoundError(absl::StrCat("--vipu-allocation: no allocation named ",
-                                            options_.vipu_allocation, " on the V-IPU server"));
+  if (!allocation.empty()) {
+    if (candidates.empty()) {
+      return absl::NotFoundError(absl::StrCat("--vipu-allocation: no allocation named ", allocation,
+                                              " on the V-IPU server"));
+    }
+    if (!cluster.empty() && candidates[0]->spec().cluster_id() != cluster) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--vipu-cluster: allocation ", allocation, " is in cluster ",
+                       candidates[0]->spec().cluster_id(), ", not ", cluster));
+    }
+  } else if (!cluster.empty() && candidates.empty()) {
+    std::vector<std::string> clusters;
+    for (const auto& a : reply.allocations()) clusters.push_back(a.spec().cluster_id());
+    std::sort(clusters.begin(), clusters.end());
+    clusters.erase(std::unique(clusters.begin(), clusters.end()), clusters.end());
+    return absl::NotFoundError(absl::StrCat(
+        "--vipu-cluster: no allocation in a cluster named ", cluster, " on the V-IPU server",
+        clusters.empty()
+            ? std::string()
+            : absl::StrCat(" (clusters with allocations: ", absl::StrJoin(clusters, ", "), ")")));
   }
+  if (candidates.size() != 1) return absl::OkStatus();  // the server picks one that fits
   return ValidateFitsAllocation(
-      size, chosen->id(),
-      static_cast<uint32_t>(chosen->spec().agent_ids_size()) * fabric::kIpusPerMachine);
+      size, candidates[0]->id(),
+      static_cast<uint32_t>(candidates[0]->spec().agent_ids_size()) * fabric::kIpusPerMachine);
 }
 
 absl::Status PartitionManager::Create(const std::string& id) {
@@ -118,6 +140,7 @@ absl::Status PartitionManager::Create(const std::string& id) {
   r->set_id(id);
   r->set_size(size);
   r->set_allocation_id(options_.vipu_allocation);
+  r->set_cluster_id(options_.vipu_cluster);
   r->set_num_ipulink_segments(options_.num_ilds);
   r->set_num_gcds(options_.num_instances);
   if (!options_.sync_type.empty()) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/connection.h"
+#include "cli/poprun_hosts.h"
 #include "cli/poprun_launch.h"
 #include "cli/poprun_log.h"
 #include "cli/poprun_options.h"
@@ -134,6 +135,13 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
   if (!level.ok()) return Fail(std::string(level.status().message()));
   Logger log(*level);
   if (absl::Status s = ValidateOptions(o); !s.ok()) return Fail(std::string(s.message()));
+  if (absl::Status s = ValidateAutoreport(o, env.Get("POPLAR_ENGINE_OPTIONS")); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  const HostProbe probe = SystemHostProbe();
+  if (absl::Status s = CheckSynchronisation(o, probe); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
   auto env_targets = ParseTargetOptions(env.Get("POPLAR_TARGET_OPTIONS"), "POPLAR_TARGET_OPTIONS");
   if (!env_targets.ok()) return Fail(std::string(env_targets.status().message()));
   const std::string mpirun =
@@ -158,6 +166,9 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
   launch.ipuof_log_level = env.Get("IPUOF_LOG_LEVEL").empty() ? "WARN" : env.Get("IPUOF_LOG_LEVEL");
   launch.tf_poplar_flags = env.Get("TF_POPLAR_FLAGS");
   std::vector<std::string> forwarded;
+  // Engine options set once for poprun apply to every instance alike; only
+  // the report directory differs, and popdist derives that per instance.
+  launch.forwarded.push_back("POPLAR_ENGINE_OPTIONS");
   for (const std::string& name : launch.forwarded) {
     if (env.vars.count(name)) forwarded.push_back(name);
   }
@@ -191,6 +202,16 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
     if (server->from_vipu_config) {
       log.Info("V-IPU server address picked up from 'vipu': " + server->config.Target());
     }
+    // Before anything is created: every host's instances must reach the server.
+    auto per_host = ServerAddressPerHost(o.hosts, server->config.host, server->config.port, probe);
+    if (!per_host.ok()) return Fail(std::string(per_host.status().message()));
+    for (size_t i = 0; i < o.hosts.size(); ++i) {
+      if ((*per_host)[i] != server->config.host) {
+        log.Info(absl::StrCat("Instances on ", o.hosts[i], " reach the V-IPU server at ",
+                              (*per_host)[i], ":", server->config.port));
+      }
+    }
+    launch.vipu_host_per_host = *std::move(per_host);
     conn = std::make_unique<Connection>(server->config);
     manager = std::make_unique<PartitionManager>(*conn, o, env, log);
     auto plan = manager->Prepare();

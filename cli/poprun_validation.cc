@@ -1,6 +1,7 @@
 // The checks a poprun launch passes before anything is created: its options and the allocation.
 #include "cli/poprun_validation.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace vipu::cli::poprun {
@@ -38,6 +39,37 @@ absl::Status ValidateOptions(const PoprunOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat("--only-output-from-instance: must be below ",
                                                    "--num-instances (", o.num_instances, "), got ",
                                                    *o.only_output_from_instance));
+  }
+  for (const auto& [instance, args] : o.instance_mpi_local_args) {
+    if (instance >= o.num_instances) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--instance-mpi-local-args: instance ", instance,
+                       " does not exist, must be below --num-instances (", o.num_instances, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateAutoreport(const PoprunOptions& o, const std::string& engine_options_env) {
+  if (o.autoreport_dir.empty()) return absl::OkStatus();
+  constexpr absl::string_view kKey = "autoReport.directory";
+  auto conflict = [&](const std::string& where) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--autoreport-dir: cannot be specified when POPLAR_ENGINE_OPTIONS contains "
+                     "the autoReport.directory setting (",
+                     where, ")"));
+  };
+  if (absl::StrContains(engine_options_env, kKey)) return conflict("in poprun's environment");
+  auto sets_it = [&](const std::vector<std::string>& args) {
+    for (const std::string& a : args) {
+      if (absl::StartsWith(a, "POPLAR_ENGINE_OPTIONS=") && absl::StrContains(a, kKey)) return true;
+    }
+    return false;
+  };
+  if (sets_it(o.mpi_local_args)) return conflict("in --mpi-local-args");
+  for (const auto& [instance, args] : o.instance_mpi_local_args) {
+    if (sets_it(args))
+      return conflict(absl::StrCat("in --instance-mpi-local-args of instance ", instance));
   }
   return absl::OkStatus();
 }

@@ -50,6 +50,14 @@ unsigned getNumIpusPerReplica() { return ReadPositive("POPDIST_NUM_IPUS_PER_REPL
 unsigned getReplicaIndexOffset() { return ReadUnsigned("POPDIST_REPLICA_INDEX_OFFSET", 0); }
 unsigned getLocalInstanceIndex() { return ReadUnsigned("POPDIST_LOCAL_INSTANCE_INDEX", 0); }
 
+std::string getAutoReportDirectory() {
+  const char* v = std::getenv("POPDIST_AUTOREPORT_DIRECTORY");
+  if (v == nullptr || *v == '\0') return "";
+  std::string dir = v;
+  if (dir.back() != '/') dir += '/';
+  return dir + std::to_string(getInstanceIndex());
+}
+
 bool isUniformReplicasPerInstance() {
   return ReadUnsigned("POPDIST_UNIFORM_REPLICAS_PER_INSTANCE", 1) == 1;
 }

@@ -39,6 +39,11 @@ unsigned getInstanceIndex();
 // the whole partition. ipusPerReplica 0 uses POPDIST_NUM_IPUS_PER_REPLICA.
 unsigned getDeviceId(unsigned ipusPerReplica = 0);
 
+// With poprun's --autoreport-dir (POPDIST_AUTOREPORT_DIRECTORY): this
+// instance's own profile directory, <dir>/<instance index>, to use as
+// autoReport.directory; empty otherwise.
+std::string getAutoReportDirectory();
+
 // False when the IPUs per replica of the launch differ from `expected`.
 bool checkNumIpusPerReplica(unsigned expected);
 

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
               << "popdist.getLocalInstanceIndex=" << popdist::getLocalInstanceIndex() << "\n"
               << "popdist.isUniformReplicasPerInstance=" << popdist::isUniformReplicasPerInstance()
               << "\n"
-              << "popdist.getDeviceId=" << popdist::getDeviceId() << "\n";
+              << "popdist.getDeviceId=" << popdist::getDeviceId() << "\n"
+              << "popdist.getAutoReportDirectory=" << popdist::getAutoReportDirectory() << "\n";
     if (collectives) {
       popdist::init();
       const int64_t index = popdist::getInstanceIndex();

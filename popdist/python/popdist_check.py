@@ -10,6 +10,7 @@ for name in ["isPopdistEnvSet", "getNumTotalReplicas", "getNumLocalReplicas",
              "getDeviceId"]:
     print(f"popdist.{name}={int(getattr(popdist, name)())}")
 print(f"popdist.checkNumIpusPerReplica(1)={int(popdist.checkNumIpusPerReplica(1))}")
+print(f"popdist.getAutoReportDirectory={popdist.getAutoReportDirectory()}")
 if "--collectives" in sys.argv:
     popdist.init()
     index = popdist.getInstanceIndex()

@@ -11,16 +11,20 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/integration/harness.h"
@@ -73,6 +77,14 @@ std::map<int, std::map<std::string, std::string>> ByInstance(const std::string& 
     }
   }
   return result;
+}
+
+int CountNumaNodes() {
+  int n = 0;
+  for (int i = 0; i < 1024; ++i) {
+    if (access(absl::StrCat("/sys/devices/system/node/node", i).c_str(), F_OK) == 0) ++n;
+  }
+  return std::max(n, 1);
 }
 
 bool Listed(const ServerProcess& server, const std::string& id) {
@@ -269,6 +281,207 @@ TEST_F(PoprunTest, ValidationFailsBeforeAnythingIsCreated) {
   EXPECT_THAT(server_->Vipu({"list", "partitions"}).out, Not(HasSubstr("poprun-")));
 }
 
+// --vipu-cluster names a cluster: the partition goes into an allocation of
+// it (as in the BERT README's POD128 command), and an unknown cluster or an
+// allocation in another cluster fails before anything is created.
+TEST_F(PoprunTest, VipuClusterNamesACluster) {
+  CommandResult r = Poprun(*server_, {"--vipu-cluster=pod16", "--vipu-partition", "inc",
+                                      "--num-replicas", "4", POPDIST_ENV_DUMP_BIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ByInstance(r.out)[0]["IPUOF_VIPU_API_PARTITION_ID"], "inc");
+  r = Poprun(*server_, {"--vipu-cluster", "pod16", "--vipu-allocation", "default",
+                        "--vipu-partition", "inc", "--num-replicas", "4", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Poprun(*server_,
+             {"--vipu-cluster=c128", "--vipu-partition", "nope", "--num-replicas", "4", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("POPRUN ERROR: --vipu-cluster: no allocation in a cluster named "
+                               "c128 on the V-IPU server (clusters with allocations: pod16)"));
+  r = Poprun(*server_, {"--vipu-cluster=c128", "--vipu-allocation=default", "--vipu-partition",
+                        "nope", "--num-replicas", "4", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--vipu-cluster: allocation default is in cluster pod16, not c128"));
+  EXPECT_FALSE(Listed(*server_, "nope"));
+  EXPECT_FALSE(Listed(*server_, "inc"));
+}
+
+// Every --process-placement launches: the core-binding ones put each
+// instance on a single core of its own; spreadnuma leaves a one-NUMA-node
+// host's instances on every core this process may use.
+TEST_F(PoprunTest, EveryProcessPlacementLaunches) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two cores";
+  const std::string allowed_here = [] {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (absl::StartsWith(line, "Cpus_allowed_list:")) {
+        return std::string(absl::StripAsciiWhitespace(line.substr(18)));
+      }
+    }
+    return std::string();
+  }();
+  const std::string show =
+      "sed -n 's/^Cpus_allowed_list:[[:space:]]*/cpus=/p' /proc/self/status; env";
+  for (const char* placement :
+       {"spreadnuma", "scattersocket", "scatternuma", "close", "disabled"}) {
+    SCOPED_TRACE(placement);
+    CommandResult r = Poprun(
+        *server_, {"--offline-mode=yes", "--num-replicas", "2", "--num-instances", "2",
+                   "--executable-cache-path=", absl::StrCat("--process-placement=", placement),
+                   "sh", "-c", show});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("unrecognised")));
+    auto env = ByInstance(r.out);
+    ASSERT_EQ(env.size(), 2u) << r.out;
+    EXPECT_EQ(env[1]["POPDIST_REPLICA_INDEX_OFFSET"], "1");
+    const std::string mode = placement;
+    if (mode == "spreadnuma" && CountNumaNodes() == 1) {
+      EXPECT_EQ(env[0]["cpus"], allowed_here);
+      EXPECT_EQ(env[1]["cpus"], allowed_here);
+    } else if (mode != "spreadnuma" && mode != "disabled") {
+      EXPECT_THAT(env[0]["cpus"], ::testing::MatchesRegex("[0-9]+"));
+      EXPECT_THAT(env[1]["cpus"], ::testing::MatchesRegex("[0-9]+"));
+      EXPECT_NE(env[0]["cpus"], env[1]["cpus"]);
+    }
+  }
+}
+
+// Hosts 127.0.0.2 and 127.0.0.3 are "other hosts" to mpirun: it starts its
+// daemons there through the remote launcher, here a script that runs the
+// command on this machine and notes the host it was given.
+class PoprunMultiHostTest : public PoprunTest {
+ protected:
+  void SetUp() override {
+    PoprunTest::SetUp();
+    dir_ = MakeTempDir();
+    agent_ = dir_ + "/rsh-agent";
+    std::ofstream(agent_) << "#!/bin/sh\n"
+                          << "echo \"$1\" >> '" << dir_ << "/launched'\n"
+                          << "shift\n"
+                          << "exec sh -c \"$*\"\n";
+    ASSERT_EQ(chmod(agent_.c_str(), 0755), 0);
+  }
+  void TearDown() override { RemoveTree(dir_); }
+
+  CommandResult Run(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    env.emplace("OMPI_MCA_plm_rsh_agent", agent_);
+    return Poprun(*server_, std::move(args), env);
+  }
+  std::vector<std::string> Launched() const {
+    std::vector<std::string> hosts =
+        absl::StrSplit(ReadFile(dir_ + "/launched"), '\n', absl::SkipEmpty());
+    std::sort(hosts.begin(), hosts.end());
+    return hosts;
+  }
+
+  std::string dir_;
+  std::string agent_;
+};
+
+TEST_F(PoprunMultiHostTest, InstancesOnOtherHostsReachTheServer) {
+  CommandResult r = Run({"--host", "127.0.0.2,127.0.0.3", "--vipu-partition", "mh",
+                         "--num-replicas", "4", "--num-instances", "2", "--ipus-per-replica", "4",
+                         POPDIST_SAMPLE_TRAIN_BIN, "--config", "pretrain_large_128_pod16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(Launched(), ::testing::ElementsAre("127.0.0.2", "127.0.0.3"));
+  auto text = InstanceText(r.out);
+  EXPECT_THAT(text[0], HasSubstr("Attached to partition mh GCD 0"));
+  EXPECT_THAT(text[1], HasSubstr("Attached to partition mh GCD 1"));
+  EXPECT_THAT(r.out, HasSubstr("IPU-Machines of partition mh"));
+  EXPECT_FALSE(Listed(*server_, "mh"));
+
+  // No --vipu-server-host: the default, localhost, still reaches the server
+  // from hosts that are this machine.
+  r = RunCommand({POPRUN_BIN, "--allow-run-as-root", "1", "--host", "127.0.0.2,127.0.0.3",
+                  "--vipu-server-port", std::to_string(server_->port()), "--num-replicas", "2",
+                  "--num-instances", "2", POPDIST_ENV_DUMP_BIN},
+                 {{"HOME", server_->home()}, {"OMPI_MCA_plm_rsh_agent", agent_}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto env = ByInstance(r.out);
+  ASSERT_EQ(env.size(), 2u) << r.out;
+  for (int i : {0, 1}) {
+    EXPECT_EQ(env[i]["IPUOF_VIPU_API_HOST"], "localhost");
+    EXPECT_EQ(env[i]["POPDIST_LOCAL_INSTANCE_INDEX"], "0");
+    EXPECT_EQ(env[i]["popdist.getInstanceIndex"], std::to_string(i));
+  }
+}
+
+// A host that is another machine cannot reach a server on loopback: refused
+// before anything is created or launched, as are the options that would
+// copy files to it.
+TEST_F(PoprunMultiHostTest, LoopbackServerAndAnotherMachineAreRefused) {
+  CommandResult r = Run({"--host", "127.0.0.2,198.51.100.1", "--vipu-partition", "far",
+                         "--num-replicas", "2", "--num-instances", "2", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err,
+              HasSubstr("POPRUN ERROR: --host 198.51.100.1: the V-IPU server is at 127.0.0.1:"));
+  EXPECT_THAT(r.err, HasSubstr("--vipu-server-host"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const char* option :
+       {"--synchronise-python-venv", "--synchronise-poplar-sdk", "--distribute-ssh-key"}) {
+    r = Run({"--host", "198.51.100.1", absl::StrCat(option, "=yes"), "--vipu-partition", "far",
+             "--num-replicas", "2", "true"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("POPRUN ERROR: ", option,
+                                              ": host 198.51.100.1 is another machine")));
+  }
+  EXPECT_FALSE(Listed(*server_, "far"));
+  EXPECT_TRUE(Launched().empty());
+  // Hosts that are this machine share its files: nothing to copy.
+  r = Run({"--host", "127.0.0.2", "--synchronise-python-venv=yes", "--synchronise-poplar-sdk=yes",
+           "--distribute-ssh-key=yes", "--num-replicas", "2", POPDIST_ENV_DUMP_BIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ByInstance(r.out)[0]["IPUOF_VIPU_API_HOST"], "127.0.0.1");
+  EXPECT_THAT(Launched(), ::testing::ElementsAre("127.0.0.2"));
+}
+
+// --instance-mpi-local-args reaches one instance only; --autoreport-dir
+// gives every instance POPDIST_AUTOREPORT_DIRECTORY and POPLAR_ENGINE_OPTIONS
+// unchanged, and is refused when those already name a report directory.
+TEST_F(PoprunTest, InstanceArgsAndAutoreportDir) {
+  const std::string engine = "{\"allowOutOfMemory\":\"true\"}";
+  CommandResult r =
+      Poprun(*server_,
+             {"--num-replicas", "2", "--num-instances", "2", "--instance-mpi-local-args",
+              "1:-x ONLY_ONE=yes", "--autoreport-dir", "/tmp/training-profile-directory", "env"},
+             {{"POPLAR_ENGINE_OPTIONS", engine}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto env = ByInstance(r.out);
+  ASSERT_EQ(env.size(), 2u) << r.out;
+  EXPECT_EQ(env[0].count("ONLY_ONE"), 0u);
+  EXPECT_EQ(env[1]["ONLY_ONE"], "yes");
+  for (int i : {0, 1}) {
+    EXPECT_EQ(env[i]["POPDIST_AUTOREPORT_DIRECTORY"], "/tmp/training-profile-directory");
+    EXPECT_EQ(env[i]["POPLAR_ENGINE_OPTIONS"], engine);
+  }
+  // popdist gives each instance its own directory below it.
+  r = Poprun(*server_, {"--num-replicas", "2", "--num-instances", "2", "--autoreport-dir",
+                        "/tmp/training-profile-directory", POPDIST_ENV_DUMP_BIN});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  env = ByInstance(r.out);
+  EXPECT_EQ(env[0]["popdist.getAutoReportDirectory"], "/tmp/training-profile-directory/0");
+  EXPECT_EQ(env[1]["popdist.getAutoReportDirectory"], "/tmp/training-profile-directory/1");
+  r = Poprun(
+      *server_,
+      {"--vipu-partition", "ar", "--num-replicas", "2", "--autoreport-dir", "/tmp/p", "true"},
+      {{"POPLAR_ENGINE_OPTIONS", "{\"autoReport.directory\":\"/tmp/p\"}"}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "POPRUN ERROR: --autoreport-dir: cannot be specified when POPLAR_ENGINE_OPTIONS "
+            "contains the autoReport.directory setting (in poprun's environment)\n");
+  r = Poprun(*server_,
+             {"--vipu-partition", "ar", "--num-replicas", "2", "--num-instances", "2",
+              "--autoreport-dir", "/tmp/p", "--instance-mpi-local-args",
+              "0:-x POPLAR_ENGINE_OPTIONS={\"autoReport.directory\":\"/tmp/p/0\"}", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("(in --instance-mpi-local-args of instance 0)"));
+  r = Poprun(*server_, {"--vipu-partition", "ar", "--num-replicas", "2", "--num-instances", "2",
+                        "--instance-mpi-local-args", "2:-x A", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--instance-mpi-local-args: instance 2 does not exist"));
+  EXPECT_FALSE(Listed(*server_, "ar"));
+}
+
 TEST(PoprunServer, UnreachableServerIsNamed) {
   // A port nobody listens on: bind, read the port, close.
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -314,10 +527,11 @@ TEST_F(PoprunTest, ServerFromIpuofEnvironmentAndVipuConfig) {
 #ifdef POPDIST_PYTHON_DIR
 TEST_F(PoprunTest, PythonPopdistUnderPoprunAndOutside) {
   const std::string script = std::string(POPDIST_PYTHON_DIR) + "/popdist_check.py";
-  CommandResult r = Poprun(*server_,
-                           {"--vipu-partition", "py", "--num-replicas", "8", "--num-instances", "4",
-                            "/usr/bin/python3", script, "--collectives"},
-                           {{"PYTHONPATH", POPDIST_PYTHON_DIR}});
+  CommandResult r =
+      Poprun(*server_,
+             {"--vipu-partition", "py", "--num-replicas", "8", "--num-instances", "4",
+              "--autoreport-dir", "/tmp/profile/", "/usr/bin/python3", script, "--collectives"},
+             {{"PYTHONPATH", POPDIST_PYTHON_DIR}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto env = ByInstance(r.out);
   ASSERT_EQ(env.size(), 4u) << r.out;
@@ -330,6 +544,7 @@ TEST_F(PoprunTest, PythonPopdistUnderPoprunAndOutside) {
     EXPECT_EQ(env[i]["collectives.allGather"], "0,1,2,3");
     EXPECT_EQ(env[i]["collectives.broadcast"], "42.5");
     EXPECT_EQ(env[i]["collectives.executeOnInstances"], i < 2 ? "21" : "none");
+    EXPECT_EQ(env[i]["popdist.getAutoReportDirectory"], absl::StrCat("/tmp/profile/", i));
   }
   // The guide's PopDist example (Listing 4.3) runs under poprun.
   r = Poprun(

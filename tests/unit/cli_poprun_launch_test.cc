@@ -110,6 +110,57 @@ TEST(PoprunLaunch, OfflineCacheQuietAndNuma) {
   EXPECT_EQ(disabled.find("--bind-to"), std::string::npos);
 }
 
+TEST(PoprunLaunch, PlacementsMapToMpirunBinding) {
+  LaunchContext c;
+  c.numa_nodes = 2;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"spreadnuma", "'--tag-output' '--bind-to' 'none' '-np'"},
+      {"scattersocket", "'--tag-output' '--map-by' 'socket' '--bind-to' 'core' '-np'"},
+      {"scatternuma", "'--tag-output' '--map-by' 'numa' '--bind-to' 'core' '-np'"},
+      {"close", "'--tag-output' '--map-by' 'core' '--bind-to' 'core' '-np'"},
+      {"disabled", "'--tag-output' '-np'"}};
+  for (const auto& [placement, global] : cases) {
+    SCOPED_TRACE(placement);
+    PoprunOptions o = Options(
+        {"--num-replicas=2", "--num-instances=2", "--process-placement=" + placement, "prog"});
+    const std::string cmd = QuoteCommand(BuildMpirunCommand(o, c));
+    EXPECT_THAT(cmd, HasSubstr(global));
+    // Only spreadnuma binds through numactl; the others leave it to mpirun.
+    EXPECT_EQ(cmd.find("numactl") != std::string::npos, placement == "spreadnuma") << cmd;
+  }
+  // disabled: the user's own mapping reaches mpirun untouched.
+  PoprunOptions o = Options({"--process-placement=disabled",
+                             "--mpi-global-args=--map-by ppr:1:core --bind-to core", "prog"});
+  EXPECT_THAT(QuoteCommand(BuildMpirunCommand(o, c)),
+              HasSubstr("'--tag-output' '--map-by' 'ppr:1:core' '--bind-to' 'core' '-np'"));
+}
+
+TEST(PoprunLaunch, InstanceArgsAutoreportAndServerPerHost) {
+  PoprunOptions o =
+      Options({"--num-replicas=4", "--num-instances=4", "-H", "h1,h2",
+               "--process-placement=disabled", "--mpi-local-args=-x ALL",
+               "--instance-mpi-local-args=2:-x ONLY2=1", "--autoreport-dir=/tmp/profile", "prog"});
+  LaunchContext c = Context();
+  c.forwarded = {};
+  c.target_options.clear();
+  c.vipu_host_per_host = {"10.0.0.1", "10.0.0.2"};
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 1), "IPUOF_VIPU_API_HOST"), "10.0.0.1");
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 2), "IPUOF_VIPU_API_HOST"), "10.0.0.2");
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 3), "POPDIST_AUTOREPORT_DIRECTORY"), "/tmp/profile");
+  const std::string cmd = QuoteCommand(BuildMpirunCommand(o, c));
+  EXPECT_THAT(cmd, HasSubstr("'-x' 'ALL' '-x' 'ONLY2=1' 'prog'"));
+  EXPECT_EQ(cmd.find("ONLY2"), cmd.rfind("ONLY2")) << "instance 2 only: " << cmd;
+  const size_t second = cmd.find("POPDIST_REPLICA_INDEX_OFFSET=2");
+  const size_t third = cmd.find("POPDIST_REPLICA_INDEX_OFFSET=3");
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_GT(cmd.find("ONLY2"), second);
+  EXPECT_LT(cmd.find("ONLY2"), third);
+  c.vipu_host_per_host.clear();
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 3), "IPUOF_VIPU_API_HOST"), "10.21.21.129");
+  o.autoreport_dir.clear();
+  EXPECT_EQ(Get(InstanceEnvironment(o, c, 0), "POPDIST_AUTOREPORT_DIRECTORY"), "<unset>");
+}
+
 TEST(PoprunLaunch, HostSubnetOnlyWithHosts) {
   PoprunOptions o = Options({"--host-subnet=10.5.0.0/16", "p"});
   EXPECT_EQ(QuoteCommand(BuildMpirunCommand(o, LaunchContext())).find("btl_tcp_if_include"),

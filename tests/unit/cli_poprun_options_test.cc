@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "cli/poprun_log.h"
 #include "cli/poprun_options.h"
 #include "cli/poprun_validation.h"
@@ -137,9 +138,75 @@ TEST(PoprunOptions, StringOptionsRejectEmptyValues) {
   }
 }
 
-TEST(PoprunOptions, ClusterIsAnAliasOfAllocation) {
-  EXPECT_EQ(Parse({"--vipu-cluster=c128", "p"}).vipu_allocation, "c128");
-  EXPECT_EQ(Parse({"--vipu-allocation", "a1", "p"}).vipu_allocation, "a1");
+TEST(PoprunOptions, ClusterAndAllocationAreSeparate) {
+  PoprunOptions o = Parse({"--vipu-cluster=c128", "p"});
+  EXPECT_EQ(o.vipu_cluster, "c128");
+  EXPECT_EQ(o.vipu_allocation, "");
+  o = Parse({"--vipu-allocation", "a1", "--vipu-cluster", "c1", "p"});
+  EXPECT_EQ(o.vipu_allocation, "a1");
+  EXPECT_EQ(o.vipu_cluster, "c1");
+}
+
+TEST(PoprunOptions, InstanceMpiLocalArgs) {
+  PoprunOptions o = Parse({"--num-instances=4", "--num-replicas=4", "--instance-mpi-local-args",
+                           "0:-x FOO=1", "--instance-mpi-local-args=3:--report-bindings",
+                           "--instance-mpi-local-args", "0:-x BAR", "p"});
+  EXPECT_THAT(o.instance_mpi_local_args[0], ElementsAre("-x", "FOO=1", "-x", "BAR"));
+  EXPECT_THAT(o.instance_mpi_local_args[3], ElementsAre("--report-bindings"));
+  EXPECT_EQ(o.instance_mpi_local_args.count(1), 0u);
+  for (const char* bad : {"-x FOO", ":-x FOO", "0:", "0:   ", "x:-x FOO", "-1:-x FOO", "+1:-x FOO",
+                          "4294967296:-x FOO", ""}) {
+    EXPECT_EQ(
+        Error({"--instance-mpi-local-args", bad, "p"}),
+        absl::StrCat("--instance-mpi-local-args: must be INSTANCE:ARGS, like 0:-x FOO=1, got ",
+                     *bad ? bad : "an empty value"));
+  }
+  // An instance that the launch does not have.
+  o = Parse({"--num-instances=2", "--num-replicas=2", "--instance-mpi-local-args=2:-x A", "p"});
+  EXPECT_EQ(ValidateOptions(o).message(),
+            "--instance-mpi-local-args: instance 2 does not exist, must be below --num-instances "
+            "(2)");
+}
+
+TEST(PoprunOptions, AutoreportDir) {
+  EXPECT_EQ(Parse({"--autoreport-dir", "/tmp/profile", "p"}).autoreport_dir, "/tmp/profile");
+  EXPECT_EQ(Error({"--autoreport-dir=", "p"}),
+            "--autoreport-dir: must not be empty, got an empty value");
+  PoprunOptions o =
+      Parse({"--autoreport-dir=/r", "--num-instances=2", "--num-replicas=2",
+             "--mpi-local-args=-x POPLAR_ENGINE_OPTIONS={\"autoReport.all\":\"true\"}", "p"});
+  EXPECT_TRUE(ValidateAutoreport(o, "{\"allowOutOfMemory\":\"true\"}").ok());
+  EXPECT_TRUE(ValidateAutoreport(o, "{\"autoReport.all\":\"false\"}").ok());
+  EXPECT_EQ(ValidateAutoreport(o, "{\"autoReport.directory\":\"/x\"}").message(),
+            "--autoreport-dir: cannot be specified when POPLAR_ENGINE_OPTIONS contains the "
+            "autoReport.directory setting (in poprun's environment)");
+  o.mpi_local_args = {"-x", "POPLAR_ENGINE_OPTIONS={autoReport.directory:/tmp/p}"};
+  EXPECT_THAT(std::string(ValidateAutoreport(o, "").message()), HasSubstr("(in --mpi-local-args)"));
+  o.mpi_local_args.clear();
+  o.instance_mpi_local_args[1] = {"-x",
+                                  "POPLAR_ENGINE_OPTIONS={\"autoReport.directory\":\"/p/1\"}"};
+  EXPECT_THAT(std::string(ValidateAutoreport(o, "").message()),
+              HasSubstr("(in --instance-mpi-local-args of instance 1)"));
+  o.autoreport_dir.clear();
+  EXPECT_TRUE(ValidateAutoreport(o, "{\"autoReport.directory\":\"/x\"}").ok());
+}
+
+TEST(PoprunOptions, SynchronisationOptionsAreBooleans) {
+  for (const char* opt :
+       {"--synchronise-python-venv", "--synchronise-poplar-sdk", "--distribute-ssh-key"}) {
+    SCOPED_TRACE(opt);
+    EXPECT_EQ(Error({absl::StrCat(opt, "=maybe"), "p"}),
+              absl::StrCat(opt, ": must be one of yes/no, on/off, 1/0, true/false, got maybe"));
+    EXPECT_EQ(Error({absl::StrCat(opt, "="), "p"}),
+              absl::StrCat(opt,
+                           ": must be one of yes/no, on/off, 1/0, true/false, got an empty "
+                           "value"));
+  }
+  PoprunOptions o = Parse({"--synchronise-python-venv=yes", "--synchronise-poplar-sdk", "on",
+                           "--distribute-ssh-key=0", "p"});
+  EXPECT_TRUE(o.synchronise_python_venv);
+  EXPECT_TRUE(o.synchronise_poplar_sdk);
+  EXPECT_FALSE(o.distribute_ssh_key);
 }
 
 TEST(PoprunOptions, EnumOptions) {
@@ -147,9 +214,17 @@ TEST(PoprunOptions, EnumOptions) {
             ProcessPlacement::kDisabled);
   EXPECT_EQ(Parse({"--process-placement", "spreadnuma", "p"}).process_placement,
             ProcessPlacement::kSpreadNuma);
-  for (const char* bad : {"close", "scatternuma", "", "SPREADNUMA"}) {
-    EXPECT_THAT(Error({std::string("--process-placement=") + bad, "p"}),
-                HasSubstr("--process-placement: must be one of spreadnuma, disabled"));
+  EXPECT_EQ(Parse({"--process-placement=scattersocket", "p"}).process_placement,
+            ProcessPlacement::kScatterSocket);
+  EXPECT_EQ(Parse({"--process-placement=scatternuma", "p"}).process_placement,
+            ProcessPlacement::kScatterNuma);
+  EXPECT_EQ(Parse({"--process-placement", "close", "p"}).process_placement,
+            ProcessPlacement::kClose);
+  for (const char* bad : {"", "SPREADNUMA", "scatter", "close,spreadnuma", "numa"}) {
+    EXPECT_EQ(Error({std::string("--process-placement=") + bad, "p"}),
+              absl::StrCat("--process-placement: must be one of spreadnuma, scattersocket, "
+                           "scatternuma, close, disabled, got ",
+                           *bad ? bad : "an empty value"));
   }
   EXPECT_EQ(Parse({"--sync-type=pod-native-default", "p"}).sync_type, "pod-native-default");
   EXPECT_EQ(Parse({"--sync-type=ST_POD_NATIVE_DEFAULT", "p"}).sync_type, "ST_POD_NATIVE_DEFAULT");
@@ -181,7 +256,8 @@ TEST(PoprunOptions, Verbosity) {
 }
 
 TEST(PoprunOptions, UnknownOptionsAndMissingValues) {
-  EXPECT_EQ(Error({"--autoreport-dir", "x", "p"}), "unrecognised option '--autoreport-dir'");
+  EXPECT_EQ(Error({"--autoreport-directory", "x", "p"}),
+            "unrecognised option '--autoreport-directory'");
   EXPECT_EQ(Error({"-z", "p"}), "unrecognised option '-z'");
   EXPECT_EQ(Error({"--v", "p"}), "unrecognised option '--v'");
   EXPECT_EQ(Error({"--num-replicas"}), "--num-replicas: requires a value");
@@ -231,6 +307,7 @@ TEST(PoprunConfig, ExportThenImportRoundTrips) {
                            path,
                            "--vipu-partition=my_partition",
                            "--vipu-allocation=allocation1",
+                           "--vipu-cluster=cluster1",
                            "--vipu-server-host=vipu.my_domain",
                            "--vipu-server-port=34521",
                            "--update-partition=yes",
@@ -246,6 +323,10 @@ TEST(PoprunConfig, ExportThenImportRoundTrips) {
                            "--sync-type=pod-native-default",
                            "--only-output-from-instance=1",
                            "--host-subnet=10.0.0.0/8",
+                           "--instance-mpi-local-args=1:-x A=1 -x B",
+                           "--autoreport-dir=/tmp/profile",
+                           "--synchronise-python-venv=yes",
+                           "--process-placement=scatternuma",
                            "python3",
                            "train.py"});
   auto written = ExportConfig(o, path);

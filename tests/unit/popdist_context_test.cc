@@ -15,7 +15,7 @@ const char* const kVars[] = {
     "POPDIST_NUM_TOTAL_REPLICAS",   "POPDIST_NUM_LOCAL_REPLICAS",
     "POPDIST_NUM_IPUS_PER_REPLICA", "POPDIST_REPLICA_INDEX_OFFSET",
     "POPDIST_LOCAL_INSTANCE_INDEX", "POPDIST_UNIFORM_REPLICAS_PER_INSTANCE",
-    "POPLAR_TARGET_OPTIONS"};
+    "POPLAR_TARGET_OPTIONS",        "POPDIST_AUTOREPORT_DIRECTORY"};
 
 class PopdistContext : public ::testing::Test {
  protected:
@@ -42,6 +42,20 @@ TEST_F(PopdistContext, DefaultsOutsidePoprun) {
   EXPECT_EQ(popdist::getDeviceId(2), 2u);  // the first pair of a 2-IPU domain
   EXPECT_TRUE(popdist::checkNumIpusPerReplica(1));
   EXPECT_FALSE(popdist::checkNumIpusPerReplica(4));
+  EXPECT_EQ(popdist::getAutoReportDirectory(), "");
+}
+
+// poprun's --autoreport-dir: one subdirectory per instance.
+TEST_F(PopdistContext, AutoReportDirectoryPerInstance) {
+  Set({{"POPDIST_AUTOREPORT_DIRECTORY", "/tmp/profile"}});
+  EXPECT_EQ(popdist::getAutoReportDirectory(), "/tmp/profile/0");
+  Set({{"POPDIST_NUM_TOTAL_REPLICAS", "4"},
+       {"POPDIST_NUM_LOCAL_REPLICAS", "1"},
+       {"POPDIST_REPLICA_INDEX_OFFSET", "3"},
+       {"POPDIST_AUTOREPORT_DIRECTORY", "/tmp/profile/"}});
+  EXPECT_EQ(popdist::getAutoReportDirectory(), "/tmp/profile/3");
+  Set({{"POPDIST_AUTOREPORT_DIRECTORY", ""}});
+  EXPECT_EQ(popdist::getAutoReportDirectory(), "");
 }
 
 // TUT-KR: --num-replicas 8 --num-instances 4 --ipus-per-replica 2 on a

@@ -79,6 +79,15 @@ def getInstanceIndex():
     return getReplicaIndexOffset() // getNumLocalReplicas()
 
 
+def getAutoReportDirectory():
+    """This instance's own profile directory under poprun's --autoreport-dir
+    (POPDIST_AUTOREPORT_DIRECTORY), <dir>/<instance index>; "" otherwise."""
+    directory = os.environ.get("POPDIST_AUTOREPORT_DIRECTORY", "")
+    if not directory:
+        return ""
+    return os.path.join(directory, str(getInstanceIndex()))
+
+
 def _instance_size():
     m = re.search(r'"instanceSize"\s*:\s*"?([0-9]+)"?', os.environ.get("POPLAR_TARGET_OPTIONS", ""))
     return int(m.group(1)) if m else 0
