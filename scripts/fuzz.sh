@@ -11,7 +11,7 @@ seconds=${FUZZ_SECONDS:-20}
 # FUZZ_MODE=corpus replays the committed corpus once (deterministic: the CI
 # gate); the default explores for FUZZ_SECONDS per target.
 mode=${FUZZ_MODE:-explore}
-targets=(create_request hcl cli_args poprun_options)
+targets=(create_request hcl cli_args poprun_options console_query)
 CC=clang CXX=clang++ cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DVIPU_FUZZ=ON >/dev/null
 ninja -C "$dir" -j"${JOBS:-2}" "${targets[@]/%/_fuzzer}"

@@ -8,10 +8,10 @@
 
 namespace vipu::server {
 
-absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(const std::string& address) {
+absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(const std::string& address,
+                                                               const std::string& flag) {
   auto bad = [&](const std::string& rule) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--metrics-listen: ", rule, ", got '", address, "'"));
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", rule, ", got '", address, "'"));
   };
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos) return bad("expected host:port");

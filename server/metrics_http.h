@@ -20,8 +20,9 @@ class Server;
 namespace vipu::server {
 
 // Splits "host:port" or "[v6]:port" (port 0..65535; 0 picks a free port).
-// INVALID_ARGUMENT naming --metrics-listen otherwise.
-absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(const std::string& address);
+// INVALID_ARGUMENT naming `flag` otherwise.
+absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(
+    const std::string& address, const std::string& flag = "--metrics-listen");
 
 class MetricsHttpServer {
  public:
