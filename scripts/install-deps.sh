@@ -16,6 +16,9 @@ packages=(
   openmpi-bin libopenmpi-dev python3-mpi4py numactl
   # scripts/fuzz.sh: clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
   clang libclang-rt-14-dev
+  # The pod console's browser tests (tests/integration/console_test.cc) load
+  # the console in headless Chromium and drive it over the DevTools protocol.
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do
