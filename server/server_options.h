@@ -19,7 +19,7 @@ struct ServerOptions {
   int agent_deadline_ms = 5000;
   int reconcile_window_ms = 3000;
   int workers = 8;
-  std::string config;          // --config; default /etc/vipu/vipu-server.hcl when it exists
+  std::string config;  // --config; default /etc/vipu/vipu-server.hcl when it exists
   // host:port of the HTTP listener (console and /metrics); empty or "off":
   // none. --metrics-listen is the older name of --http-listen.
   std::string http_listen;

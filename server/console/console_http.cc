@@ -71,18 +71,27 @@ std::string SessionJson(const Session& s, bool secure) {
 
 int HttpStatusOf(const absl::Status& status) {
   switch (status.code()) {
-    case absl::StatusCode::kOk: return 200;
+    case absl::StatusCode::kOk:
+      return 200;
     case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange: return 400;
-    case absl::StatusCode::kUnauthenticated: return 401;
-    case absl::StatusCode::kPermissionDenied: return 403;
-    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
     case absl::StatusCode::kAlreadyExists:
     case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kAborted: return 409;
-    case absl::StatusCode::kResourceExhausted: return 429;
-    case absl::StatusCode::kUnavailable: return 503;
-    default: return 500;
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
   }
 }
 
@@ -106,9 +115,9 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const Consol
     const std::string key = (dir / "key.pem").string();
     auto ssl = std::make_unique<httplib::SSLServer>(cert.c_str(), key.c_str());
     if (!ssl->is_valid()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options.flag, ": cannot load the server certificate ", cert, " and key ", key,
-          " (create them with vipu-server --tls-init)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(options.flag, ": cannot load the server certificate ", cert, " and key ",
+                       key, " (create them with vipu-server --tls-init)"));
     }
     server->http_ = std::move(ssl);
   } else {
@@ -244,8 +253,8 @@ void ConsoleServer::Routes() {
   if (deps_.metrics != nullptr) {
     const Metrics* metrics = deps_.metrics;
     h.Get("/metrics", [metrics](const httplib::Request& req, httplib::Response& res) {
-      const bool open_metrics = req.get_header_value("Accept").find(
-                                    "application/openmetrics-text") != std::string::npos;
+      const bool open_metrics =
+          req.get_header_value("Accept").find("application/openmetrics-text") != std::string::npos;
       const MetricsFormat format =
           open_metrics ? MetricsFormat::kOpenMetrics : MetricsFormat::kPrometheusText;
       res.set_content(metrics->Render(format), MetricsContentType(format));
@@ -258,8 +267,7 @@ void ConsoleServer::Routes() {
                              absl::StrCat("query: ", req.path, " takes no parameters")));
       }
       const Asset* asset = FindAsset(req.path);
-      res.set_content(reinterpret_cast<const char*>(asset->data), asset->size,
-                      asset->content_type);
+      res.set_content(reinterpret_cast<const char*>(asset->data), asset->size, asset->content_type);
     });
   }
   h.Get("/api/session", [this](const auto& req, auto& res) { HandleSession(req, res); });
@@ -307,8 +315,7 @@ absl::StatusOr<Params> FormOf(const httplib::Request& req, const std::set<std::s
   }
   if (!absl::StartsWith(req.get_header_value("Content-Type"),
                         "application/x-www-form-urlencoded")) {
-    return absl::InvalidArgumentError(
-        "content-type: expected application/x-www-form-urlencoded");
+    return absl::InvalidArgumentError("content-type: expected application/x-www-form-urlencoded");
   }
   return ParseParams(req.body, allowed);
 }
@@ -335,8 +342,8 @@ void ConsoleServer::HandleLogin(const httplib::Request& req, httplib::Response& 
   auto s = sessions_.Create(*caller, absl::Now());
   if (!s.ok()) return Fail(res, s.status());
   spdlog::info("console: {} logged in from {}", caller->Name(), req.remote_addr);
-  res.set_header("Set-Cookie", absl::StrCat(kCookie, "=", s->id,
-                                            "; Path=/; HttpOnly; Secure; SameSite=Strict"));
+  res.set_header("Set-Cookie",
+                 absl::StrCat(kCookie, "=", s->id, "; Path=/; HttpOnly; Secure; SameSite=Strict"));
   res.set_content(SessionJson(*s, true), kJson);
 }
 
@@ -446,8 +453,8 @@ void ConsoleServer::HandleHistory(const httplib::Request& req, httplib::Response
   if (!minutes.ok()) return Fail(res, minutes.status());
   std::optional<auth::Caller> caller = CallerOf(req, res);
   if (!caller) return;
-  res.set_content(
-      HistoryJson(history_.Since(absl::Now(), absl::Minutes(*minutes)), *caller), kJson);
+  res.set_content(HistoryJson(history_.Since(absl::Now(), absl::Minutes(*minutes)), *caller),
+                  kJson);
 }
 
 void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response& res) {
@@ -464,9 +471,11 @@ void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response&
   }
   const char* verb = *action == PartitionAction::kRemove ? "remove" : "reset";
   if (options_.secure && !s->caller.is_admin) {
-    return Fail(res, absl::PermissionDeniedError(absl::StrCat(
-                         "permission denied: ", verb, " partition from the console needs an admin "
-                         "user; '", s->caller.user_id, "' is not one")));
+    return Fail(
+        res, absl::PermissionDeniedError(absl::StrCat("permission denied: ", verb,
+                                                      " partition from the console needs an admin "
+                                                      "user; '",
+                                                      s->caller.user_id, "' is not one")));
   }
   absl::Status done = *action == PartitionAction::kRemove
                           ? deps_.controller->Remove(*id, /*force=*/false, s->caller)

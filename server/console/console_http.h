@@ -49,11 +49,11 @@ struct Response;
 namespace vipu::server::console {
 
 struct ConsoleOptions {
-  std::string address;                    // host:port; port 0 picks a free one
-  std::string flag = "--http-listen";     // named in errors
-  bool secure = false;                    // HTTPS and logins
-  std::string tls_dir;                    // with secure: DIR/server/{cert,key}.pem
-  absl::Duration tick = absl::Milliseconds(200);  // change detection
+  std::string address;                             // host:port; port 0 picks a free one
+  std::string flag = "--http-listen";              // named in errors
+  bool secure = false;                             // HTTPS and logins
+  std::string tls_dir;                             // with secure: DIR/server/{cert,key}.pem
+  absl::Duration tick = absl::Milliseconds(200);   // change detection
   absl::Duration sample_every = absl::Seconds(1);  // history
   absl::Duration history_window = absl::Hours(1);
   size_t max_streams = 32;     // open /api/events streams

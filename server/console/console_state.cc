@@ -81,10 +81,7 @@ void WriteCluster(JsonWriter& j, const PodSnapshot& s, const ClusterView& c,
     for (uint32_t slot = 0; slot < fabric::kIpusPerMachine; ++slot) {
       const uint32_t topology_id = m * fabric::kIpusPerMachine + slot;
       const fabric::IpuRef ref = layout.IpuAt(ild, topology_id);
-      j.BeginObject()
-          .Field("slot", slot)
-          .Field("ipu", ref.ipu)
-          .Field("topology_id", topology_id);
+      j.BeginObject().Field("slot", slot).Field("ipu", ref.ipu).Field("topology_id", topology_id);
       auto h = holder.find(ref);
       if (h == holder.end()) {
         j.Key("partition").Null().Field("used", false);

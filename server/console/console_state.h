@@ -48,7 +48,7 @@ struct PodSnapshot {
   std::vector<fabric::Allocation> allocations;
   std::vector<fabric::Partition> partitions;  // by id
   std::set<std::string> shared;
-  std::map<std::string, AgentView> agents;  // every agent in the database
+  std::map<std::string, AgentView> agents;                        // every agent in the database
   std::vector<PartitionController::AllocationCapacity> capacity;  // every allocation
 };
 

@@ -90,8 +90,7 @@ uint64_t EventHub::dropped() const {
 
 void EventHub::Unsubscribe(Subscription* s) {
   absl::MutexLock lock(&mu_);
-  subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), s),
-                     subscribers_.end());
+  subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), s), subscribers_.end());
 }
 
 }  // namespace vipu::server::console

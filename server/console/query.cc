@@ -50,7 +50,8 @@ absl::StatusOr<std::string> Decode(std::string_view name, std::string_view text)
     }
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) {
-      return absl::InvalidArgumentError(absl::StrCat(std::string(name), ": control character in the value"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(name), ": control character in the value"));
     }
     out.push_back(c);
   }
@@ -66,8 +67,7 @@ absl::StatusOr<Params> ParseParams(std::string_view text, const std::set<std::st
   }
   Params params;
   if (text.empty()) return params;
-  for (absl::string_view split :
-       absl::StrSplit(absl::string_view(text.data(), text.size()), '&')) {
+  for (absl::string_view split : absl::StrSplit(absl::string_view(text.data(), text.size()), '&')) {
     const std::string_view pair(split.data(), split.size());
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos) {
@@ -78,9 +78,9 @@ absl::StatusOr<Params> ParseParams(std::string_view text, const std::set<std::st
     if (allowed.count(std::string(name)) == 0) {
       std::string known;
       for (const std::string& a : allowed) absl::StrAppend(&known, known.empty() ? "" : ", ", a);
-      return absl::InvalidArgumentError(
-          absl::StrCat("query: unknown parameter '", Shown(name), "'; expected ",
-                       known.empty() ? std::string("none") : known));
+      return absl::InvalidArgumentError(absl::StrCat("query: unknown parameter '", Shown(name),
+                                                     "'; expected ",
+                                                     known.empty() ? std::string("none") : known));
     }
     auto value = Decode(name, pair.substr(eq + 1));
     if (!value.ok()) return value.status();

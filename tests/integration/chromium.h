@@ -43,10 +43,18 @@ inline std::string JsonString(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += absl::StrCat("\\u00", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
@@ -95,7 +103,8 @@ class Chromium {
         },
         absl::Seconds(60));
     if (port == 0) {
-      *error = "chromium did not open its DevTools port: " + ReadFile(c->profile_ + "/chromium.log");
+      *error =
+          "chromium did not open its DevTools port: " + ReadFile(c->profile_ + "/chromium.log");
       return nullptr;
     }
     std::string page;
@@ -275,7 +284,7 @@ class Chromium {
       std::string payload(n, '\0');
       if (n > 0 && !ReadExactly(payload.data(), n, deadline)) return std::nullopt;
       const int opcode = head[0] & 0x0f;
-      if (opcode == 0x8) return std::nullopt;  // close
+      if (opcode == 0x8) return std::nullopt;        // close
       if (opcode == 0x9 || opcode == 0xa) continue;  // ping / pong
       message += payload;
       if (head[0] & 0x80) return message;

@@ -47,8 +47,8 @@ TEST(ConsoleListenTest, BadOrConflictingListenFlagsAreRefused) {
   CommandResult r = RunCommand({VIPU_SERVER_BIN, "--http-listen", "2113"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--http-listen: expected host:port"));
-  r = RunCommand({VIPU_SERVER_BIN, "--http-listen", "127.0.0.1:1", "--metrics-listen",
-                  "127.0.0.1:2"});
+  r = RunCommand(
+      {VIPU_SERVER_BIN, "--http-listen", "127.0.0.1:1", "--metrics-listen", "127.0.0.1:2"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--http-listen and --metrics-listen name the same listener"));
 }
@@ -68,8 +68,7 @@ class ConsoleBrowserTest : public ::testing::Test {
 
 TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
   const int port = FreePort();
-  auto server =
-      ServerProcess::Start("pod16", {"--http-listen", absl::StrCat("127.0.0.1:", port)});
+  auto server = ServerProcess::Start("pod16", {"--http-listen", absl::StrCat("127.0.0.1:", port)});
   ASSERT_NE(server, nullptr);
   ASSERT_EQ(server->Vipu({"create", "partition", "p1", "--size", "8"}).exit_code, 0);
   auto browser = Open(absl::StrCat("http://127.0.0.1:", port, "/"), {});
@@ -77,10 +76,10 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
 
   // The four machines with their IPUs and links, and p1 in the table and
   // on the map.
-  ASSERT_TRUE(browser->WaitUntil(
-      "document.querySelectorAll('#podmap .machine').length === 4 && "
-      "document.querySelector('#partitions tr[data-partition=\"p1\"]')",
-      absl::Seconds(30)))
+  ASSERT_TRUE(
+      browser->WaitUntil("document.querySelectorAll('#podmap .machine').length === 4 && "
+                         "document.querySelector('#partitions tr[data-partition=\"p1\"]')",
+                         absl::Seconds(30)))
       << browser->log();
   EXPECT_EQ(browser->String("document.querySelectorAll('#podmap .ipu').length"), "16");
   EXPECT_EQ(browser->String("document.querySelectorAll('#podmap .ipu[data-partition=\"p1\"]')"
@@ -90,8 +89,8 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
   EXPECT_EQ(browser->String("document.querySelector('#capacity tr[data-allocation=\"default\"]')"
                             ".getAttribute('data-free')"),
             "8");
-  EXPECT_TRUE(browser->WaitUntil("document.body.getAttribute('data-live') === 'live'",
-                                 absl::Seconds(10)));
+  EXPECT_TRUE(
+      browser->WaitUntil("document.body.getAttribute('data-live') === 'live'", absl::Seconds(10)));
 
   // A partition created with the CLI appears without a reload.
   ASSERT_TRUE(browser->True("(window.consoleTestMarker = 'same page') !== ''"));
@@ -104,21 +103,21 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
   EXPECT_EQ(browser->String("document.querySelectorAll('#podmap .ipu[data-partition=\"p2\"]')"
                             ".length"),
             "4");
-  EXPECT_TRUE(browser->WaitUntil(
-      "document.querySelector('#capacity tr[data-allocation=\"default\"]')"
-      ".getAttribute('data-free') === '4'",
-      absl::Seconds(2)));
+  EXPECT_TRUE(
+      browser->WaitUntil("document.querySelector('#capacity tr[data-allocation=\"default\"]')"
+                         ".getAttribute('data-free') === '4'",
+                         absl::Seconds(2)));
   std::printf("created partition shown after %s\n", absl::FormatDuration(shown).c_str());
 
   // Selecting p1 shows its IPUoF configuration, target options and the
   // model's prediction.
   ASSERT_TRUE(browser->True(
       "(document.querySelector('#partitions tr[data-partition=\"p1\"]').click(), true)"));
-  EXPECT_TRUE(browser->WaitUntil(
-      "document.querySelector('#detail [data-table=\"target-options\"]') && "
-      "document.querySelector('#detail [data-prediction]') && "
-      "document.querySelectorAll('#podmap .ipu.highlight').length === 8",
-      absl::Seconds(10)));
+  EXPECT_TRUE(
+      browser->WaitUntil("document.querySelector('#detail [data-table=\"target-options\"]') && "
+                         "document.querySelector('#detail [data-prediction]') && "
+                         "document.querySelectorAll('#podmap .ipu.highlight').length === 8",
+                         absl::Seconds(10)));
   EXPECT_THAT(browser->String("document.getElementById('detail').textContent"),
               HasSubstr("ipuLinkDomainSize"));
   EXPECT_TRUE(browser->Screenshot(Shot("console-pod16"))) << Shot("console-pod16");
@@ -131,8 +130,7 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
   EXPECT_TRUE(browser->WaitUntil(
       "document.querySelector('#podmap .ipu.error[data-agent=\"ag2\"][data-ipu=\"1\"]')",
       absl::Seconds(2)));
-  std::printf("IPU fault marked after %s\n",
-              absl::FormatDuration(absl::Now() - injected).c_str());
+  std::printf("IPU fault marked after %s\n", absl::FormatDuration(absl::Now() - injected).c_str());
   fault = server->VipuAdmin({"inject", "fault", "ag3", "--kind", "link-down", "--link", "4"});
   ASSERT_EQ(fault.exit_code, 0) << fault.err;
   EXPECT_TRUE(browser->WaitUntil(
@@ -153,8 +151,8 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
   EXPECT_THAT(browser->String("document.getElementById('confirm-text').textContent"),
               HasSubstr("remove partition p2"));
   ASSERT_TRUE(browser->True("(document.getElementById('confirm-yes').click(), true)"));
-  EXPECT_TRUE(browser->WaitUntil(
-      "!document.querySelector('#partitions tr[data-partition=\"p2\"]')", absl::Seconds(10)));
+  EXPECT_TRUE(browser->WaitUntil("!document.querySelector('#partitions tr[data-partition=\"p2\"]')",
+                                 absl::Seconds(10)));
   EXPECT_THAT(server->Vipu({"list", "partitions"}).out, Not(HasSubstr("p2")));
 }
 
@@ -188,9 +186,9 @@ TEST_F(ConsoleBrowserTest, SecureUserSeesOnlyItsOwnPartitions) {
   const std::string tls = work + "/tls";
   ASSERT_EQ(RunCommand({VIPU_SERVER_BIN, "--tls-init", tls}).exit_code, 0);
   const int port = FreePort();
-  auto server = ServerProcess::Start(
-      "pod16", {"--secure", "--tls-dir", tls, "--default-user-id", "root", "--http-listen",
-                absl::StrCat("127.0.0.1:", port)});
+  auto server =
+      ServerProcess::Start("pod16", {"--secure", "--tls-dir", tls, "--default-user-id", "root",
+                                     "--http-listen", absl::StrCat("127.0.0.1:", port)});
   ASSERT_NE(server, nullptr);
   const std::string root = DefaultAdminKey(*server);
   ASSERT_FALSE(root.empty());
@@ -215,24 +213,24 @@ TEST_F(ConsoleBrowserTest, SecureUserSeesOnlyItsOwnPartitions) {
   // Plain HTTP is not served: the listener speaks TLS only.
   EXPECT_THAT(HttpGetRaw(port, "/api/state"), Not(HasSubstr("\"partitions\"")));
 
-  auto browser = Open(absl::StrCat("https://127.0.0.1:", port, "/"),
-                      {"--ignore-certificate-errors"});
+  auto browser =
+      Open(absl::StrCat("https://127.0.0.1:", port, "/"), {"--ignore-certificate-errors"});
   ASSERT_NE(browser, nullptr);
   ASSERT_TRUE(browser->WaitUntil("!document.getElementById('login').hidden", absl::Seconds(30)))
       << browser->log();
   // A wrong key is refused by the AccessControl gate.
-  ASSERT_TRUE(browser->True(
-      "(document.getElementById('login-user').value = 'alice', "
-      "document.getElementById('login-key').value = 'wrong', "
-      "document.getElementById('login-form').requestSubmit(), true)"));
+  ASSERT_TRUE(
+      browser->True("(document.getElementById('login-user').value = 'alice', "
+                    "document.getElementById('login-key').value = 'wrong', "
+                    "document.getElementById('login-form').requestSubmit(), true)"));
   EXPECT_TRUE(browser->WaitUntil("document.getElementById('login-error').textContent !== ''",
                                  absl::Seconds(10)));
   ASSERT_TRUE(browser->True(absl::StrCat(
       "(document.getElementById('login-user').value = 'alice', "
       "document.getElementById('login-key').value = ",
       JsonString(alice), ", document.getElementById('login-form').requestSubmit(), true)")));
-  ASSERT_TRUE(browser->WaitUntil("document.querySelector('#partitions tr[data-partition=\"mine\"]')",
-                                 absl::Seconds(10)));
+  ASSERT_TRUE(browser->WaitUntil(
+      "document.querySelector('#partitions tr[data-partition=\"mine\"]')", absl::Seconds(10)));
   EXPECT_FALSE(browser->True("document.querySelector('#partitions tr[data-partition=\"roots\"]')"));
   // root's IPUs show as taken, without its partition's name.
   EXPECT_EQ(browser->String("document.querySelectorAll('#podmap .ipu[data-partition=\"roots\"]')"

@@ -160,10 +160,10 @@ TEST_F(ConsoleHttpTest, StateShowsMachinesLinksAndPartitions) {
   const uint64_t before = server_->version();
   EXPECT_GT(server_->Refresh(), before);
   const std::string state = State();
-  for (const char* want : {"\"id\":\"pod16\"", "\"agent\":\"ag1\"", "\"agent\":\"ag4\"",
-                           "\"kind\":\"IPU-Link\"", "\"kind\":\"Sync-Link\"",
-                           "\"partition\":\"p1\"", "\"id\":\"p1\"", "\"allocation\":\"default\"",
-                           "\"up\":true", "\"port_name\":\"rung-lower\""}) {
+  for (const char* want :
+       {"\"id\":\"pod16\"", "\"agent\":\"ag1\"", "\"agent\":\"ag4\"", "\"kind\":\"IPU-Link\"",
+        "\"kind\":\"Sync-Link\"", "\"partition\":\"p1\"", "\"id\":\"p1\"",
+        "\"allocation\":\"default\"", "\"up\":true", "\"port_name\":\"rung-lower\""}) {
     EXPECT_THAT(state, HasSubstr(want));
   }
   // Once the background configuration is over, nothing changes: the
@@ -251,7 +251,9 @@ TEST_F(ConsoleHttpTest, EveryInvalidParameterIsRefusedAndChangesNothing) {
       {"action=remove&id=p1", {{"X-CSRF-Token", csrf}}, form, 401, "no session"},
       {"action=remove&id=p1",
        {{"Cookie", cookie}, {"X-CSRF-Token", csrf}, {"Origin", "http://evil.example"}},
-       form, 403, "origin"},
+       form,
+       403,
+       "origin"},
       {"action=remove&id=p1", good, "application/json", 400, "content-type"},
       {"action=delete&id=p1", good, form, 400, "action: expected remove or reset"},
       {"id=p1", good, form, 400, "action: required"},

@@ -75,7 +75,8 @@ TEST(ConsoleQueryTest, IntParamBounds) {
 
 TEST(ConsoleQueryTest, PartitionIdParam) {
   EXPECT_EQ(*PartitionIdParam({{"id", "p1"}}, "id"), "p1");
-  EXPECT_THAT(std::string(PartitionIdParam({}, "id").status().message()), HasSubstr("id: required"));
+  EXPECT_THAT(std::string(PartitionIdParam({}, "id").status().message()),
+              HasSubstr("id: required"));
   for (const char* bad : {"", "-x", "a b", "a/b", "p\xc3\xa9"}) {
     auto v = PartitionIdParam({{"id", bad}}, "id");
     ASSERT_FALSE(v.ok()) << bad;
