@@ -72,6 +72,9 @@ struct ConsoleDeps {
   auth::AccessControl* access = nullptr;
 };
 
+// Owns its listener, watcher thread, event hub, history and sessions.
+// Thread-safe: handlers run on the listener's threads, Refresh and version
+// may be called from any thread.
 class ConsoleServer {
  public:
   // Binds, takes the first snapshot and starts serving on threads of its

@@ -366,6 +366,37 @@ TEST_F(ConsoleHttpTest, HistoryHasSamples) {
   EXPECT_THAT(res->body, HasSubstr("\"ipus_in_use\":0"));
 }
 
+TEST_F(ConsoleHttpTest, RestrictedCallerSeesOnlyItsOwnPartitions) {
+  auth::Caller alice;
+  alice.user_id = "alice";
+  alice.authenticated = true;
+  alice.allocations = {"default"};
+  fabric::PartitionRequest r;
+  r.id = "mine";
+  r.size = 4;
+  ASSERT_TRUE(controller_->Create(r, alice).ok());
+  Create("theirs", 8);
+  auto snapshot = CollectSnapshot(store_.get(), *registry_, *controller_, absl::Now());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  const std::string state = StateJson(**snapshot, alice, 1);
+  EXPECT_THAT(state, HasSubstr("\"id\":\"mine\""));
+  EXPECT_THAT(state, Not(HasSubstr("theirs")));
+  // The other partition's IPUs show as taken, unnamed.
+  EXPECT_THAT(state, HasSubstr("\"partition\":null,\"used\":true"));
+  EXPECT_THAT(state, HasSubstr("\"free_ipus\":4"));
+  // A user of another allocation sees neither the cluster nor its capacity.
+  auth::Caller bob = alice;
+  bob.user_id = "bob";
+  bob.allocations = {"elsewhere"};
+  const std::string none = StateJson(**snapshot, bob, 1);
+  EXPECT_EQ(none, "{\"version\":1,\"unix_ms\":" + std::to_string((*snapshot)->unix_ms) +
+                      ",\"clusters\":[],\"allocations\":[],\"partitions\":[],"
+                      "\"capacity\":[]}");
+  Sample sample{1000, CountsOf(**snapshot)};
+  EXPECT_THAT(HistoryJson({sample}, alice), HasSubstr("\"ipus_in_use\":12,\"partitions\":2"));
+  EXPECT_THAT(HistoryJson({sample}, bob), HasSubstr("\"ipus_in_use\":0,\"partitions\":0"));
+}
+
 TEST(ConsoleStartTest, BadAddressNamesTheFlag) {
   ConsoleOptions options;
   options.address = "nope";
