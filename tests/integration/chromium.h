@@ -23,6 +23,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tests/integration/daemon_process.h"
@@ -64,6 +65,52 @@ inline std::string JsonString(const std::string& text) {
     }
   }
   return out + "\"";
+}
+
+// The body of GET http://127.0.0.1:port/path, read up to its Content-Length
+// (Chromium's DevTools server keeps the connection open), or "" once
+// `timeout` passes.
+inline std::string HttpGetWithDeadline(int port, const std::string& path, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  std::string response;
+  const std::string request =
+      absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return "";
+  }
+  for (;;) {
+    const size_t head = response.find("\r\n\r\n");
+    if (head != std::string::npos) {
+      const std::string marker = "Content-Length:";
+      const size_t at = response.find(marker);
+      size_t length = 0;
+      if (at != std::string::npos && at < head &&
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(response.substr(
+                               at + marker.size(), response.find("\r\n", at) - at - marker.size())),
+                           &length) &&
+          response.size() >= head + 4 + length) {
+        close(fd);
+        return response.substr(head + 4, length);
+      }
+    }
+    const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+    pollfd p{fd, POLLIN, 0};
+    char buf[8192];
+    if (ms <= 0 || poll(&p, 1, static_cast<int>(ms)) <= 0) break;
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    response.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return "";
 }
 
 class Chromium {
@@ -110,7 +157,7 @@ class Chromium {
     std::string page;
     WaitFor(
         [&] {
-          const std::string list = HttpGet(port, "/json/list");
+          const std::string list = HttpGetWithDeadline(port, "/json/list", absl::Seconds(5));
           const size_t at = list.find("/devtools/page/");
           if (at == std::string::npos) return false;
           page = list.substr(at, list.find('"', at) - at);
@@ -225,7 +272,7 @@ class Chromium {
   bool WriteAll(const std::string& data) {
     size_t done = 0;
     while (done < data.size()) {
-      const ssize_t n = write(fd_, data.data() + done, data.size() - done);
+      const ssize_t n = send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
       if (n <= 0) return false;
       done += static_cast<size_t>(n);
     }

@@ -39,7 +39,11 @@ TEST(ConsoleListenTest, HttpListenServesConsoleAndMetrics) {
   ASSERT_NE(server, nullptr);
   EXPECT_THAT(HttpGet(port, "/"), HasSubstr("V-IPU pod console"));
   EXPECT_THAT(HttpGet(port, "/metrics"), HasSubstr("vipu_agents"));
-  EXPECT_THAT(HttpGet(port, "/api/state"), HasSubstr("\"agent\":\"ag1\""));
+  // The console looks at the pod every 200 ms; the cluster was created just
+  // before the server said ready.
+  EXPECT_TRUE(WaitFor(
+      [&] { return HttpGet(port, "/api/state").find("\"agent\":\"ag1\"") != std::string::npos; },
+      absl::Seconds(5)));
   EXPECT_THAT(HttpGetRaw(port, "/api/state?bad=1"), HasSubstr("HTTP/1.1 400"));
 }
 
