@@ -158,6 +158,17 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
   EXPECT_TRUE(browser->WaitUntil("!document.querySelector('#partitions tr[data-partition=\"p2\"]')",
                                  absl::Seconds(10)));
   EXPECT_THAT(server->Vipu({"list", "partitions"}).out, Not(HasSubstr("p2")));
+
+  // A machine whose agent stops answering is marked down, and again up.
+  fault = server->VipuAdmin(
+      {"inject", "fault", "ag4", "--kind", "agent-hang", "--duration-ms", "3000"});
+  ASSERT_EQ(fault.exit_code, 0) << fault.err;
+  EXPECT_TRUE(browser->WaitUntil(
+      "document.querySelector('#podmap .machine.down[data-agent=\"ag4\"]')", absl::Seconds(5)));
+  EXPECT_TRUE(browser->WaitUntil(
+      "document.querySelector('#podmap .machine[data-agent=\"ag4\"][data-up=\"true\"]')",
+      absl::Seconds(15)));
+  EXPECT_EQ(browser->String("window.consoleTestMarker"), "same page");
 }
 
 // --- Secure mode --------------------------------------------------------
@@ -247,8 +258,15 @@ TEST_F(ConsoleBrowserTest, SecureUserSeesOnlyItsOwnPartitions) {
               Not(HasSubstr("roots")));
   // A user reads; it gets no remove or reset buttons.
   EXPECT_FALSE(browser->True("document.querySelector('#partitions button[data-action]')"));
-  // The session cookie is HttpOnly: scripts cannot read it.
+  // The session cookie is HttpOnly (scripts cannot read it), Secure and
+  // SameSite=Strict, as the browser itself recorded it.
   EXPECT_EQ(browser->String("document.cookie"), "");
+  const std::string cookies = browser->Call(
+      "Network.getCookies", absl::StrCat("{\"urls\":[\"https://127.0.0.1:", port, "/\"]}"));
+  EXPECT_THAT(cookies, HasSubstr("\"name\":\"vipu_console\""));
+  EXPECT_THAT(cookies, HasSubstr("\"httpOnly\":true"));
+  EXPECT_THAT(cookies, HasSubstr("\"secure\":true"));
+  EXPECT_THAT(cookies, HasSubstr("\"sameSite\":\"Strict\""));
   EXPECT_TRUE(browser->Screenshot(Shot("console-secure-user"))) << Shot("console-secure-user");
   browser.reset();
   server.reset();
