@@ -213,9 +213,10 @@ class Chromium {
   bool WaitUntil(const std::string& expression, absl::Duration timeout) {
     return WaitFor([&] { return True(expression); }, timeout);
   }
-  // The string value of `expression` ("" when it is not a plain string).
+  // `expression` (a promise is awaited) as a string.
   std::string String(const std::string& expression) {
-    const std::string answer = Evaluate(absl::StrCat("String(", expression, ")"));
+    const std::string answer =
+        Evaluate(absl::StrCat("Promise.resolve(", expression, ").then((v) => String(v))"));
     const std::string marker = "\"value\":\"";
     const size_t at = answer.find(marker);
     if (at == std::string::npos) return "";

@@ -268,6 +268,39 @@ TEST_F(ConsoleBrowserTest, SecureUserSeesOnlyItsOwnPartitions) {
   EXPECT_THAT(cookies, HasSubstr("\"secure\":true"));
   EXPECT_THAT(cookies, HasSubstr("\"sameSite\":\"Strict\""));
   EXPECT_TRUE(browser->Screenshot(Shot("console-secure-user"))) << Shot("console-secure-user");
+  // Even with its session's CSRF token, a user's change is refused.
+  EXPECT_EQ(browser->String("fetch('/api/action', {method: 'POST', headers: {'Content-Type': "
+                            "'application/x-www-form-urlencoded', 'X-CSRF-Token': "
+                            "view.session.csrf}, body: 'action=remove&id=mine'})"
+                            ".then((r) => r.status)"),
+            "403");
+  // Without the token, so is an admin's (below) and anyone's.
+  EXPECT_EQ(browser->String("fetch('/api/action', {method: 'POST', headers: {'Content-Type': "
+                            "'application/x-www-form-urlencoded'}, body: 'action=remove&id=mine'})"
+                            ".then((r) => r.status)"),
+            "403");
+
+  // The admin logs in on the same page and removes root's partition after
+  // confirming.
+  ASSERT_TRUE(browser->True("(document.getElementById('logout').click(), true)"));
+  ASSERT_TRUE(browser->WaitUntil("!document.getElementById('login').hidden", absl::Seconds(10)));
+  ASSERT_TRUE(browser->True(absl::StrCat(
+      "(document.getElementById('login-user').value = 'root', "
+      "document.getElementById('login-key').value = ",
+      JsonString(root), ", document.getElementById('login-form').requestSubmit(), true)")));
+  ASSERT_TRUE(browser->WaitUntil(
+      "document.querySelector('#partitions button[data-action=\"remove\"][data-id=\"roots\"]')",
+      absl::Seconds(10)));
+  EXPECT_TRUE(browser->True("document.querySelector('#partitions tr[data-partition=\"mine\"]')"));
+  ASSERT_TRUE(browser->True(
+      "(document.querySelector('#partitions button[data-action=\"remove\"][data-id=\"roots\"]')"
+      ".click(), true)"));
+  ASSERT_TRUE(browser->WaitUntil("document.getElementById('confirm').open", absl::Seconds(5)));
+  ASSERT_TRUE(browser->True("(document.getElementById('confirm-yes').click(), true)"));
+  EXPECT_TRUE(browser->WaitUntil(
+      "!document.querySelector('#partitions tr[data-partition=\"roots\"]')", absl::Seconds(10)));
+  EXPECT_THAT(server->Vipu(Join(as("root", root), {"list", "partitions"})).out,
+              Not(HasSubstr("roots")));
   browser.reset();
   server.reset();
   RemoveTree(work);
