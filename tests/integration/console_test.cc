@@ -171,6 +171,28 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
   EXPECT_EQ(browser->String("window.consoleTestMarker"), "same page");
 }
 
+TEST_F(ConsoleBrowserTest, ShowsEveryIldWithItsGwLinks) {
+  const int port = FreePort();
+  auto server = ServerProcess::Start("pod128", {"--http-listen", absl::StrCat("127.0.0.1:", port)});
+  ASSERT_NE(server, nullptr);
+  ASSERT_EQ(server->Vipu({"create", "partition", "wide", "--size", "128"}).exit_code, 0);
+  auto browser = Open(absl::StrCat("http://127.0.0.1:", port, "/"), {});
+  ASSERT_NE(browser, nullptr);
+  ASSERT_TRUE(browser->WaitUntil(
+      "document.querySelectorAll('#podmap .machine').length === 32 && "
+      "document.querySelectorAll('#podmap .ipu[data-partition=\"wide\"]').length === 128",
+      absl::Seconds(30)))
+      << browser->log();
+  // One column per ILD, and every GW-Link the server knows is drawn.
+  EXPECT_TRUE(browser->True("document.querySelectorAll('#podmap .machine').length === 32"));
+  const std::string gw =
+      browser->String("view.state.clusters[0].links.filter((l) => l.kind === 'GW-Link').length");
+  EXPECT_NE(gw, "0");
+  EXPECT_EQ(browser->String("document.querySelectorAll('#podmap .link.gw').length"), gw);
+  EXPECT_EQ(browser->String("view.state.clusters[0].num_ilds"), "2");
+  EXPECT_TRUE(browser->Screenshot(Shot("console-pod128"))) << Shot("console-pod128");
+}
+
 // --- Secure mode --------------------------------------------------------
 
 std::vector<std::string> ClientTls(const std::string& tls) {
