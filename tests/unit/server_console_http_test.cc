@@ -3,7 +3,10 @@
 // security headers, the state and capacity views, partition details, the
 // event stream, CSRF-protected actions, and a clear refusal (changing
 // nothing) for every invalid parameter.
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -395,6 +398,65 @@ TEST_F(ConsoleHttpTest, RestrictedCallerSeesOnlyItsOwnPartitions) {
   Sample sample{1000, CountsOf(**snapshot)};
   EXPECT_THAT(HistoryJson({sample}, alice), HasSubstr("\"ipus_in_use\":12,\"partitions\":2"));
   EXPECT_THAT(HistoryJson({sample}, bob), HasSubstr("\"ipus_in_use\":0,\"partitions\":0"));
+}
+
+// A raw connection that asks for the event stream and then never reads.
+int StalledStream(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int small = 1024;  // the kernel's minimum: the stream backs up at once
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string request = "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  EXPECT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  return fd;
+}
+
+TEST_F(ConsoleHttpTest, StalledStreamsNeverHoldUpTheServer) {
+  // A server of its own with room for two streams.
+  ConsoleOptions options;
+  options.address = "127.0.0.1:0";
+  options.max_streams = 2;
+  options.stream_queue = 4;
+  ConsoleDeps deps;
+  deps.store = store_.get();
+  deps.registry = registry_.get();
+  deps.controller = controller_.get();
+  auto started = ConsoleServer::Start(options, deps);
+  ASSERT_TRUE(started.ok()) << started.status();
+  std::unique_ptr<ConsoleServer> server = std::move(*started);
+  const int a = StalledStream(server->port());
+  const int b = StalledStream(server->port());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (server->hub().subscribers() < 2 && absl::Now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(server->hub().subscribers(), 2u);
+
+  httplib::Client client("127.0.0.1", server->port());
+  auto third = client.Get("/api/events");
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->status, 429);
+  EXPECT_THAT(third->body, HasSubstr("2 consoles are already connected"));
+  // Changes go on being seen and served while the two never read.
+  for (int i = 0; i < 10; ++i) {
+    Create(absl::StrCat("p", i), 1);
+    const absl::Time start = absl::Now();
+    server->Refresh();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  }
+  auto state = client.Get("/api/state");
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->status, 200);
+  EXPECT_THAT(state->body, HasSubstr("\"id\":\"p9\""));
+  // Shutting down does not wait on them either.
+  const absl::Time stopping = absl::Now();
+  server.reset();
+  EXPECT_LT(absl::Now() - stopping, absl::Seconds(10));
+  close(a);
+  close(b);
 }
 
 TEST(ConsoleStartTest, BadAddressNamesTheFlag) {
