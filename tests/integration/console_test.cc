@@ -219,7 +219,11 @@ std::string KeyOf(const std::string& out) {
 }
 
 TEST_F(ConsoleBrowserTest, SecureUserSeesOnlyItsOwnPartitions) {
-  const std::string work = MakeTempDir();
+  struct Scratch {
+    std::string path = MakeTempDir();
+    ~Scratch() { RemoveTree(path); }  // also when an assertion ends the test
+  } scratch;
+  const std::string& work = scratch.path;
   const std::string tls = work + "/tls";
   ASSERT_EQ(RunCommand({VIPU_SERVER_BIN, "--tls-init", tls}).exit_code, 0);
   const int port = FreePort();
@@ -323,9 +327,6 @@ TEST_F(ConsoleBrowserTest, SecureUserSeesOnlyItsOwnPartitions) {
       "!document.querySelector('#partitions tr[data-partition=\"roots\"]')", absl::Seconds(10)));
   EXPECT_THAT(server->Vipu(Join(as("root", root), {"list", "partitions"})).out,
               Not(HasSubstr("roots")));
-  browser.reset();
-  server.reset();
-  RemoveTree(work);
 }
 
 }  // namespace
