@@ -130,7 +130,7 @@ class ConsoleServer {
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;  // guarded by stop_mu_
+  bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;
 
   std::unique_ptr<httplib::Server> http_;
   std::thread http_thread_;
