@@ -11,7 +11,7 @@ seconds=${FUZZ_SECONDS:-20}
 # FUZZ_MODE=corpus replays the committed corpus once (deterministic: the CI
 # gate); the default explores for FUZZ_SECONDS per target.
 mode=${FUZZ_MODE:-explore}
-targets=(create_request hcl cli_args poprun_options)
+targets=(create_request hcl cli_args poprun_options console_query)
 # A build directory that is already configured (scripts/test.sh's sanitizer
 # build) keeps its settings; a new one is a clang RelWithDebInfo build.
 if [ ! -f "$dir/CMakeCache.txt" ]; then

@@ -39,6 +39,9 @@ packages=(
   util-linux iproute2
   # scripts/fuzz.sh: clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
   clang libclang-rt-14-dev
+  # The pod console's browser tests (tests/integration/console_test.cc) load
+  # the console in headless Chromium and drive it over the DevTools protocol.
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do

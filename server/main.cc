@@ -23,6 +23,7 @@
 #include "server/cluster_links.h"
 #include "server/cluster_tester.h"
 #include "server/config_file.h"
+#include "server/console/console_http.h"
 #include "server/endpoints.h"
 #include "server/fault_injector.h"
 #include "server/health_monitor.h"
@@ -221,18 +222,33 @@ int Run(const ServerOptions& opt) {
   const std::string address = server->user_address();
   const std::string agent_address = server->agent_address();
 
-  std::unique_ptr<MetricsHttpServer> metrics_http;
-  if (!opt.metrics_listen.empty() && opt.metrics_listen != "off") {
-    auto started = MetricsHttpServer::Start(opt.metrics_listen, &metrics);
+  // The console and /metrics: one HTTP listener under either flag name.
+  const bool http_flag = !opt.http_listen.empty();
+  const std::string http_listen = http_flag ? opt.http_listen : opt.metrics_listen;
+  std::unique_ptr<console::ConsoleServer> http;
+  if (!http_listen.empty() && http_listen != "off") {
+    console::ConsoleOptions console_options;
+    console_options.address = http_listen;
+    console_options.flag = http_flag ? "--http-listen" : "--metrics-listen";
+    console_options.secure = opt.secure;
+    console_options.tls_dir = opt.tls_dir;
+    console::ConsoleDeps deps;
+    deps.metrics = &metrics;
+    deps.store = store->get();
+    deps.registry = &registry;
+    deps.controller = &controller;
+    deps.access = (*security)->access();
+    auto started = console::ConsoleServer::Start(console_options, deps);
     if (!started.ok()) {
       spdlog::critical("{}", std::string(started.status().message()));
       std::fprintf(stderr, "vipu-server: %s\n", std::string(started.status().message()).c_str());
       server->Shutdown();
       return 1;
     }
-    metrics_http = std::move(*started);
-    spdlog::info("metrics on http://{}:{}/metrics",
-                 opt.metrics_listen.substr(0, opt.metrics_listen.rfind(':')), metrics_http->port());
+    http = std::move(*started);
+    const std::string host = http_listen.substr(0, http_listen.rfind(':'));
+    spdlog::info("console on {}://{}:{}/ and metrics on /metrics", opt.secure ? "https" : "http",
+                 host, http->port());
   }
   notifier.Status("waiting for agents to register and reconciling them");
 
@@ -321,7 +337,7 @@ int Run(const ServerOptions& opt) {
   health.Stop();
   controller.Stop();
   if (sim) sim->Stop();
-  metrics_http.reset();
+  http.reset();
   spdlog::info("stopped");
   return 0;
 }
@@ -360,13 +376,19 @@ int main(int argc, char** argv) {
   app.add_option("--workers", opt.workers, "background worker threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  app.add_option("--metrics-listen", opt.metrics_listen,
-                 "host:port of the OpenMetrics endpoint (GET /metrics); empty or off: none")
-      ->check([](const std::string& value) -> std::string {
-        if (value.empty() || value == "off") return "";
-        auto parsed = vipu::server::ParseListenAddress(value);
-        return parsed.ok() ? "" : std::string(parsed.status().message());
-      });
+  auto listen_check = [](const std::string& flag) {
+    return [flag](const std::string& value) -> std::string {
+      if (value.empty() || value == "off") return "";
+      auto parsed = vipu::server::ParseListenAddress(value, flag);
+      return parsed.ok() ? "" : std::string(parsed.status().message());
+    };
+  };
+  app.add_option("--http-listen", opt.http_listen,
+                 "host:port of the HTTP listener: the pod console (GET /) and the OpenMetrics "
+                 "endpoint (GET /metrics); HTTPS with --secure; empty or off: none")
+      ->check(listen_check("--http-listen"));
+  app.add_option("--metrics-listen", opt.metrics_listen, "older name of --http-listen")
+      ->check(listen_check("--metrics-listen"));
   auto* config = app.add_option("--config", opt.config,
                                 "server configuration file: `key = value` with the flags' names "
                                 "(default /etc/vipu/vipu-server.hcl when it exists)");
@@ -388,6 +410,13 @@ int main(int argc, char** argv) {
   }
   spdlog::set_level(spdlog::level::from_str(opt.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ vipu-server %v");
+  if (!opt.http_listen.empty() && !opt.metrics_listen.empty() &&
+      opt.http_listen != opt.metrics_listen) {
+    std::fprintf(stderr,
+                 "vipu-server: --http-listen and --metrics-listen name the same listener; give "
+                 "one of them\n");
+    return 2;
+  }
   vipu::server::ResolveSecurityDefaults(&opt);
   if (int code = vipu::server::RunSecurityCommands(opt); code >= 0) return code;
   return vipu::server::Run(opt);

@@ -156,6 +156,32 @@ std::vector<bool> AllowedMachines(const fabric::ClusterLayout& layout,
   return allowed;
 }
 
+// What placement in `allocation` sees at `now`: the cluster's layout as the
+// database has it, and the masks of the IPUs it may use and of those held.
+// Create and Capacity both place from this, so the console's capacity is
+// what a create would get.
+struct PlacementView {
+  std::shared_ptr<const fabric::ClusterLayout> layout;
+  fabric::IldMasks masks;
+  std::vector<std::string> down;  // the allocation's agents that are not Up
+};
+
+absl::StatusOr<PlacementView> ViewOf(storage::ReadTxn& txn, const fabric::Allocation& allocation,
+                                     const AgentRegistry& registry, absl::Time now) {
+  auto cluster = txn.GetCluster(allocation.cluster_id);
+  if (!cluster.ok()) return cluster.status();
+  auto layout = LayoutOf(*cluster);
+  if (!layout.ok()) return layout.status();
+  auto used = txn.UsedIpus(cluster->id);
+  if (!used.ok()) return used.status();
+  PlacementView view;
+  view.layout = *std::move(layout);
+  const std::vector<bool> allowed =
+      AllowedMachines(*view.layout, allocation, registry, now, &view.down);
+  view.masks = fabric::MasksOf(*view.layout, allowed, *used);
+  return view;
+}
+
 }  // namespace
 
 PartitionController::PartitionController(storage::Store* store, const AgentRegistry* registry,
@@ -187,26 +213,20 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
     const absl::Time now = absl::Now();
     std::vector<std::string> exhausted;
     for (const fabric::Allocation& allocation : *candidates) {
-      // The cluster as the database has it now; only its layout is reused.
-      auto cluster = txn.GetCluster(allocation.cluster_id);
-      if (!cluster.ok()) return cluster.status();
-      auto layout = LayoutOf(*cluster);
-      if (!layout.ok()) return layout.status();
-      auto resolved = fabric::ResolveDefaults(request, **layout);
+      auto view = ViewOf(txn, allocation, *registry_, now);
+      if (!view.ok()) return view.status();
+      const fabric::ClusterLayout& layout = *view->layout;
+      auto resolved = fabric::ResolveDefaults(request, layout);
       if (!resolved.ok()) return resolved.status();
-      auto used = txn.UsedIpus(cluster->id);
-      if (!used.ok()) return used.status();
-
-      std::vector<std::string> down;
-      const std::vector<bool> allowed =
-          AllowedMachines(**layout, allocation, *registry_, now, &down);
       fabric::PlacementRequest placement{resolved->size, resolved->num_ilds, resolved->ipus};
-      auto ipus = fabric::Place(**layout, fabric::MasksOf(**layout, allowed, *used), placement);
+      auto ipus = fabric::Place(layout, view->masks, placement);
       if (!ipus.ok()) {
         if (!absl::IsResourceExhausted(ipus.status())) return ipus.status();
         std::string why =
             absl::StrCat("allocation '", allocation.id, "': ", ipus.status().message());
-        if (!down.empty()) absl::StrAppend(&why, " (agents down: ", absl::StrJoin(down, ","), ")");
+        if (!view->down.empty()) {
+          absl::StrAppend(&why, " (agents down: ", absl::StrJoin(view->down, ","), ")");
+        }
         exhausted.push_back(std::move(why));
         continue;
       }
@@ -215,7 +235,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
       if (!generation.ok()) return generation.status();
       fabric::Partition p;
       p.id = request.id;
-      p.cluster_id = cluster->id;
+      p.cluster_id = allocation.cluster_id;
       p.allocation_id = allocation.id;
       p.owner = owner;
       p.routing = resolved->routing;
@@ -686,6 +706,55 @@ absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint6
   spdlog::info("partition {}: auto reset {} of {} (generation {})", id, attempt, max, next);
   work_.Post([this, id, next] { Converge(id, next, Job::kReset); });
   return true;
+}
+
+absl::StatusOr<std::vector<PartitionController::AllocationCapacity>> PartitionController::Capacity(
+    const auth::Caller& caller) const {
+  std::vector<AllocationCapacity> out;
+  absl::Status status = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    auto allocations = txn.ListAllocations();
+    if (!allocations.ok()) return allocations.status();
+    const absl::Time now = absl::Now();
+    for (const fabric::Allocation& allocation : *allocations) {
+      if (!caller.MayUseAllocation(allocation.id)) continue;
+      auto view = ViewOf(txn, allocation, *registry_, now);
+      if (!view.ok()) return view.status();
+      const fabric::ClusterLayout& layout = *view->layout;
+      AllocationCapacity c;
+      c.allocation_id = allocation.id;
+      c.cluster_id = allocation.cluster_id;
+      c.down = view->down;
+      for (const std::string& agent : allocation.agent_ids) {
+        if (layout.MachineIndex(agent)) c.ipus += fabric::kIpusPerMachine;
+      }
+      for (size_t i = 0; i < view->masks.allowed.size(); ++i) {
+        c.free_ipus += static_cast<uint32_t>(
+            __builtin_popcountll(view->masks.allowed[i] & ~view->masks.used[i]));
+      }
+      for (uint32_t size = 1; size <= layout.num_ipus(); size *= 2) {
+        SizeFit fit;
+        fit.size = size;
+        fabric::PartitionRequest probe;
+        probe.id = "capacity-probe";
+        probe.size = size;
+        auto resolved = fabric::ResolveDefaults(probe, layout);
+        absl::Status placed = resolved.status();
+        if (resolved.ok()) {
+          fit.num_ilds = resolved->num_ilds;
+          fabric::PlacementRequest request{resolved->size, resolved->num_ilds, {}};
+          placed = fabric::Place(layout, view->masks, request).status();
+        }
+        fit.fits = placed.ok();
+        if (fit.fits) c.largest = size;
+        if (!placed.ok()) fit.why = std::string(placed.message());
+        c.sizes.push_back(std::move(fit));
+      }
+      out.push_back(std::move(c));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return out;
 }
 
 }  // namespace vipu::server

@@ -89,6 +89,29 @@ class PartitionController {
   // the retry count afresh.
   absl::StatusOr<bool> AutoReset(const std::string& id, uint64_t generation);
 
+  // What can still be placed in each allocation `caller` may use, computed
+  // by the placement Create uses against the allocation's current occupancy
+  // and live machines; nothing is written. Sizes are the powers of two up
+  // to the cluster's IPU count, default options (as `create partition
+  // --size N`). Errors: the store's.
+  struct SizeFit {
+    uint32_t size = 0;
+    bool fits = false;
+    uint32_t num_ilds = 0;  // the ILDs a partition of this size spans
+    std::string why;        // placement's refusal when it does not fit
+  };
+  struct AllocationCapacity {
+    std::string allocation_id;
+    std::string cluster_id;
+    uint32_t ipus = 0;       // IPUs of the allocation's machines in the cluster
+    uint32_t free_ipus = 0;  // of those: on Up machines, held by no partition
+    uint32_t largest = 0;    // the largest size that fits; 0: none
+    std::vector<SizeFit> sizes;
+    std::vector<std::string> down;  // the allocation's agents that are not Up
+  };
+  absl::StatusOr<std::vector<AllocationCapacity>> Capacity(
+      const auth::Caller& caller = auth::Caller::System()) const;
+
   // Waits until no ReconcileAgent job is queued or running, or `deadline`
   // passes; true when none is left (the server reports ready after this).
   bool AwaitReconciled(absl::Time deadline);

@@ -19,8 +19,11 @@ struct ServerOptions {
   int agent_deadline_ms = 5000;
   int reconcile_window_ms = 3000;
   int workers = 8;
-  std::string config;          // --config; default /etc/vipu/vipu-server.hcl when it exists
-  std::string metrics_listen;  // host:port of the OpenMetrics endpoint; empty: off
+  std::string config;  // --config; default /etc/vipu/vipu-server.hcl when it exists
+  // host:port of the HTTP listener (console and /metrics); empty or "off":
+  // none. --metrics-listen is the older name of --http-listen.
+  std::string http_listen;
+  std::string metrics_listen;
 
   // Secure mode and end-points (server/security_setup.h, docs/security.md).
   bool secure = false;                 // mutual TLS + users
