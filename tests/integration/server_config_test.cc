@@ -16,10 +16,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The repository root, from this file's path.
-std::string SourceRoot() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().string();
-}
+// The repository root (set by tests/CMakeLists.txt).
+std::string SourceRoot() { return VIPU_SOURCE_DIR; }
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
