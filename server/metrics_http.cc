@@ -1,8 +1,4 @@
-<<<<<<< HEAD
-// MetricsHttpServer: the --metrics-listen HTTP server answering GET /metrics.
-=======
 // Parsing of the HTTP listener's host:port.
->>>>>>> console
 #include "server/metrics_http.h"
 
 #include "absl/strings/numbers.h"

@@ -1,4 +1,4 @@
-// The address of vipu-server's HTTP listener (--http-listen, formerly
+// The address of vipu-server's HTTP listener (--http-listen, also named
 // --metrics-listen). The listener itself, with GET /metrics (OpenMetrics
 // when the scraper accepts application/openmetrics-text, as Prometheus
 // does, the Prometheus text format 0.0.4 otherwise) and the pod console, is
