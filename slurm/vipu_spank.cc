@@ -22,6 +22,7 @@ extern "C" {
 }
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -61,6 +62,9 @@ PluginConfig g_config;
 IpuRequest g_request;
 bool g_gcds_given = false;
 bool g_option_error = false;
+// Why this step's partition could not be made; the step's tasks report it
+// and fail instead of running (see slurm_spank_task_init).
+std::string g_step_error;
 
 void Fail(const std::string& message) { slurm_error("vipu_spank: %s", message.c_str()); }
 
@@ -170,6 +174,18 @@ absl::Status AwaitPartition(VipuRunner& vipu, const std::string& id) {
   }
 }
 
+// Every entry point Slurm calls first in a process gets the plugstack.conf
+// arguments: init in most, job_epilog alone in the epilog's process.
+bool LoadConfig(int ac, char** av) {
+  auto config = vipu::slurm::ParsePluginArgs(std::vector<std::string>(av, av + ac));
+  if (!config.ok()) {
+    Fail(std::string(config.status().message()));
+    return false;
+  }
+  g_config = *config;
+  return true;
+}
+
 int CreateForStep(spank_t sp) {
   uint32_t step = 0;
   uint32_t node = 0;
@@ -181,18 +197,19 @@ int CreateForStep(spank_t sp) {
   const std::string what = absl::StrCat("--ipus=", g_request.ipus, ": partition ", id, ": ");
   VipuRunner vipu(g_config);
   if (absl::Status s = vipu.LoadCredentials(); !s.ok()) {
-    Fail(what + std::string(s.message()));
-    return -1;
+    g_step_error = what + std::string(s.message());
+    Fail(g_step_error);
+    return 0;
   }
   absl::Status s = node == 0 ? EnsurePartition(vipu, id) : AwaitPartition(vipu, id);
-  if (!s.ok()) {
-    Fail(what + std::string(s.message()));
-    return -1;
+  if (s.ok()) {
+    s = SetTaskEnvironment(sp, id);
+    if (!s.ok() && node == 0) (void)vipu.RemovePartition(id);
   }
-  if (s = SetTaskEnvironment(sp, id); !s.ok()) {
-    Fail(what + std::string(s.message()));
-    if (node == 0) (void)vipu.RemovePartition(id);
-    return -1;
+  if (!s.ok()) {
+    g_step_error = what + std::string(s.message());
+    Fail(g_step_error);
+    return 0;
   }
   slurm_info("vipu_spank: job %u step %u: partition %s of %u IPUs is ACTIVE", job, step,
              id.c_str(), g_request.ipus);
@@ -204,12 +221,7 @@ int CreateForStep(spank_t sp) {
 extern "C" {
 
 int slurm_spank_init(spank_t sp, int ac, char** av) {
-  auto config = vipu::slurm::ParsePluginArgs(std::vector<std::string>(av, av + ac));
-  if (!config.ok()) {
-    Fail(std::string(config.status().message()));
-    return -1;
-  }
-  g_config = *config;
+  if (!LoadConfig(ac, av)) return -1;
   const spank_context_t ctx = spank_context();
   if (ctx == S_CTX_LOCAL || ctx == S_CTX_REMOTE || ctx == S_CTX_ALLOCATOR ||
       ctx == S_CTX_JOB_SCRIPT) {
@@ -233,7 +245,25 @@ int slurm_spank_init_post_opt(spank_t sp, int, char**) {
   return CreateForStep(sp);
 }
 
-int slurm_spank_job_epilog(spank_t sp, int, char**) {
+// A step whose partition could not be made fails in its tasks rather than
+// in slurmstepd's init: a failing init of a batch step drains the node,
+// and srun would only say "Plugin initialization failed". Here the reason
+// reaches the job's stderr (srun's terminal, the batch output file) once,
+// from task 0, and no user command runs.
+int slurm_spank_task_init(spank_t sp, int, char**) {
+  if (g_step_error.empty()) return 0;
+  uint32_t task = 0;
+  spank_get_item(sp, S_TASK_GLOBAL_ID, &task);
+  if (task == 0) {
+    const std::string line = absl::StrCat("vipu_spank: ", g_step_error, "\n");
+    // Nothing to do if stderr is gone: the step fails either way.
+    if (write(STDERR_FILENO, line.data(), line.size()) < 0) _exit(1);
+  }
+  _exit(1);
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
+  if (!LoadConfig(ac, av)) return 0;
   char* value = nullptr;
   const spank_err_t asked = spank_option_getopt(sp, &g_options[0], &value);
   // ESPANK_ERROR: the job did not ask for IPUs, so it made no partition.
