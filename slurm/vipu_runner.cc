@@ -228,14 +228,20 @@ absl::StatusOr<PartitionInfo> VipuRunner::GetPartition(const std::string& id) {
   auto result = Run({"--showjson", "get", "partition", id});
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) return FailureOf(*result);
+  // `vipu --showjson get partition` prints the partition in proto field
+  // names: one "topology_id" per IPU, "num_gcds", "ready_state".
+  const std::string& out = result->output;
   PartitionInfo info;
+  static const std::regex ipu_re(R"re("topology_id":)re");
+  info.size = static_cast<uint32_t>(
+      std::distance(std::sregex_iterator(out.begin(), out.end(), ipu_re), std::sregex_iterator()));
   std::smatch m;
-  static const std::regex size_re(R"re("size":\s*"?([0-9]+))re");
-  static const std::regex gcds_re(R"re("numGcds":\s*"?([0-9]+))re");
-  if (std::regex_search(result->output, m, size_re)) (void)absl::SimpleAtoi(m[1].str(), &info.size);
+  static const std::regex gcds_re(R"re("num_gcds":\s*([0-9]+))re");
   info.gcds = 1;
-  if (std::regex_search(result->output, m, gcds_re)) (void)absl::SimpleAtoi(m[1].str(), &info.gcds);
-  info.active = absl::StrContains(result->output, "\"PS_ACTIVE\"");
+  if (std::regex_search(out, m, gcds_re)) (void)absl::SimpleAtoi(m[1].str(), &info.gcds);
+  if (info.gcds == 0) info.gcds = 1;
+  static const std::regex active_re(R"re("ready_state":\s*"PS_ACTIVE")re");
+  info.active = std::regex_search(out, active_re);
   return info;
 }
 

@@ -55,6 +55,11 @@ using vipu::slurm::VipuRunner;
 // Slurm's ids of steps that are not user steps (slurm.h); the extern step
 // holds no tasks of the user.
 constexpr uint32_t kExternStep = 0xfffffffc;
+constexpr uint32_t kBatchStep = 0xfffffffb;
+
+std::string StepName(uint32_t step) {
+  return step == kBatchStep ? std::string("batch") : absl::StrCat(step);
+}
 
 // Per-process state: each Slurm process loads the plugin once and calls it
 // from one thread.
@@ -141,7 +146,9 @@ absl::Status SetTaskEnvironment(spank_t sp, const std::string& partition) {
 // state reset, a node that failed before its epilog) is replaced when its
 // shape differs from the request; one of the right shape is the job's own,
 // made by an earlier step (a batch script's step, then its sruns).
-absl::Status EnsurePartition(VipuRunner& vipu, const std::string& id) {
+// *created tells which of the two happened.
+absl::Status EnsurePartition(VipuRunner& vipu, const std::string& id, bool* created) {
+  *created = false;
   auto existing = vipu.GetPartition(id);
   if (existing.ok()) {
     if (existing->size == g_request.ipus && existing->gcds == g_request.gcds && existing->active) {
@@ -151,6 +158,7 @@ absl::Status EnsurePartition(VipuRunner& vipu, const std::string& id) {
   } else if (!absl::IsNotFound(existing.status())) {
     return existing.status();
   }
+  *created = true;
   return vipu.CreatePartition(id, g_request);
 }
 
@@ -201,18 +209,19 @@ int CreateForStep(spank_t sp) {
     Fail(g_step_error);
     return 0;
   }
-  absl::Status s = node == 0 ? EnsurePartition(vipu, id) : AwaitPartition(vipu, id);
+  bool created = false;
+  absl::Status s = node == 0 ? EnsurePartition(vipu, id, &created) : AwaitPartition(vipu, id);
   if (s.ok()) {
     s = SetTaskEnvironment(sp, id);
-    if (!s.ok() && node == 0) (void)vipu.RemovePartition(id);
+    if (!s.ok() && created) (void)vipu.RemovePartition(id);
   }
   if (!s.ok()) {
     g_step_error = what + std::string(s.message());
     Fail(g_step_error);
     return 0;
   }
-  slurm_info("vipu_spank: job %u step %u: partition %s of %u IPUs is ACTIVE", job, step,
-             id.c_str(), g_request.ipus);
+  slurm_info("vipu_spank: job %u step %s: partition %s of %u IPUs %s", job,
+             StepName(step).c_str(), id.c_str(), g_request.ipus, created ? "created" : "reused");
   return 0;
 }
 

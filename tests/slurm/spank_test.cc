@@ -126,7 +126,7 @@ class Cluster {
                               "SlurmUser=root",
                               "SlurmdUser=root",
                               "SchedulerType=sched/builtin",
-                              "SchedulerParameters=batch_sched_delay=0,sched_min_interval=0",
+                              "SchedulerParameters=batch_sched_delay=0",
                               "KillWait=2",
                               absl::StrCat("NodeName=", host_, " CPUs=", sysconf(_SC_NPROCESSORS_ONLN),
                                            " RealMemory=1000 State=UNKNOWN"),
@@ -168,6 +168,10 @@ class Cluster {
     server_.reset();
     RemoveTree(dir_);
   }
+
+  // A node failure as slurmctld sees it: slurmd gone for good, no epilog.
+  void KillSlurmd() { slurmd_->Kill(); }
+  void RestartSlurmd() { slurmd_->Relaunch(); }
 
   const std::string& dir() const { return dir_; }
   const std::string& host() const { return host_; }
@@ -351,7 +355,7 @@ TEST_F(SpankTest, GcdsAndReconfigurableReachThePartition) {
   ASSERT_TRUE(WaitFor([&] { return Active("slurm_" + job, 4); }, absl::Seconds(60)))
       << cluster_->Logs();
   CommandResult r = cluster_->server().Vipu({"--showjson", "get", "partition", "slurm_" + job});
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("\"numGcds\": *2"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\"num_gcds\": *2"));
   EXPECT_THAT(r.out, ::testing::ContainsRegex("\"reconfigurable\": *true"));
   cluster_->Slurm({"scancel", job});
 }
@@ -467,9 +471,10 @@ TEST_F(SpankTest, JobsWithoutIpusAreLeftAlone) {
 // The node dies with the job: no epilog runs there, slurmctld's
 // EpilogSlurmctld (vipu-slurm-sweep) removes the partition.
 TEST_F(SpankTest, NodeFailureRemovesThePartitionThroughSlurmctld) {
-  const std::string job = Sbatch({"--ipus=4", "--wrap", "sleep 300"});
+  const std::string job = Sbatch({"--ipus=4", "--no-requeue", "--wrap", "sleep 120"});
   ASSERT_TRUE(WaitFor([&] { return Active("slurm_" + job, 4); }, absl::Seconds(60)))
       << cluster_->Logs();
+  cluster_->KillSlurmd();
   CommandResult r = cluster_->Slurm({"scontrol", "update", "NodeName=" + cluster_->host(),
                                      "State=DOWN", "Reason=vipu_spank_test"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -477,11 +482,30 @@ TEST_F(SpankTest, NodeFailureRemovesThePartitionThroughSlurmctld) {
   EXPECT_EQ(cluster_->JobState(job), "NODE_FAIL");
   EXPECT_TRUE(WaitFor([] { return cluster_->NoSlurmPartition(); }, absl::Seconds(30)))
       << cluster_->Logs();
-  r = cluster_->Slurm({"scontrol", "update", "NodeName=" + cluster_->host(), "State=RESUME"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The node comes back (ReturnToService=2) and kills what is left of the job.
+  cluster_->RestartSlurmd();
   ASSERT_TRUE(WaitFor(
       [] { return absl::StartsWith(cluster_->Slurm({"sinfo", "-h", "-N", "-o", "%T"}).out, "idle"); },
-      absl::Seconds(60)));
+      absl::Seconds(60)))
+      << cluster_->Logs();
+}
+
+// A batch script's steps use the partition its batch step made.
+TEST_F(SpankTest, StepsOfABatchJobShareOnePartition) {
+  const std::string job =
+      Sbatch({"--ipus=4", "--output=steps-%j.out", "--wrap",
+              "echo B=$IPUOF_VIPU_API_PARTITION_ID; srun sh -c 'echo S=$IPUOF_VIPU_API_PARTITION_ID'"});
+  ASSERT_TRUE(WaitFor([&] { return cluster_->JobEnded(job); }, absl::Seconds(60)));
+  const std::string out = ReadFile(cluster_->dir() + "/jobs/steps-" + job + ".out");
+  EXPECT_EQ(cluster_->JobState(job), "COMPLETED") << out;
+  EXPECT_THAT(out, HasSubstr("B=slurm_" + job + "\nS=slurm_" + job + "\n"));
+  const std::string log = ReadFile(cluster_->dir() + "/log/slurmd.log");
+  const std::string created = absl::StrCat("job ", job, " step batch: partition slurm_", job,
+                                           " of 4 IPUs created");
+  const std::string reused = absl::StrCat("job ", job, " step 0: partition slurm_", job,
+                                          " of 4 IPUs reused");
+  EXPECT_THAT(log, HasSubstr(created));
+  EXPECT_THAT(log, HasSubstr(reused));
 }
 
 TEST_F(SpankTest, SweepRemovesOnlyPartitionsOfJobsThatAreGone) {
