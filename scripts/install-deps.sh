@@ -16,6 +16,9 @@ packages=(
   openmpi-bin libopenmpi-dev python3-mpi4py numactl
   # scripts/fuzz.sh: clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
   clang libclang-rt-14-dev
+  # slurm/: libslurm-dev has slurm/spank.h, without which vipu_spank.so is not
+  # built; tests/slurm runs the plugin under real munged, slurmctld and slurmd.
+  slurmctld slurmd slurm-client munge libslurm-dev
 )
 missing=()
 for p in "${packages[@]}"; do
