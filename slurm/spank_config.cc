@@ -130,16 +130,4 @@ absl::Status CheckRequest(const IpuRequest& request, bool gcds_given) {
 
 std::string PartitionId(uint32_t job_id) { return absl::StrCat(kPartitionPrefix, job_id); }
 
-uint32_t JobIdOf(const std::string& partition_id) {
-  const std::string prefix = kPartitionPrefix;
-  if (partition_id.rfind(prefix, 0) != 0) return 0;
-  const std::string digits = partition_id.substr(prefix.size());
-  uint32_t id = 0;
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
-      !absl::SimpleAtoi(digits, &id)) {
-    return 0;
-  }
-  return id;
-}
-
 }  // namespace vipu::slurm

@@ -62,8 +62,6 @@ absl::Status CheckRequest(const IpuRequest& request, bool gcds_given);
 
 // The partition id of a job: "slurm_<jobid>".
 std::string PartitionId(uint32_t job_id);
-// The job id of a partition id "slurm_<digits>", or 0 when `id` is not one.
-uint32_t JobIdOf(const std::string& partition_id);
 
 }  // namespace vipu::slurm
 
