@@ -83,8 +83,19 @@ start munged -F --force --socket="$work/munge/munge.socket" --key-file="$work/mu
   --log-file="$work/log/munged.log" >>"$work/log/munged.out" 2>&1
 wait_for "munged socket" 20 test -S "$work/munge/munge.socket"
 start slurmctld -D -c -f "$SLURM_CONF" >>"$work/log/slurmctld.out" 2>&1
-start slurmd -D -f "$SLURM_CONF" >>"$work/log/slurmd.out" 2>&1
-wait_for "sinfo to show $host idle" 60 sh -c '[ "$(sinfo -h -N -o %T)" = idle ]'
+slurmd_pid=
+# slurmd reads plugstack.conf when it starts (to know whether to run the
+# plugin's job epilog), so each mode gets a fresh slurmd.
+restart_slurmd() {
+  if [[ -n $slurmd_pid ]]; then
+    kill -TERM -- "-$slurmd_pid" 2>/dev/null || true
+    wait "$slurmd_pid" 2>/dev/null || true
+    unset 'pids[-1]'
+  fi
+  start slurmd -D -f "$SLURM_CONF" >>"$work/log/slurmd.out" 2>&1
+  slurmd_pid=$!
+  wait_for "sinfo to show $host idle" 60 sh -c '[ "$(sinfo -h -N -o %T)" = idle ]'
+}
 no_slurm_partition() { ! "$build/bin/vipu" --api-port "$vipu_port" list partitions | grep -q slurm_; }
 
 cd "$work"
@@ -93,6 +104,7 @@ results=()
 measure() {  # measure LABEL PLUGSTACK_LINE SRUN_ARGS...
   local label=$1 line=$2; shift 2
   echo "$line" >"$work/etc/plugstack.conf"
+  restart_slurmd
   python3 "$here/spank_latency.py" --runs 2 --label warmup -- "$@" >/dev/null
   wait_for "the partitions of the warm-up jobs to go" 30 no_slurm_partition
   results+=("$(python3 "$here/spank_latency.py" --runs "$runs" --label "$label" -- "$@")")
