@@ -189,6 +189,13 @@ absl::Status VipuRunner::FailureOf(const Result& result) {
   const std::string reason = at == std::string::npos ? line : line.substr(at + 11);
   if (absl::StrContains(reason, "not found")) return absl::NotFoundError(reason);
   if (absl::StrContains(reason, "cannot reach")) return absl::UnavailableError(reason);
+  // The server's hint names the CLI's flags; the plugin's are arguments.
+  if (absl::StartsWith(reason, "unauthenticated")) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "no credentials vipu-server accepts (plugin arguments api-user-id and "
+        "api-access-key-file): ",
+        reason));
+  }
   if (result.exit_code == 2) return absl::InvalidArgumentError(reason);
   return absl::FailedPreconditionError(reason);
 }
@@ -210,7 +217,8 @@ absl::Status VipuRunner::CreatePartition(const std::string& id, const IpuRequest
   // became ACTIVE in time); a refused job must leave nothing behind. A
   // partition of the same id that existed before is not this job's own
   // (the caller checks that first), so removing it is right as well.
-  if (!absl::IsUnavailable(status) && !absl::IsInvalidArgument(status)) {
+  if (!absl::IsUnavailable(status) && !absl::IsInvalidArgument(status) &&
+      !absl::IsUnauthenticated(status)) {
     (void)RemovePartition(id);
   }
   return status;

@@ -462,6 +462,73 @@ TEST_F(SpankTest, BadPluginArgumentsAndAnUnreachableServerFailTheJob) {
   }
 }
 
+// vipu-server --secure: mutual TLS and an access key from a file; without
+// credentials the job fails and nothing is made.
+TEST_F(SpankTest, SecureServerNeedsTheUsersCredentials) {
+  const std::string tls = cluster_->dir() + "/tls";
+  ASSERT_EQ(RunCommand({VIPU_SERVER_BIN, "--tls-init", tls}).exit_code, 0);
+  auto secure = ServerProcess::Start("pod16", {"--secure", "--tls-dir", tls, "--default-user-id",
+                                               "root"});
+  std::string key;
+  for (absl::string_view line : absl::StrSplit(ReadFile(secure->dir() + "/server.log"), '\n')) {
+    if (absl::ConsumePrefix(&line, "Access key: '") && absl::ConsumeSuffix(&line, "'")) {
+      key = std::string(line);
+    }
+  }
+  ASSERT_FALSE(key.empty());
+  const std::string key_file = cluster_->dir() + "/root.key";
+  const std::string wrong_key_file = cluster_->dir() + "/wrong.key";
+  WriteFile(key_file, key + "\n", 0600);
+  WriteFile(wrong_key_file, "not-the-key\n", 0600);
+  const std::vector<std::string> connection = {
+      "api-host=127.0.0.1",
+      absl::StrCat("api-port=", secure->port()),
+      "api-tls-ca=" + tls + "/client/ca.pem",
+      "api-tls-cert=" + tls + "/client/cert.pem",
+      "api-tls-key=" + tls + "/client/key.pem",
+      absl::StrCat("vipu=", VIPU_CLI_BIN)};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), connection.begin(), connection.end());
+    return extra;
+  };
+  const std::vector<std::string> as_root = {"--api-user-id", "root", "--api-access-key", key,
+                                            "--api-tls-ca", tls + "/client/ca.pem",
+                                            "--api-tls-cert", tls + "/client/cert.pem",
+                                            "--api-tls-key", tls + "/client/key.pem"};
+  auto secure_partitions = [&] {
+    std::vector<std::string> args = as_root;
+    args.insert(args.end(), {"list", "partitions"});
+    CommandResult r = secure->Vipu(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+
+  for (const auto& [extra, message] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{}, "no credentials vipu-server accepts (plugin arguments api-user-id and "
+                "api-access-key-file): unauthenticated: vipu-user-id: missing"},
+           {{"api-user-id=root", "api-access-key-file=" + wrong_key_file},
+            "no credentials vipu-server accepts (plugin arguments api-user-id and "
+            "api-access-key-file): unauthenticated: unknown user 'root' or wrong "
+            "vipu-access-key"}}) {
+    cluster_->SetPlugin(with(extra), /*replace=*/true);
+    CommandResult r = cluster_->Slurm({"srun", "--ipus=4", "true"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_THAT(r.err, HasSubstr("vipu_spank: --ipus=4: partition slurm_")) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message)) << r.err;
+    EXPECT_THAT(secure_partitions(), Not(HasSubstr("slurm_")));
+  }
+
+  cluster_->SetPlugin(with({"api-user-id=root", "api-access-key-file=" + key_file}), true);
+  CommandResult r = cluster_->Slurm(
+      {"srun", "--ipus=4", "/bin/sh", "-c", "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << cluster_->Logs();
+  EXPECT_THAT(r.out, HasSubstr("P=slurm_"));
+  EXPECT_TRUE(WaitFor([&] { return !absl::StrContains(secure_partitions(), "slurm_"); },
+                      absl::Seconds(30)))
+      << cluster_->Logs();
+}
+
 TEST_F(SpankTest, JobsWithoutIpusAreLeftAlone) {
   CommandResult r = cluster_->Slurm({"srun", "/bin/sh", "-c", "env"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
