@@ -128,13 +128,17 @@ class Cluster {
                               "SchedulerType=sched/builtin",
                               "SchedulerParameters=batch_sched_delay=0",
                               "KillWait=2",
+                              // IPUs as a count-only resource, for the
+                              // shared reconfigurable partition mode.
+                              "GresTypes=ipu",
                               absl::StrCat("NodeName=", host_, " CPUs=", sysconf(_SC_NPROCESSORS_ONLN),
-                                           " RealMemory=1000 State=UNKNOWN"),
+                                           " RealMemory=1000 Gres=ipu:16 State=UNKNOWN"),
                               "PartitionName=debug Nodes=" + host_ +
                                   " Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:64",
                           },
                           "\n") +
                           "\n");
+    WriteFile(dir_ + "/etc/gres.conf", "Name=ipu Count=16\n");
     WriteFile(dir_ + "/etc/epilog_slurmctld.sh",
               absl::StrCat("#!/bin/sh\nexport VIPU=", VIPU_CLI_BIN,
                            " VIPU_CLI_API_HOST=127.0.0.1 VIPU_CLI_API_PORT=", server_->port(),
@@ -167,6 +171,23 @@ class Cluster {
     munged_->Terminate();
     server_.reset();
     RemoveTree(dir_);
+  }
+
+  // Adds `line` to slurm.conf (or, empty, restores it) and has the daemons
+  // read it again.
+  // Waits for the jobs to end first: slurmd fails (and drains the node for)
+  // an epilog that runs while it reads its configuration again.
+  void Reconfigure(const std::string& line) {
+    if (!WaitFor([&] { return Slurm({"squeue", "-h"}).out.empty(); }, absl::Seconds(30))) {
+      throw std::runtime_error("jobs still queued: " + Slurm({"squeue"}).out);
+    }
+    std::string text = ReadFile(conf());
+    const size_t extra = text.find("# extra\n");
+    if (extra != std::string::npos) text.resize(extra);
+    if (!line.empty()) absl::StrAppend(&text, "# extra\n", line, "\n");
+    WriteFile(conf(), text);
+    CommandResult r = Slurm({"scontrol", "reconfigure"});
+    if (r.exit_code != 0) throw std::runtime_error("scontrol reconfigure: " + r.err);
   }
 
   // A node failure as slurmctld sees it: slurmd gone for good, no epilog.
@@ -255,10 +276,10 @@ class Cluster {
   }
 
   std::string Logs() const {
-    std::string text;
+    std::string text = Slurm({"sinfo", "-R"}).out;
     for (const char* f : {"slurmd.log", "slurmctld.log"}) {
       std::string log = ReadFile(dir_ + "/log/" + f);
-      if (log.size() > 4000) log = log.substr(log.size() - 4000);
+      if (log.size() > 4000 && !getenv("SPANK_TEST_FULL_LOGS")) log = log.substr(log.size() - 4000);
       absl::StrAppend(&text, "\n--- ", f, ":\n", log);
     }
     return text;
@@ -527,6 +548,117 @@ TEST_F(SpankTest, SecureServerNeedsTheUsersCredentials) {
   EXPECT_TRUE(WaitFor([&] { return !absl::StrContains(secure_partitions(), "slurm_"); },
                       absl::Seconds(30)))
       << cluster_->Logs();
+}
+
+// allocation=A: partitions are made in A, and a job asking for more IPUs
+// than A has is refused.
+TEST_F(SpankTest, AllocationArgumentAndMoreIpusThanItHas) {
+  ServerProcess& server = cluster_->server();
+  auto admin = [&](std::vector<std::string> args) {
+    CommandResult r = server.VipuAdmin(args);
+    EXPECT_EQ(r.exit_code, 0) << absl::StrJoin(args, " ") << ": " << r.err;
+  };
+  admin({"remove", "allocation", "default"});
+  admin({"create", "allocation", "small", "--cluster", "pod16", "--agents", "ag1,ag2"});
+  admin({"create", "allocation", "rest", "--cluster", "pod16", "--agents", "ag3,ag4"});
+  cluster_->SetPlugin({"allocation=small"});
+  CommandResult r = cluster_->Slurm({"srun", "--ipus=16", "true"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("vipu_spank: --ipus=16: partition slurm_"));
+  EXPECT_THAT(r.err, HasSubstr("no free block of 16 IPUs: allocation 'small'")) << r.err;
+  EXPECT_TRUE(cluster_->NoSlurmPartition());
+  const std::string job = Sbatch({"--ipus=8", "--wrap", "sleep 300"});
+  ASSERT_TRUE(WaitFor([&] { return Active("slurm_" + job, 8); }, absl::Seconds(60)))
+      << cluster_->Logs();
+  r = server.Vipu({"list", "partitions", "--allocation", "small"});
+  EXPECT_THAT(r.out, HasSubstr("slurm_" + job));
+  cluster_->Slurm({"scancel", job});
+  ASSERT_TRUE(WaitFor([] { return cluster_->NoSlurmPartition(); }, absl::Seconds(30)));
+  admin({"remove", "allocation", "small"});
+  admin({"remove", "allocation", "rest"});
+  admin({"create", "allocation", "default", "--cluster", "pod16"});
+}
+
+// docs/slurm.md, mode 2: one preconfigured reconfigurable partition, IPUs
+// counted by Slurm as a generic resource, tasks pointed at it by a task
+// prolog.
+TEST_F(SpankTest, DocumentedModeOneSharedReconfigurablePartition) {
+  ServerProcess& server = cluster_->server();
+  ASSERT_EQ(server.Vipu({"create", "partition", "shared", "--size", "16", "--reconfigurable",
+                         "--sync-type", "c2-compatible"})
+                .exit_code,
+            0);
+  const std::string prolog = cluster_->dir() + "/etc/vipu-shared-task-prolog.sh";
+  WriteFile(prolog,
+            absl::StrCat("#!/bin/sh\necho \"export IPUOF_VIPU_API_HOST=127.0.0.1\"\n",
+                         "echo \"export IPUOF_VIPU_API_PORT=", server.port(), "\"\n",
+                         "echo \"export IPUOF_VIPU_API_PARTITION_ID=shared\"\n"),
+            0755);
+  cluster_->Reconfigure("TaskProlog=" + prolog);
+  const std::string script = absl::StrCat(
+      "echo P=$IPUOF_VIPU_API_PARTITION_ID; ", VIPU_CLI_BIN,
+      " --api-port $IPUOF_VIPU_API_PORT get partition $IPUOF_VIPU_API_PARTITION_ID");
+  CommandResult r;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        r = cluster_->Slurm({"srun", "--immediate=10", "--gres=ipu:4", "/bin/sh", "-c", script});
+        return absl::StrContains(r.out, "P=shared");
+      },
+      absl::Seconds(30)))
+      << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Reconfigurable"));
+  // Slurm counts the IPUs: more than the node has is refused.
+  r = cluster_->Slurm({"srun", "--gres=ipu:32", "true"});
+  EXPECT_NE(r.exit_code, 0);
+  cluster_->Reconfigure("");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        r = cluster_->Slurm({"srun", "--immediate=10", "/bin/sh", "-c",
+                             "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
+        return absl::StrContains(r.out, "P=\n");
+      },
+      absl::Seconds(30)))
+      << r.err << cluster_->Logs();
+  EXPECT_EQ(server.Vipu({"remove", "partition", "shared"}).exit_code, 0);
+}
+
+// docs/slurm.md, mode 3: a static partition per node, named after it.
+TEST_F(SpankTest, DocumentedModeStaticPartitionPerNode) {
+  ServerProcess& server = cluster_->server();
+  ASSERT_EQ(server.Vipu({"create", "partition", cluster_->host(), "--size", "16"}).exit_code, 0);
+  const std::string prolog = cluster_->dir() + "/etc/vipu-static-task-prolog.sh";
+  WriteFile(prolog,
+            absl::StrCat("#!/bin/sh\necho \"export IPUOF_VIPU_API_HOST=127.0.0.1\"\n",
+                         "echo \"export IPUOF_VIPU_API_PORT=", server.port(), "\"\n",
+                         "echo \"export IPUOF_VIPU_API_PARTITION_ID=$(hostname -s)\"\n"),
+            0755);
+  cluster_->Reconfigure("TaskProlog=" + prolog);
+  CommandResult r;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        r = cluster_->Slurm({"srun", "--immediate=10", "-N1", "--exclusive", "/bin/sh", "-c",
+                             "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
+        return absl::StrContains(r.out, "P=" + cluster_->host() + "\n");
+      },
+      absl::Seconds(30)))
+      << r.out << r.err;
+#if defined(POPDIST_SAMPLE_TRAIN_BIN)
+  // The IPUoF client in the job finds the node's partition by itself.
+  r = cluster_->Slurm({"srun", "-N1", "--exclusive", POPDIST_SAMPLE_TRAIN_BIN, "--config",
+                       "pretrain_large_128_pod16", "--training-steps", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Steps run on 4 IPU-Machines of partition " + cluster_->host()));
+#endif
+  cluster_->Reconfigure("");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        r = cluster_->Slurm({"srun", "--immediate=10", "/bin/sh", "-c",
+                             "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
+        return absl::StrContains(r.out, "P=\n");
+      },
+      absl::Seconds(30)))
+      << r.err << cluster_->Logs();
+  EXPECT_EQ(server.Vipu({"remove", "partition", cluster_->host()}).exit_code, 0);
 }
 
 TEST_F(SpankTest, JobsWithoutIpusAreLeftAlone) {
