@@ -18,14 +18,13 @@ absl::StatusOr<uint32_t> ParsePowerOfTwo(const std::string& flag, const std::str
   uint64_t n = 0;
   if (!absl::SimpleAtoi(text, &n) || text.empty() || text[0] == '+' || !PowerOfTwo(n) ||
       n > kMaxIpus) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, "=", text, ": must be a power of two (1, 2, 4, ... ",
-                                                   kMaxIpus, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, "=", text, ": must be a power of two (1, 2, 4, ... ", kMaxIpus, ")"));
   }
   return static_cast<uint32_t>(n);
 }
 
-absl::StatusOr<uint32_t> ParseRange(const std::string& key, const std::string& text,
-                                    uint32_t max) {
+absl::StatusOr<uint32_t> ParseRange(const std::string& key, const std::string& text, uint32_t max) {
   uint64_t n = 0;
   if (!absl::SimpleAtoi(text, &n) || text[0] == '+' || n < 1 || n > max) {
     return absl::InvalidArgumentError(
@@ -80,9 +79,8 @@ absl::StatusOr<PluginConfig> ParsePluginArgs(const std::vector<std::string>& arg
     } else {
       std::vector<std::string> known = {"api-port", "api-timeout"};
       for (const auto& [k, unused] : strings) known.push_back(k);
-      return absl::InvalidArgumentError(absl::StrCat("unknown plugin argument '", key,
-                                                     "' (known: ", absl::StrJoin(known, ", "),
-                                                     ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown plugin argument '", key, "' (known: ", absl::StrJoin(known, ", "), ")"));
     }
   }
   if (config.api_host.empty()) {
@@ -92,8 +90,7 @@ absl::StatusOr<PluginConfig> ParsePluginArgs(const std::vector<std::string>& arg
     return absl::InvalidArgumentError("plugin argument api-port=P is required");
   }
   if (config.api_tls_cert.empty() != config.api_tls_key.empty()) {
-    return absl::InvalidArgumentError(
-        "plugin arguments api-tls-cert and api-tls-key go together");
+    return absl::InvalidArgumentError("plugin arguments api-tls-cert and api-tls-key go together");
   }
   if (!config.api_tls_cert.empty() && config.api_tls_ca.empty()) {
     return absl::InvalidArgumentError("plugin argument api-tls-cert needs api-tls-ca too");
@@ -122,8 +119,8 @@ absl::Status CheckRequest(const IpuRequest& request, bool gcds_given) {
     return absl::OkStatus();
   }
   if (request.gcds == 0 || request.ipus % request.gcds != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--ipus-gcds=", request.gcds,
-                                                   ": must divide --ipus=", request.ipus));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ipus-gcds=", request.gcds, ": must divide --ipus=", request.ipus));
   }
   return absl::OkStatus();
 }

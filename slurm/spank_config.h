@@ -24,15 +24,15 @@ inline constexpr const char* kPartitionPrefix = "slurm_";
 // The plugstack.conf arguments. Keys are those of vipu-cli.hcl where one
 // exists, so an administrator copies them from the CLI's configuration.
 struct PluginConfig {
-  std::string api_host;                // api-host=H (required)
-  uint32_t api_port = 0;               // api-port=P (required, 1..65535)
-  uint32_t api_timeout_seconds = 120;  // api-timeout=S: each call to vipu-server
-  std::string api_user_id;             // api-user-id=U
-  std::string api_access_key_file;     // api-access-key-file=F: holds the access key
-  std::string api_tls_ca;              // api-tls-ca=F
-  std::string api_tls_cert;            // api-tls-cert=F
-  std::string api_tls_key;             // api-tls-key=F
-  std::string allocation;              // allocation=A: partitions are made in A
+  std::string api_host;                 // api-host=H (required)
+  uint32_t api_port = 0;                // api-port=P (required, 1..65535)
+  uint32_t api_timeout_seconds = 120;   // api-timeout=S: each call to vipu-server
+  std::string api_user_id;              // api-user-id=U
+  std::string api_access_key_file;      // api-access-key-file=F: holds the access key
+  std::string api_tls_ca;               // api-tls-ca=F
+  std::string api_tls_cert;             // api-tls-cert=F
+  std::string api_tls_key;              // api-tls-key=F
+  std::string allocation;               // allocation=A: partitions are made in A
   std::string vipu = kDefaultVipuPath;  // vipu=PATH: the CLI the plugin runs
 };
 

@@ -68,8 +68,8 @@ absl::Status VipuRunner::LoadCredentials() {
   std::ifstream in(config_.api_access_key_file);
   if (!in) {
     return absl::FailedPreconditionError(absl::StrCat("api-access-key-file: cannot read '",
-                                                      config_.api_access_key_file,
-                                                      "' (", strerror(errno), ")"));
+                                                      config_.api_access_key_file, "' (",
+                                                      strerror(errno), ")"));
   }
   std::stringstream buffer;
   buffer << in.rdbuf();
@@ -84,7 +84,8 @@ absl::Status VipuRunner::LoadCredentials() {
 absl::StatusOr<VipuRunner::Result> VipuRunner::Run(const std::vector<std::string>& args) {
   ScratchHome home;
   if (home.path().empty()) {
-    return absl::InternalError(absl::StrCat("cannot create a directory in /tmp: ", strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot create a directory in /tmp: ", strerror(errno)));
   }
   // --config /dev/null: the plugin's arguments are the only settings, not
   // whatever /etc/vipu/vipu-cli.hcl of the node says.
@@ -100,8 +101,8 @@ absl::StatusOr<VipuRunner::Result> VipuRunner::Run(const std::vector<std::string
   if (!config_.api_user_id.empty()) argv.insert(argv.end(), {"--api-user-id", config_.api_user_id});
   if (!config_.api_tls_ca.empty()) argv.insert(argv.end(), {"--api-tls-ca", config_.api_tls_ca});
   if (!config_.api_tls_cert.empty()) {
-    argv.insert(argv.end(), {"--api-tls-cert", config_.api_tls_cert, "--api-tls-key",
-                             config_.api_tls_key});
+    argv.insert(argv.end(),
+                {"--api-tls-cert", config_.api_tls_cert, "--api-tls-key", config_.api_tls_key});
   }
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + home.path()};
@@ -147,7 +148,8 @@ absl::StatusOr<VipuRunner::Result> VipuRunner::Run(const std::vector<std::string
   }
 
   Result result;
-  const auto deadline = std::chrono::steady_clock::now() + ChildDeadline(config_.api_timeout_seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + ChildDeadline(config_.api_timeout_seconds);
   bool timed_out = false;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -173,9 +175,9 @@ absl::StatusOr<VipuRunner::Result> VipuRunner::Run(const std::vector<std::string
     if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid: ", strerror(errno)));
   }
   if (timed_out) {
-    return absl::DeadlineExceededError(absl::StrCat("'", config_.vipu, "' did not finish within ",
-                                                    ChildDeadline(config_.api_timeout_seconds).count(),
-                                                    " s"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("'", config_.vipu, "' did not finish within ",
+                     ChildDeadline(config_.api_timeout_seconds).count(), " s"));
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
@@ -191,18 +193,17 @@ absl::Status VipuRunner::FailureOf(const Result& result) {
   if (absl::StrContains(reason, "cannot reach")) return absl::UnavailableError(reason);
   // The server's hint names the CLI's flags; the plugin's are arguments.
   if (absl::StartsWith(reason, "unauthenticated")) {
-    return absl::UnauthenticatedError(absl::StrCat(
-        "no credentials vipu-server accepts (plugin arguments api-user-id and "
-        "api-access-key-file): ",
-        reason));
+    return absl::UnauthenticatedError(
+        absl::StrCat("no credentials vipu-server accepts (plugin arguments api-user-id and "
+                     "api-access-key-file): ",
+                     reason));
   }
   if (result.exit_code == 2) return absl::InvalidArgumentError(reason);
   return absl::FailedPreconditionError(reason);
 }
 
 absl::Status VipuRunner::CreatePartition(const std::string& id, const IpuRequest& request) {
-  std::vector<std::string> args = {"create", "partition", id, "--size",
-                                   absl::StrCat(request.ipus)};
+  std::vector<std::string> args = {"create", "partition", id, "--size", absl::StrCat(request.ipus)};
   if (request.gcds > 1) args.insert(args.end(), {"--num-gcds", absl::StrCat(request.gcds)});
   if (request.reconfigurable) {
     // The server takes reconfigurable partitions with C2-compatible sync only.
@@ -210,8 +211,9 @@ absl::Status VipuRunner::CreatePartition(const std::string& id, const IpuRequest
   }
   if (!config_.allocation.empty()) args.insert(args.end(), {"--allocation", config_.allocation});
   auto result = Run(args);
-  absl::Status status = result.ok() ? (result->exit_code == 0 ? absl::OkStatus() : FailureOf(*result))
-                                    : result.status();
+  absl::Status status = result.ok()
+                            ? (result->exit_code == 0 ? absl::OkStatus() : FailureOf(*result))
+                            : result.status();
   if (status.ok()) return status;
   // The server may have made the partition before the failure (e.g. it never
   // became ACTIVE in time); a refused job must leave nothing behind. A

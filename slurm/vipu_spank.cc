@@ -220,8 +220,8 @@ int CreateForStep(spank_t sp) {
     Fail(g_step_error);
     return 0;
   }
-  slurm_info("vipu_spank: job %u step %s: partition %s of %u IPUs %s", job,
-             StepName(step).c_str(), id.c_str(), g_request.ipus, created ? "created" : "reused");
+  slurm_info("vipu_spank: job %u step %s: partition %s of %u IPUs %s", job, StepName(step).c_str(),
+             id.c_str(), g_request.ipus, created ? "created" : "reused");
   return 0;
 }
 
@@ -284,8 +284,8 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
   absl::Status s = vipu.LoadCredentials();
   if (s.ok()) s = vipu.RemovePartition(id);
   if (!s.ok()) {
-    Fail(absl::StrCat("job ", job, ": cannot remove partition ", id, " (vipu-slurm-sweep will): ",
-                      s.message()));
+    Fail(absl::StrCat("job ", job, ": cannot remove partition ", id,
+                      " (vipu-slurm-sweep will): ", s.message()));
   } else {
     slurm_info("vipu_spank: job %u: partition %s removed", job, id.c_str());
   }

@@ -37,9 +37,9 @@ using ::testing::Not;
 // Exit code ctest reads as "skipped" (SKIP_RETURN_CODE in tests/CMakeLists.txt).
 constexpr int kSkip = 77;
 
-const char* const kSlurmPrograms[] = {"munged", "mungekey", "slurmctld", "slurmd", "srun",
-                                      "sbatch", "salloc",   "scancel",   "squeue", "sinfo",
-                                      "scontrol"};
+const char* const kSlurmPrograms[] = {"munged", "mungekey", "slurmctld", "slurmd",
+                                      "srun",   "sbatch",   "salloc",    "scancel",
+                                      "squeue", "sinfo",    "scontrol"};
 
 // The absolute path of `name` on PATH, or "".
 std::string Which(const std::string& name) {
@@ -80,12 +80,11 @@ class Cluster {
     RunCommand({Which("mungekey"), "-c", "-k", dir_ + "/munge/munge.key"});
     chmod((dir_ + "/munge/munge.key").c_str(), 0400);
     munged_ = std::make_unique<Daemon>(
-        std::vector<std::string>{Which("munged"), "-F", "--force",
-                                 "--socket=" + dir_ + "/munge/munge.socket",
-                                 "--key-file=" + dir_ + "/munge/munge.key",
-                                 "--pid-file=" + dir_ + "/munge/munged.pid",
-                                 "--seed-file=" + dir_ + "/munge/munged.seed",
-                                 "--log-file=" + dir_ + "/log/munged.log", "--num-threads=4"},
+        std::vector<std::string>{
+            Which("munged"), "-F", "--force", "--socket=" + dir_ + "/munge/munge.socket",
+            "--key-file=" + dir_ + "/munge/munge.key", "--pid-file=" + dir_ + "/munge/munged.pid",
+            "--seed-file=" + dir_ + "/munge/munged.seed", "--log-file=" + dir_ + "/log/munged.log",
+            "--num-threads=4"},
         dir_ + "/log/munged.out");
     if (!WaitFor([&] { return fs::exists(dir_ + "/munge/munge.socket"); }, absl::Seconds(20))) {
       throw std::runtime_error("munged did not create its socket");
@@ -97,60 +96,62 @@ class Cluster {
     const int ctld_port = FreePort();
     int slurmd_port = FreePort();
     while (slurmd_port == ctld_port) slurmd_port = FreePort();
-    WriteFile(conf(), absl::StrJoin(
-                          std::vector<std::string>{
-                              "ClusterName=vipuspank",
-                              "SlurmctldHost=" + host_,
-                              absl::StrCat("SlurmctldPort=", ctld_port),
-                              absl::StrCat("SlurmdPort=", slurmd_port),
-                              "AuthType=auth/munge",
-                              "AuthInfo=socket=" + dir_ + "/munge/munge.socket",
-                              "StateSaveLocation=" + dir_ + "/state",
-                              "SlurmdSpoolDir=" + dir_ + "/spool",
-                              "SlurmctldPidFile=" + dir_ + "/slurmctld.pid",
-                              "SlurmdPidFile=" + dir_ + "/slurmd.pid",
-                              "SlurmctldLogFile=" + dir_ + "/log/slurmctld.log",
-                              "SlurmdLogFile=" + dir_ + "/log/slurmd.log",
-                              "SlurmctldDebug=info",
-                              "SlurmdDebug=info",
-                              "PlugStackConfig=" + plugstack(),
-                              // Node failures: slurmd cannot run the job's
-                              // epilog, slurmctld runs this one.
-                              "EpilogSlurmctld=" + dir_ + "/etc/epilog_slurmctld.sh",
-                              "ProctrackType=proctrack/linuxproc",
-                              "TaskPlugin=task/none",
-                              "SelectType=select/cons_tres",
-                              "SelectTypeParameters=CR_Core",
-                              "MpiDefault=none",
-                              "ReturnToService=2",
-                              "SlurmUser=root",
-                              "SlurmdUser=root",
-                              "SchedulerType=sched/builtin",
-                              "SchedulerParameters=batch_sched_delay=0",
-                              "KillWait=2",
-                              // IPUs as a count-only resource, for the
-                              // shared reconfigurable partition mode.
-                              "GresTypes=ipu",
-                              absl::StrCat("NodeName=", host_, " CPUs=", sysconf(_SC_NPROCESSORS_ONLN),
-                                           " RealMemory=1000 Gres=ipu:16 State=UNKNOWN"),
-                              "PartitionName=debug Nodes=" + host_ +
-                                  " Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:64",
-                          },
-                          "\n") +
-                          "\n");
+    WriteFile(conf(),
+              absl::StrJoin(
+                  std::vector<std::string>{
+                      "ClusterName=vipuspank",
+                      "SlurmctldHost=" + host_,
+                      absl::StrCat("SlurmctldPort=", ctld_port),
+                      absl::StrCat("SlurmdPort=", slurmd_port),
+                      "AuthType=auth/munge",
+                      "AuthInfo=socket=" + dir_ + "/munge/munge.socket",
+                      "StateSaveLocation=" + dir_ + "/state",
+                      "SlurmdSpoolDir=" + dir_ + "/spool",
+                      "SlurmctldPidFile=" + dir_ + "/slurmctld.pid",
+                      "SlurmdPidFile=" + dir_ + "/slurmd.pid",
+                      "SlurmctldLogFile=" + dir_ + "/log/slurmctld.log",
+                      "SlurmdLogFile=" + dir_ + "/log/slurmd.log",
+                      "SlurmctldDebug=info",
+                      "SlurmdDebug=info",
+                      "PlugStackConfig=" + plugstack(),
+                      // Node failures: slurmd cannot run the job's
+                      // epilog, slurmctld runs this one.
+                      "EpilogSlurmctld=" + dir_ + "/etc/epilog_slurmctld.sh",
+                      "ProctrackType=proctrack/linuxproc",
+                      "TaskPlugin=task/none",
+                      "SelectType=select/cons_tres",
+                      "SelectTypeParameters=CR_Core",
+                      "MpiDefault=none",
+                      "ReturnToService=2",
+                      "SlurmUser=root",
+                      "SlurmdUser=root",
+                      "SchedulerType=sched/builtin",
+                      "SchedulerParameters=batch_sched_delay=0",
+                      "KillWait=2",
+                      // IPUs as a count-only resource, for the
+                      // shared reconfigurable partition mode.
+                      "GresTypes=ipu",
+                      absl::StrCat("NodeName=", host_, " CPUs=", sysconf(_SC_NPROCESSORS_ONLN),
+                                   " RealMemory=1000 Gres=ipu:16 State=UNKNOWN"),
+                      "PartitionName=debug Nodes=" + host_ +
+                          " Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:64",
+                  },
+                  "\n") +
+                  "\n");
     WriteFile(dir_ + "/etc/gres.conf", "Name=ipu Count=16\n");
     WriteFile(dir_ + "/etc/epilog_slurmctld.sh",
               absl::StrCat("#!/bin/sh\nexport VIPU=", VIPU_CLI_BIN,
                            " VIPU_CLI_API_HOST=127.0.0.1 VIPU_CLI_API_PORT=", server_->port(),
-                           " HOME=", server_->home(), "\nexec ", VIPU_SLURM_SWEEP, "\n"),
+                           "\nunset HOME\nexec ", VIPU_SLURM_SWEEP, "\n"),
               0755);
     SetPlugin({});
 
     slurmctld_ = std::make_unique<Daemon>(
         std::vector<std::string>{Which("slurmctld"), "-D", "-c", "-f", conf()},
         dir_ + "/log/slurmctld.out", env());
-    slurmd_ = std::make_unique<Daemon>(std::vector<std::string>{Which("slurmd"), "-D", "-f", conf()},
-                                       dir_ + "/log/slurmd.out", env());
+    slurmd_ =
+        std::make_unique<Daemon>(std::vector<std::string>{Which("slurmd"), "-D", "-f", conf()},
+                                 dir_ + "/log/slurmd.out", env());
     if (!WaitFor(
             [&] {
               CommandResult r = Slurm({"sinfo", "-h", "-N", "-o", "%T"});
@@ -223,10 +224,10 @@ class Cluster {
     std::map<std::string, std::string> e = env();
     e.insert(extra_env.begin(), extra_env.end());
     // Jobs run in a directory every user can write (batch output files).
-    return RunCommand(Join({"/bin/sh", "-c", "cd \"$0\" && shift && exec \"$@\"", dir_ + "/jobs",
-                            "ignored"},
-                           argv),
-                      e);
+    return RunCommand(
+        Join({"/bin/sh", "-c", "cd \"$0\" && shift && exec \"$@\"", dir_ + "/jobs", "ignored"},
+             argv),
+        e);
   }
 
   // Ids of the slurm_* partitions vipu-server lists.
@@ -310,8 +311,11 @@ class SpankTest : public ::testing::Test {
   void TearDown() override {
     cluster_->SetPlugin({});
     // Every test ends with no job and no partition of a job.
-    EXPECT_TRUE(WaitFor([] { return cluster_->Slurm({"squeue", "-h"}).out.empty(); },
-                        absl::Seconds(30)));
+    EXPECT_TRUE(WaitFor(
+        [] {
+          return cluster_->Slurm({"squeue", "-h"}).out.empty();
+        },
+        absl::Seconds(30)));
     EXPECT_TRUE(WaitFor([] { return cluster_->NoSlurmPartition(); }, absl::Seconds(30)))
         << absl::StrJoin(cluster_->SlurmPartitions(), ",") << cluster_->Logs();
   }
@@ -339,7 +343,8 @@ std::map<std::string, std::string> EnvLines(const std::string& text) {
   std::map<std::string, std::string> env;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     const size_t eq = line.find('=');
-    if (eq != absl::string_view::npos) env[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
+    if (eq != absl::string_view::npos)
+      env[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
   }
   return env;
 }
@@ -371,8 +376,8 @@ TEST_F(SpankTest, SrunGetsAnActivePartitionAndItsEnvironment) {
 }
 
 TEST_F(SpankTest, GcdsAndReconfigurableReachThePartition) {
-  const std::string job = Sbatch({"--ipus=4", "--ipus-gcds=2", "--ipus-reconfigurable", "--wrap",
-                                  "sleep 300"});
+  const std::string job =
+      Sbatch({"--ipus=4", "--ipus-gcds=2", "--ipus-reconfigurable", "--wrap", "sleep 300"});
   ASSERT_TRUE(WaitFor([&] { return Active("slurm_" + job, 4); }, absl::Seconds(60)))
       << cluster_->Logs();
   CommandResult r = cluster_->server().Vipu({"--showjson", "get", "partition", "slurm_" + job});
@@ -392,8 +397,8 @@ TEST_F(SpankTest, ScancelRemovesTheBatchJobsPartition) {
 }
 
 TEST_F(SpankTest, AFailingTaskStillRemovesThePartition) {
-  CommandResult r = cluster_->Slurm({"srun", "--ipus=4", "/bin/sh", "-c",
-                                     "test -n \"$IPUOF_VIPU_API_PARTITION_ID\" && exit 3"});
+  CommandResult r = cluster_->Slurm(
+      {"srun", "--ipus=4", "/bin/sh", "-c", "test -n \"$IPUOF_VIPU_API_PARTITION_ID\" && exit 3"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(WaitFor([] { return cluster_->NoSlurmPartition(); }, absl::Seconds(30)));
   // A batch job whose script fails.
@@ -462,15 +467,18 @@ TEST_F(SpankTest, BadPluginArgumentsAndAnUnreachableServerFailTheJob) {
       {{"api-tls-cert=/c"}, false, "api-tls-cert and api-tls-key go together"},
       {{"api-tls-cert=/c", "api-tls-key=/k"}, false, "api-tls-cert needs api-tls-ca"},
       // Checked where the job's partition is made (as root on the node).
-      {{"api-user-id=alice", "api-access-key-file=" + missing_key}, false,
+      {{"api-user-id=alice", "api-access-key-file=" + missing_key},
+       false,
        "api-access-key-file: cannot read '" + missing_key + "'"},
-      {{"api-user-id=alice", "api-access-key-file=" + empty_key}, false,
+      {{"api-user-id=alice", "api-access-key-file=" + empty_key},
+       false,
        "api-access-key-file: '" + empty_key + "' is empty"},
       {{"vipu=/no/such/vipu"}, false, "cannot run '/no/such/vipu'"},
       {{"allocation=nope"}, false, "allocation 'nope' not found"},
       {{"api-host=127.0.0.1", absl::StrCat("api-port=", FreePort()), "api-timeout=2",
         absl::StrCat("vipu=", VIPU_CLI_BIN)},
-       true, "cannot reach vipu-server at 127.0.0.1:"},
+       true,
+       "cannot reach vipu-server at 127.0.0.1:"},
   };
   for (const Case& c : cases) {
     cluster_->SetPlugin(c.args, c.replace);
@@ -488,8 +496,8 @@ TEST_F(SpankTest, BadPluginArgumentsAndAnUnreachableServerFailTheJob) {
 TEST_F(SpankTest, SecureServerNeedsTheUsersCredentials) {
   const std::string tls = cluster_->dir() + "/tls";
   ASSERT_EQ(RunCommand({VIPU_SERVER_BIN, "--tls-init", tls}).exit_code, 0);
-  auto secure = ServerProcess::Start("pod16", {"--secure", "--tls-dir", tls, "--default-user-id",
-                                               "root"});
+  auto secure =
+      ServerProcess::Start("pod16", {"--secure", "--tls-dir", tls, "--default-user-id", "root"});
   std::string key;
   for (absl::string_view line : absl::StrSplit(ReadFile(secure->dir() + "/server.log"), '\n')) {
     if (absl::ConsumePrefix(&line, "Access key: '") && absl::ConsumeSuffix(&line, "'")) {
@@ -501,21 +509,21 @@ TEST_F(SpankTest, SecureServerNeedsTheUsersCredentials) {
   const std::string wrong_key_file = cluster_->dir() + "/wrong.key";
   WriteFile(key_file, key + "\n", 0600);
   WriteFile(wrong_key_file, "not-the-key\n", 0600);
-  const std::vector<std::string> connection = {
-      "api-host=127.0.0.1",
-      absl::StrCat("api-port=", secure->port()),
-      "api-tls-ca=" + tls + "/client/ca.pem",
-      "api-tls-cert=" + tls + "/client/cert.pem",
-      "api-tls-key=" + tls + "/client/key.pem",
-      absl::StrCat("vipu=", VIPU_CLI_BIN)};
+  const std::vector<std::string> connection = {"api-host=127.0.0.1",
+                                               absl::StrCat("api-port=", secure->port()),
+                                               "api-tls-ca=" + tls + "/client/ca.pem",
+                                               "api-tls-cert=" + tls + "/client/cert.pem",
+                                               "api-tls-key=" + tls + "/client/key.pem",
+                                               absl::StrCat("vipu=", VIPU_CLI_BIN)};
   auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.begin(), connection.begin(), connection.end());
     return extra;
   };
-  const std::vector<std::string> as_root = {"--api-user-id", "root", "--api-access-key", key,
-                                            "--api-tls-ca", tls + "/client/ca.pem",
-                                            "--api-tls-cert", tls + "/client/cert.pem",
-                                            "--api-tls-key", tls + "/client/key.pem"};
+  const std::vector<std::string> as_root = {"--api-user-id",    "root",
+                                            "--api-access-key", key,
+                                            "--api-tls-ca",     tls + "/client/ca.pem",
+                                            "--api-tls-cert",   tls + "/client/cert.pem",
+                                            "--api-tls-key",    tls + "/client/key.pem"};
   auto secure_partitions = [&] {
     std::vector<std::string> args = as_root;
     args.insert(args.end(), {"list", "partitions"});
@@ -524,10 +532,10 @@ TEST_F(SpankTest, SecureServerNeedsTheUsersCredentials) {
     return r.out;
   };
 
-  for (const auto& [extra, message] :
-       std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{}, "no credentials vipu-server accepts (plugin arguments api-user-id and "
-                "api-access-key-file): unauthenticated: vipu-user-id: missing"},
+  for (const auto& [extra, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{},
+            "no credentials vipu-server accepts (plugin arguments api-user-id and "
+            "api-access-key-file): unauthenticated: vipu-user-id: missing"},
            {{"api-user-id=root", "api-access-key-file=" + wrong_key_file},
             "no credentials vipu-server accepts (plugin arguments api-user-id and "
             "api-access-key-file): unauthenticated: unknown user 'root' or wrong "
@@ -541,12 +549,12 @@ TEST_F(SpankTest, SecureServerNeedsTheUsersCredentials) {
   }
 
   cluster_->SetPlugin(with({"api-user-id=root", "api-access-key-file=" + key_file}), true);
-  CommandResult r = cluster_->Slurm(
-      {"srun", "--ipus=4", "/bin/sh", "-c", "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
+  CommandResult r =
+      cluster_->Slurm({"srun", "--ipus=4", "/bin/sh", "-c", "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
   ASSERT_EQ(r.exit_code, 0) << r.err << cluster_->Logs();
   EXPECT_THAT(r.out, HasSubstr("P=slurm_"));
-  EXPECT_TRUE(WaitFor([&] { return !absl::StrContains(secure_partitions(), "slurm_"); },
-                      absl::Seconds(30)))
+  EXPECT_TRUE(
+      WaitFor([&] { return !absl::StrContains(secure_partitions(), "slurm_"); }, absl::Seconds(30)))
       << cluster_->Logs();
 }
 
@@ -584,8 +592,9 @@ TEST_F(SpankTest, AllocationArgumentAndMoreIpusThanItHas) {
 // prolog.
 TEST_F(SpankTest, DocumentedModeOneSharedReconfigurablePartition) {
   ServerProcess& server = cluster_->server();
-  ASSERT_EQ(server.Vipu({"create", "partition", "shared", "--size", "16", "--reconfigurable",
-                         "--sync-type", "c2-compatible"})
+  ASSERT_EQ(server
+                .Vipu({"create", "partition", "shared", "--size", "16", "--reconfigurable",
+                       "--sync-type", "c2-compatible"})
                 .exit_code,
             0);
   const std::string prolog = cluster_->dir() + "/etc/vipu-shared-task-prolog.sh";
@@ -595,9 +604,9 @@ TEST_F(SpankTest, DocumentedModeOneSharedReconfigurablePartition) {
                          "echo \"export IPUOF_VIPU_API_PARTITION_ID=shared\"\n"),
             0755);
   cluster_->Reconfigure("TaskProlog=" + prolog);
-  const std::string script = absl::StrCat(
-      "echo P=$IPUOF_VIPU_API_PARTITION_ID; ", VIPU_CLI_BIN,
-      " --api-port $IPUOF_VIPU_API_PORT get partition $IPUOF_VIPU_API_PARTITION_ID");
+  const std::string script =
+      absl::StrCat("echo P=$IPUOF_VIPU_API_PARTITION_ID; ", VIPU_CLI_BIN,
+                   " --api-port $IPUOF_VIPU_API_PORT get partition $IPUOF_VIPU_API_PARTITION_ID");
   CommandResult r;
   EXPECT_TRUE(WaitFor(
       [&] {
@@ -613,8 +622,8 @@ TEST_F(SpankTest, DocumentedModeOneSharedReconfigurablePartition) {
   cluster_->Reconfigure("");
   EXPECT_TRUE(WaitFor(
       [&] {
-        r = cluster_->Slurm({"srun", "--immediate=10", "/bin/sh", "-c",
-                             "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
+        r = cluster_->Slurm(
+            {"srun", "--immediate=10", "/bin/sh", "-c", "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
         return absl::StrContains(r.out, "P=\n");
       },
       absl::Seconds(30)))
@@ -652,8 +661,8 @@ TEST_F(SpankTest, DocumentedModeStaticPartitionPerNode) {
   cluster_->Reconfigure("");
   EXPECT_TRUE(WaitFor(
       [&] {
-        r = cluster_->Slurm({"srun", "--immediate=10", "/bin/sh", "-c",
-                             "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
+        r = cluster_->Slurm(
+            {"srun", "--immediate=10", "/bin/sh", "-c", "echo P=$IPUOF_VIPU_API_PARTITION_ID"});
         return absl::StrContains(r.out, "P=\n");
       },
       absl::Seconds(30)))
@@ -684,25 +693,27 @@ TEST_F(SpankTest, NodeFailureRemovesThePartitionThroughSlurmctld) {
   // The node comes back (ReturnToService=2) and kills what is left of the job.
   cluster_->RestartSlurmd();
   ASSERT_TRUE(WaitFor(
-      [] { return absl::StartsWith(cluster_->Slurm({"sinfo", "-h", "-N", "-o", "%T"}).out, "idle"); },
+      [] {
+        return absl::StartsWith(cluster_->Slurm({"sinfo", "-h", "-N", "-o", "%T"}).out, "idle");
+      },
       absl::Seconds(60)))
       << cluster_->Logs();
 }
 
 // A batch script's steps use the partition its batch step made.
 TEST_F(SpankTest, StepsOfABatchJobShareOnePartition) {
-  const std::string job =
-      Sbatch({"--ipus=4", "--output=steps-%j.out", "--wrap",
-              "echo B=$IPUOF_VIPU_API_PARTITION_ID; srun sh -c 'echo S=$IPUOF_VIPU_API_PARTITION_ID'"});
+  const std::string job = Sbatch(
+      {"--ipus=4", "--output=steps-%j.out", "--wrap",
+       "echo B=$IPUOF_VIPU_API_PARTITION_ID; srun sh -c 'echo S=$IPUOF_VIPU_API_PARTITION_ID'"});
   ASSERT_TRUE(WaitFor([&] { return cluster_->JobEnded(job); }, absl::Seconds(60)));
   const std::string out = ReadFile(cluster_->dir() + "/jobs/steps-" + job + ".out");
   EXPECT_EQ(cluster_->JobState(job), "COMPLETED") << out;
   EXPECT_THAT(out, HasSubstr("B=slurm_" + job + "\nS=slurm_" + job + "\n"));
   const std::string log = ReadFile(cluster_->dir() + "/log/slurmd.log");
-  const std::string created = absl::StrCat("job ", job, " step batch: partition slurm_", job,
-                                           " of 4 IPUs created");
-  const std::string reused = absl::StrCat("job ", job, " step 0: partition slurm_", job,
-                                          " of 4 IPUs reused");
+  const std::string created =
+      absl::StrCat("job ", job, " step batch: partition slurm_", job, " of 4 IPUs created");
+  const std::string reused =
+      absl::StrCat("job ", job, " step 0: partition slurm_", job, " of 4 IPUs reused");
   EXPECT_THAT(log, HasSubstr(created));
   EXPECT_THAT(log, HasSubstr(reused));
 }
@@ -749,10 +760,10 @@ TEST_F(SpankTest, SweepRemovesOnlyPartitionsOfJobsThatAreGone) {
 
 #if defined(POPRUN_BIN) && defined(POPDIST_SAMPLE_TRAIN_BIN)
 TEST_F(SpankTest, PoprunInsideABatchJobTrainsOnTheJobsPartition) {
-  const std::string script = absl::StrCat(
-      POPRUN_BIN, " --allow-run-as-root 1 --vipu-partition=slurm_${SLURM_JOBID}",
-      " --num-replicas 4 --ipus-per-replica 4 ", POPDIST_SAMPLE_TRAIN_BIN,
-      " --config pretrain_large_128_pod16 --training-steps 1");
+  const std::string script =
+      absl::StrCat(POPRUN_BIN, " --allow-run-as-root 1 --vipu-partition=slurm_${SLURM_JOBID}",
+                   " --num-replicas 4 --ipus-per-replica 4 ", POPDIST_SAMPLE_TRAIN_BIN,
+                   " --config pretrain_large_128_pod16 --training-steps 1");
   const std::string job = Sbatch({"--ipus=16", "--output=poprun-%j.out", "--wrap", script});
   ASSERT_TRUE(WaitFor([&] { return cluster_->JobEnded(job); }, absl::Seconds(120)))
       << cluster_->Logs();
@@ -783,9 +794,10 @@ int main(int argc, char** argv) {
     if (vipu::testing::Which(program).empty()) missing.push_back(program);
   }
   if (!missing.empty()) {
-    std::printf("SKIPPED: Slurm is not installed (missing %s): apt-get install -y slurmctld "
-                "slurmd slurm-client munge\n",
-                absl::StrJoin(missing, ", ").c_str());
+    std::printf(
+        "SKIPPED: Slurm is not installed (missing %s): apt-get install -y slurmctld "
+        "slurmd slurm-client munge\n",
+        absl::StrJoin(missing, ", ").c_str());
     return vipu::testing::kSkip;
   }
   if (getuid() != 0) {

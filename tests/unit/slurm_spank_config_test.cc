@@ -1,8 +1,8 @@
 // The vipu_spank plugin's argument and option rules (slurm/spank_config.h).
-#include "slurm/spank_config.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "slurm/spank_config.h"
 
 namespace vipu::slurm {
 namespace {
