@@ -190,6 +190,7 @@ absl::Status VipuRunner::FailureOf(const Result& result) {
   const size_t at = line.find(": failure: ");
   const std::string reason = at == std::string::npos ? line : line.substr(at + 11);
   if (absl::StrContains(reason, "not found")) return absl::NotFoundError(reason);
+  if (absl::StrContains(reason, "already exists")) return absl::AlreadyExistsError(reason);
   if (absl::StrContains(reason, "cannot reach")) return absl::UnavailableError(reason);
   // The server's hint names the CLI's flags; the plugin's are arguments.
   if (absl::StartsWith(reason, "unauthenticated")) {
@@ -217,10 +218,10 @@ absl::Status VipuRunner::CreatePartition(const std::string& id, const IpuRequest
   if (status.ok()) return status;
   // The server may have made the partition before the failure (e.g. it never
   // became ACTIVE in time); a refused job must leave nothing behind. A
-  // partition of the same id that existed before is not this job's own
-  // (the caller checks that first), so removing it is right as well.
+  // partition of the same id that existed before (ALREADY_EXISTS) is left
+  // alone: it may be the job's own, made by another step.
   if (!absl::IsUnavailable(status) && !absl::IsInvalidArgument(status) &&
-      !absl::IsUnauthenticated(status)) {
+      !absl::IsUnauthenticated(status) && !absl::IsAlreadyExists(status)) {
     (void)RemovePartition(id);
   }
   return status;

@@ -48,7 +48,8 @@ class VipuRunner {
   // (`vipu create partition` waits, within api-timeout). On failure, removes
   // the partition in case the server made it before the failure (so a
   // refusal leaves nothing created) and returns the CLI's reason, e.g.
-  // UNAVAILABLE "cannot reach vipu-server at h:p: ...".
+  // UNAVAILABLE "cannot reach vipu-server at h:p: ...". ALREADY_EXISTS when
+  // a partition of that id exists; that one is left as it is.
   absl::Status CreatePartition(const std::string& id, const IpuRequest& request);
 
   // Removes partition `id` (force). A partition that does not exist counts

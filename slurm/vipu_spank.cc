@@ -141,27 +141,6 @@ absl::Status SetTaskEnvironment(spank_t sp, const std::string& partition) {
   return absl::OkStatus();
 }
 
-// Node 0 of the job: the partition exists and is ACTIVE when this returns
-// OK. A partition of this id left by an earlier life of the job id (Slurm's
-// state reset, a node that failed before its epilog) is replaced when its
-// shape differs from the request; one of the right shape is the job's own,
-// made by an earlier step (a batch script's step, then its sruns).
-// *created tells which of the two happened.
-absl::Status EnsurePartition(VipuRunner& vipu, const std::string& id, bool* created) {
-  *created = false;
-  auto existing = vipu.GetPartition(id);
-  if (existing.ok()) {
-    if (existing->size == g_request.ipus && existing->gcds == g_request.gcds && existing->active) {
-      return absl::OkStatus();
-    }
-    if (absl::Status s = vipu.RemovePartition(id); !s.ok()) return s;
-  } else if (!absl::IsNotFound(existing.status())) {
-    return existing.status();
-  }
-  *created = true;
-  return vipu.CreatePartition(id, g_request);
-}
-
 // Other nodes of a multi-node job: wait until node 0 made it ACTIVE.
 absl::Status AwaitPartition(VipuRunner& vipu, const std::string& id) {
   const auto deadline =
@@ -192,6 +171,31 @@ bool LoadConfig(int ac, char** av) {
   }
   g_config = *config;
   return true;
+}
+
+// Node 0 of the job: the partition exists and is ACTIVE when this returns
+// OK. Creation is tried first, since the job's first step is the common
+// case. A partition of this id and the requested shape is the job's own,
+// made by another step (a batch script's step, then its sruns, which may run
+// at once): it is waited for. One of another shape was left by an earlier
+// life of the job id (Slurm's state reset, a node that failed before its
+// epilog) and is replaced. *created tells whether this call made it.
+absl::Status EnsurePartition(VipuRunner& vipu, const std::string& id, bool* created) {
+  *created = false;
+  absl::Status s = vipu.CreatePartition(id, g_request);
+  if (!absl::IsAlreadyExists(s)) {
+    *created = s.ok();
+    return s;
+  }
+  auto existing = vipu.GetPartition(id);
+  if (!existing.ok()) return existing.status();
+  if (existing->size == g_request.ipus && existing->gcds == g_request.gcds) {
+    return existing->active ? absl::OkStatus() : AwaitPartition(vipu, id);
+  }
+  if (s = vipu.RemovePartition(id); !s.ok()) return s;
+  s = vipu.CreatePartition(id, g_request);
+  *created = s.ok();
+  return s;
 }
 
 int CreateForStep(spank_t sp) {

@@ -373,6 +373,15 @@ TEST_F(SpankTest, SrunGetsAnActivePartitionAndItsEnvironment) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex("P=slurm_([0-9]+) J=([0-9]+)"))) << r.out;
   EXPECT_EQ(m[1].str(), m[2].str());
+
+  // Two first steps at once: one makes the partition, the other waits for it.
+  r = cluster_->Slurm({"salloc", "--ipus=2", "/bin/sh", "-c",
+                       "for i in 1 2; do srun --overlap printenv IPUOF_VIPU_API_PARTITION_ID & "
+                       "done; wait; echo J=$SLURM_JOB_ID"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << cluster_->Logs();
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("J=([0-9]+)"))) << r.out;
+  const std::string id = "slurm_" + m[1].str();
+  EXPECT_EQ(r.out, id + "\n" + id + "\nJ=" + m[1].str() + "\n") << r.err;
 }
 
 TEST_F(SpankTest, GcdsAndReconfigurableReachThePartition) {
