@@ -6,11 +6,14 @@
 //   checked (power of two, --ipus-gcds divides --ipus) so that a bad request
 //   is refused before the job is submitted.
 // - slurmstepd, before the step's tasks start (remote init_post_opt, as
-//   root): node 0 of the job's first step creates the partition and waits for
-//   ACTIVE; every step sets IPUOF_VIPU_API_* for its tasks. Creation is not
-//   done in the job prolog because a failing prolog drains the node: an
-//   unreachable server or a full pod would take nodes out of service instead
-//   of failing one job. A failure here fails the step before any task runs.
+//   root): on node 0 of the job the first step creates the partition and
+//   waits for ACTIVE, later steps find it; every step sets IPUOF_VIPU_API_*
+//   for its tasks. Creation is not done in the job prolog because a failing
+//   prolog drains the node: an unreachable server or a full pod would take
+//   nodes out of service instead of failing one job. For the same reason a
+//   failure does not fail slurmstepd's init (which drains the node of a
+//   batch job): the step's tasks print the reason and exit 1 before the
+//   user's command runs.
 // - the job epilog (job script context, on every node of the job at its end
 //   for any reason): removes the partition; a missing one counts as removed,
 //   so the epilogs of several nodes and a second end of the same job id are
