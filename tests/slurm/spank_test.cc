@@ -709,6 +709,67 @@ TEST_F(SpankTest, NodeFailureRemovesThePartitionThroughSlurmctld) {
       << cluster_->Logs();
 }
 
+// Pids of the processes whose command line starts with `prefix`.
+std::vector<pid_t> PidsOf(const std::string& prefix) {
+  std::vector<pid_t> pids;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    if (absl::StartsWith(ReadFile(entry.path().string() + "/cmdline"), prefix)) {
+      pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+// The processes descending from `root` (from /proc/PID/stat's parent pid).
+std::vector<pid_t> DescendantsOf(pid_t root) {
+  std::map<pid_t, pid_t> parent;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    const std::string stat = ReadFile(entry.path().string() + "/stat");
+    // "pid (comm) state ppid ...": comm may hold spaces, so after the last ')'.
+    std::vector<std::string> fields =
+        absl::StrSplit(stat.substr(stat.rfind(')') + 2), ' ', absl::SkipEmpty());
+    pid_t ppid = 0;
+    if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &ppid)) parent[pid] = ppid;
+  }
+  std::vector<pid_t> out;
+  for (const auto& [pid, unused] : parent) {
+    for (pid_t p = parent[pid]; p > 1; p = parent.count(p) ? parent[p] : 0) {
+      if (p == root) {
+        out.push_back(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// The process that made the partition (the batch step's slurmstepd) dies;
+// the job's end still removes it, since the epilog is another process.
+TEST_F(SpankTest, ACrashOfTheCreatingProcessLeavesNothingAfterTheJob) {
+  const std::string job = Sbatch({"--ipus=4", "--wrap", "sleep 120"});
+  ASSERT_TRUE(WaitFor([&] { return Active("slurm_" + job, 4); }, absl::Seconds(60)))
+      << cluster_->Logs();
+  const std::vector<pid_t> stepd = PidsOf("slurmstepd: [" + job + ".batch]");
+  ASSERT_EQ(stepd.size(), 1u);
+  // The job's task outlives its slurmstepd; it is the test's to stop.
+  const std::vector<pid_t> task = DescendantsOf(stepd[0]);
+  ASSERT_FALSE(task.empty());
+  ASSERT_EQ(kill(stepd[0], SIGKILL), 0);
+  EXPECT_TRUE(WaitFor([&] { return PidsOf("slurmstepd: [" + job + ".batch]").empty(); },
+                      absl::Seconds(10)));
+  EXPECT_EQ(cluster_->SlurmPartitions(), std::vector<std::string>{"slurm_" + job});
+  cluster_->Slurm({"scancel", job});
+  EXPECT_TRUE(WaitFor([&] { return cluster_->JobEnded(job); }, absl::Seconds(60)))
+      << cluster_->Logs();
+  EXPECT_TRUE(WaitFor([] { return cluster_->NoSlurmPartition(); }, absl::Seconds(30)))
+      << cluster_->Logs();
+  for (pid_t pid : task) kill(pid, SIGKILL);
+}
+
 // A batch script's steps use the partition its batch step made.
 TEST_F(SpankTest, StepsOfABatchJobShareOnePartition) {
   const std::string job = Sbatch(
