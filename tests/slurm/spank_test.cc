@@ -599,7 +599,7 @@ TEST_F(SpankTest, AllocationArgumentAndMoreIpusThanItHas) {
 // docs/slurm.md, mode 2: one preconfigured reconfigurable partition, IPUs
 // counted by Slurm as a generic resource, tasks pointed at it by a task
 // prolog.
-TEST_F(SpankTest, DocumentedModeOneSharedReconfigurablePartition) {
+TEST_F(SpankTest, DocumentedModeSharedReconfigurablePartition) {
   ServerProcess& server = cluster_->server();
   ASSERT_EQ(server
                 .Vipu({"create", "partition", "shared", "--size", "16", "--reconfigurable",
