@@ -37,11 +37,15 @@ packages=(
   # namespace (unshare from util-linux, ip from iproute2 brings up its
   # loopback).
   util-linux iproute2
-  # scripts/fuzz.sh: clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
+  # The sanitizer build and the fuzzers (scripts/test.sh, scripts/fuzz.sh):
+  # clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
   clang libclang-rt-14-dev
   # The pod console's browser tests (tests/integration/console_test.cc) load
   # the console in headless Chromium and drive it over the DevTools protocol.
   chromium
+  # slurm/: libslurm-dev has slurm/spank.h, without which vipu_spank.so is not
+  # built; tests/slurm runs the plugin under real munged, slurmctld and slurmd.
+  slurmctld slurmd slurm-client munge libslurm-dev
 )
 missing=()
 for p in "${packages[@]}"; do
