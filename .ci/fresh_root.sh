@@ -16,6 +16,7 @@ ensure_host_tools() {
   local missing=()
   command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
   command -v unshare >/dev/null || missing+=(util-linux)
+  command -v pkill >/dev/null || missing+=(procps)
   if ((${#missing[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -42,8 +43,22 @@ make_root() {
   printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$dir/etc/hosts"
 }
 
+ci_child=
+
+# Stops the command running in a root: SIGKILL to its namespace's first
+# process, which takes every other process of the namespace with it (unshare
+# itself ignores SIGTERM while it waits).
+stop_in_root() {
+  [ -n "$ci_child" ] || return 0
+  pkill -KILL -P "$ci_child" 2>/dev/null || true
+  wait "$ci_child" 2>/dev/null || true
+  ci_child=
+}
+
 in_root() {
-  local root=$1 cmd=$2
+  local root=$1 cmd=$2 status=0
+  # In the background and waited for, so that a signal to CI is handled at
+  # once (bash runs traps only between foreground commands).
   unshare --mount --propagation private --pid --fork --kill-child -- /bin/bash -c '
     set -e
     root=$1
@@ -59,7 +74,11 @@ in_root() {
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       /bin/bash -c "$2" || status=$?
     exit $status
-  ' in_root "$root" "$cmd"
+  ' in_root "$root" "$cmd" &
+  ci_child=$!
+  wait "$ci_child" || status=$?
+  ci_child=
+  return $status
 }
 
 copy_repo() {
