@@ -46,7 +46,7 @@ class RpcMetricsInterceptor : public grpc::experimental::Interceptor {
 
 }  // namespace
 
-std::string GrpcCodeName(grpc::StatusCode code) {
+std::string GrpcCodeName(int code) {
   switch (code) {
     case grpc::StatusCode::OK:
       return "OK";

@@ -11,8 +11,10 @@
 
 namespace vipu::server {
 
-// "OK", "INVALID_ARGUMENT", ... as in the gRPC status code documentation.
-std::string GrpcCodeName(grpc::StatusCode code);
+// "OK", "INVALID_ARGUMENT", ... as in the gRPC status code documentation,
+// for a grpc::StatusCode or the number of one; "UNKNOWN" for any other number.
+// An int, because a code read off the wire may be outside the enum's range.
+std::string GrpcCodeName(int code);
 
 // Declares the two families in `metrics`, which must outlive the server.
 class RpcMetricsInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
