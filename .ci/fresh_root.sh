@@ -2,7 +2,8 @@
 #
 # make_root DIR      makes a new root with mmdebstrap from the host's apt sources
 # in_root ROOT CMD   runs CMD as root inside it, in private mount and PID
-#                    namespaces: /proc, /sys (read-only), a new devpts
+#                    namespaces: /proc, /sys (read-only, with the machine's
+#                    control groups), a new devpts
 #                    instance, and tmpfs at /dev/shm and /tmp. The host's /dev
 #                    is never bound in. Every process CMD leaves behind is
 #                    killed when CMD ends, and every mount goes with the
@@ -40,7 +41,8 @@ make_root() {
   mmdebstrap --quiet --variant=apt --mode=root bookworm "$dir" "${sources[@]}" >&2
   cp /etc/resolv.conf "$dir/etc/resolv.conf"
   # What every installed Debian machine has and debootstrap leaves out.
-  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$dir/etc/hosts"
+  printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' \
+    "$(hostname)" >"$dir/etc/hosts"
 }
 
 ci_child=
@@ -64,6 +66,9 @@ in_root() {
     root=$1
     mount -t proc proc "$root/proc"
     mount -t sysfs -o ro sysfs "$root/sys"
+    # The control groups of the machine, as a booted system has them: slurmd will
+    # not start without them.
+    if mountpoint -q /sys/fs/cgroup; then mount --rbind /sys/fs/cgroup "$root/sys/fs/cgroup"; fi
     mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts "$root/dev/pts"
     mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
     mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
