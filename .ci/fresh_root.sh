@@ -64,6 +64,9 @@ in_root() {
   unshare --mount --propagation private --pid --fork --kill-child -- /bin/bash -c '
     set -e
     root=$1
+    # The root is a mount point of its own, as / is on a booted system (tools
+    # that change the propagation of / need that).
+    mount --bind "$root" "$root"
     mount -t proc proc "$root/proc"
     mount -t sysfs -o ro sysfs "$root/sys"
     # The control groups of the machine, as a booted system has them: slurmd will
