@@ -694,6 +694,62 @@ TEST(PoprunSample, AFaultOnOneMachineFailsTheTrainingNamingIt) {
   EXPECT_THAT(r.out, HasSubstr("Steps run on 4 IPU-Machines of partition bert"));
   EXPECT_GT(Throughput(r.out), 0);
 }
+
+// The "total loss" of every step line, in order.
+std::vector<double> Losses(const std::string& text) {
+  std::vector<double> losses;
+  static const std::regex re(R"(total loss: ([0-9.]+) )");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it) {
+    losses.push_back(std::stod((*it)[1]));
+  }
+  return losses;
+}
+
+// The loss is learned: two instances that all-reduce their gradients print
+// the same falling losses as one process training all the replicas, and the
+// log says which numbers are learned and which are modelled.
+TEST(PoprunSample, TheLossIsLearnedDataParallelAcrossInstances) {
+  auto server = ServerProcess::Start("bow-pod16");
+  const std::vector<std::string> app = {POPDIST_SAMPLE_TRAIN_BIN, "--config",
+                                        "pretrain_large_128_pod16", "--training-steps", "12"};
+  std::vector<std::string> args = {"--vipu-partition",   "learn", "--num-replicas",  "4",
+                                   "--ipus-per-replica", "4",     "--num-instances", "2"};
+  args.insert(args.end(), app.begin(), app.end());
+  CommandResult r = Poprun(*server, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto text = InstanceText(r.out);
+  ASSERT_EQ(text.size(), 2u);
+  const std::vector<double> first = Losses(text[0]), second = Losses(text[1]);
+  ASSERT_EQ(first.size(), 12u) << text[0];
+  EXPECT_EQ(first, second);
+  EXPECT_LT(first.back(), 0.95 * first.front());
+  EXPECT_THAT(text[0], HasSubstr("gradients all-reduced across 2 instances"));
+  EXPECT_THAT(text[0], HasSubstr("Modelled: step times and throughput (the partition's "
+                                 "IPU-Machines); compile: not modelled"));
+
+  std::vector<std::string> offline = app;
+  offline.push_back("--offline");
+  CommandResult one = RunCommand(offline);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const std::vector<double> alone = Losses(one.out);
+  ASSERT_EQ(alone.size(), first.size());
+  for (size_t i = 0; i < alone.size(); ++i) EXPECT_NEAR(alone[i], first[i], 0.0015) << "step " << i;
+  // Another seed, other data: another loss curve.
+  offline.insert(offline.end(), {"--seed", "7"});
+  one = RunCommand(offline);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(Losses(one.out), alone);
+}
+
+TEST(PoprunSample, InvalidSeedIsRefused) {
+  for (const char* seed : {"-1", "x", "4611686018427387905", ""}) {
+    CommandResult r = RunCommand({POPDIST_SAMPLE_TRAIN_BIN, "--offline", "--seed", seed});
+    EXPECT_NE(r.exit_code, 0) << seed;
+    EXPECT_THAT(r.err, HasSubstr("--seed")) << seed;
+    EXPECT_THAT(r.out, Not(HasSubstr("Step:"))) << seed;
+  }
+}
 #endif
 
 }  // namespace
