@@ -112,6 +112,12 @@ void HealthMonitor::CheckOnce() {
     if (!problems.empty()) {
       if (p.ready_state != fabric::ReadyState::kError || p.errors != problems) {
         faults.push_back({p.id, p.generation, std::move(problems)});
+      } else if (p.relocatable && !p.disable_auto_reset &&
+                 p.auto_reset_retry_count < p.max_auto_reset_retries) {
+        // A relocatable partition does not wait for its faults to clear:
+        // its auto reset moves it to healthy IPUs.
+        auto moved = controller_->AutoReset(p.id, p.generation);
+        if (!moved.ok()) spdlog::error("health: partition {}: {}", p.id, moved.status().ToString());
       }
       continue;
     }

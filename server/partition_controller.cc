@@ -182,6 +182,87 @@ absl::StatusOr<PlacementView> ViewOf(storage::ReadTxn& txn, const fabric::Alloca
   return view;
 }
 
+// Marks every IPU of `agent_id` used in `masks` (a machine whose Sync-Link
+// or GW-Link is down is avoided as a whole).
+void MarkMachineUsed(const fabric::ClusterLayout& layout, const std::string& agent_id,
+                     fabric::IldMasks* masks) {
+  std::optional<uint32_t> machine = layout.MachineIndex(agent_id);
+  if (!machine) return;
+  for (uint32_t ipu = 0; ipu < fabric::kIpusPerMachine; ++ipu) {
+    auto [ild, topology_id] = layout.PositionAt(*machine, ipu);
+    masks->used[ild] |= uint64_t{1} << topology_id;
+  }
+}
+
+void MarkIpuUsed(const fabric::ClusterLayout& layout, const fabric::IpuRef& ipu,
+                 fabric::IldMasks* masks) {
+  if (auto position = layout.PositionOf(ipu)) {
+    masks->used[position->first] |= uint64_t{1} << position->second;
+  }
+}
+
+// Where a relocatable partition goes when it is reset. nullopt when nothing
+// is wrong where it is (a reset then keeps it there). Otherwise IPUs of its
+// allocation on Up machines, held by no other partition, with no IPU error
+// and no downed link: its own healthy IPUs may be reused. RESOURCE_EXHAUSTED
+// when no such aligned block is free.
+absl::StatusOr<std::optional<std::vector<fabric::PartitionIpu>>> RelocationTarget(
+    storage::ReadTxn& txn, const fabric::Partition& p, const AgentRegistry& registry,
+    absl::Time now) {
+  auto cluster = txn.GetCluster(p.cluster_id);
+  if (!cluster.ok()) return cluster.status();
+  auto links = LinksOf(*cluster);
+  if (!links.ok()) return links.status();
+  const std::vector<std::string> problems = PartitionProblems(p, **links, registry, now);
+  if (problems.empty()) return std::nullopt;
+  auto allocation = txn.GetAllocation(p.allocation_id);
+  if (!allocation.ok()) return allocation.status();
+  auto view = ViewOf(txn, *allocation, registry, now);
+  if (!view.ok()) return view.status();
+  const fabric::ClusterLayout& layout = *view->layout;
+  fabric::IldMasks& masks = view->masks;
+  for (const fabric::PartitionIpu& ipu : p.ipus) {
+    masks.used[ipu.ild] &= ~(uint64_t{1} << ipu.topology_id);
+  }
+  for (const std::string& agent : allocation->agent_ids) {
+    std::optional<LiveAgent> live = registry.Get(agent);
+    if (!live) continue;  // not Up: ViewOf did not allow it
+    for (const auto& [ipu, error] : live->health.ipu_errors) {
+      MarkIpuUsed(layout, fabric::IpuRef{agent, ipu}, &masks);
+    }
+    for (const auto& [port, what] : live->health.links_down) {
+      const fabric::Link* link = (*links)->topology.Find(agent, port);
+      if (link == nullptr) continue;
+      for (const fabric::LinkEnd* end : {&link->a, &link->b}) {
+        if (link->kind == fabric::LinkKind::kIpuLink) {
+          MarkIpuUsed(layout, fabric::IpuRef{end->agent_id, end->ipu}, &masks);
+        } else {
+          MarkMachineUsed(layout, end->agent_id, &masks);
+        }
+      }
+    }
+  }
+  fabric::PlacementRequest request{p.size(), p.num_ilds, {}};
+  auto ipus = fabric::Place(layout, masks, request);
+  if (!ipus.ok()) {
+    return absl::Status(ipus.status().code(),
+                        absl::StrCat("cannot move partition '", p.id, "' away from ",
+                                     absl::StrJoin(problems, "; "), ": ", ipus.status().message()));
+  }
+  return std::optional<std::vector<fabric::PartitionIpu>>(*std::move(ipus));
+}
+
+// Machines of `before` that `after` no longer uses.
+std::vector<std::string> MachinesLeft(const std::vector<fabric::PartitionIpu>& before,
+                                      const std::vector<fabric::PartitionIpu>& after) {
+  std::set<std::string> kept, left;
+  for (const fabric::PartitionIpu& ipu : after) kept.insert(ipu.ipu.agent_id);
+  for (const fabric::PartitionIpu& ipu : before) {
+    if (!kept.count(ipu.ipu.agent_id)) left.insert(ipu.ipu.agent_id);
+  }
+  return {left.begin(), left.end()};
+}
+
 }  // namespace
 
 PartitionController::PartitionController(storage::Store* store, const AgentRegistry* registry,
@@ -383,8 +464,11 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
   return absl::OkStatus();
 }
 
-absl::Status PartitionController::Reset(const std::string& id, const auth::Caller& caller) {
+absl::Status PartitionController::Reset(const std::string& id, const auth::Caller& caller,
+                                        bool relocatable) {
   uint64_t generation = 0;
+  std::vector<std::string> left;
+  bool moved = false;
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
     auto p = LoadPartition(txn, id);
     if (!p.ok()) return p.status();
@@ -392,21 +476,58 @@ absl::Status PartitionController::Reset(const std::string& id, const auth::Calle
     if (p->operation_state == fabric::OperationState::kRemoving) {
       return absl::FailedPreconditionError(absl::StrCat("partition '", id, "' is being removed"));
     }
+    if (relocatable || p->relocatable) {
+      auto target = RelocationTarget(txn, *p, *registry_, absl::Now());
+      if (!target.ok()) {
+        // Asked for on this reset, a move that cannot happen is an answer
+        // the caller needs; a partition created relocatable is reset in
+        // place, as any other, and may recover when its faults clear.
+        if (relocatable) return target.status();
+        spdlog::warn("partition {}: {}; resetting in place", id, target.status().message());
+      } else if (target->has_value()) {
+        left = MachinesLeft(p->ipus, **target);
+        p->ipus = std::move(**target);
+        moved = true;
+      }
+    }
     auto g = txn.NextGeneration();
     if (!g.ok()) return g.status();
     generation = *g;
     p->generation = generation;
     p->ready_state = fabric::ReadyState::kPending;
-    p->operation_state = fabric::OperationState::kResetting;
+    p->operation_state =
+        moved ? fabric::OperationState::kCreating : fabric::OperationState::kResetting;
     p->errors.clear();
     p->auto_reset_retry_count = 0;  // a manual reset starts a fresh retry budget
     p->updated_unix_ms = NowMs();
-    return txn.UpdatePartitionState(*p);
+    return moved ? txn.UpdatePartition(*p) : txn.UpdatePartitionState(*p);
   });
   if (!s.ok()) return s;
-  spdlog::info("partition {}: POS_RESETTING (generation {})", id, generation);
-  work_.Post([this, id, generation] { Converge(id, generation, Job::kReset); });
+  if (moved) {
+    PostMove(id, generation, std::move(left));
+  } else {
+    spdlog::info("partition {}: POS_RESETTING (generation {})", id, generation);
+    work_.Post([this, id, generation] { Converge(id, generation, Job::kReset); });
+  }
   return absl::OkStatus();
+}
+
+void PartitionController::PostMove(const std::string& id, uint64_t generation,
+                                   std::vector<std::string> left) {
+  spdlog::info("partition {}: moved to healthy IPUs (generation {}), leaving [{}]", id, generation,
+               absl::StrJoin(left, ","));
+  // The new IPUs are configured afresh (a machine that keeps some of them
+  // replaces its older generation); the machines left behind release it. A
+  // crash before the release is mended when those agents register again
+  // (ReconcileAgent drops what the database no longer places there).
+  work_.Post([this, id, generation, left = std::move(left)] {
+    for (const std::string& agent : left) {
+      for (const std::string& e : driver_->ReleaseOn(agent, id, generation)) {
+        spdlog::warn("partition {}: release after the move: {}", id, e);
+      }
+    }
+    Converge(id, generation, Job::kConfigure);
+  });
 }
 
 absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id,
@@ -681,6 +802,8 @@ absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint6
   uint64_t next = 0;
   uint32_t attempt = 0;
   uint32_t max = 0;
+  std::vector<std::string> left;
+  bool moved = false;
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
     auto p = txn.GetPartition(id);
     if (!p.ok()) return absl::IsNotFound(p.status()) ? absl::OkStatus() : p.status();
@@ -689,22 +812,38 @@ absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint6
         p->auto_reset_retry_count >= p->max_auto_reset_retries) {
       return absl::OkStatus();
     }
+    if (p->relocatable) {
+      auto target = RelocationTarget(txn, *p, *registry_, absl::Now());
+      // No healthy room yet: wait, without spending a retry.
+      if (!target.ok()) return absl::IsResourceExhausted(target.status()) ? absl::OkStatus()
+                                                                          : target.status();
+      if (target->has_value()) {
+        left = MachinesLeft(p->ipus, **target);
+        p->ipus = std::move(**target);
+        moved = true;
+      }
+    }
     auto g = txn.NextGeneration();
     if (!g.ok()) return g.status();
     next = *g;
     p->generation = next;
     p->ready_state = fabric::ReadyState::kPending;
-    p->operation_state = fabric::OperationState::kResetting;
+    p->operation_state =
+        moved ? fabric::OperationState::kCreating : fabric::OperationState::kResetting;
     p->errors.clear();
     attempt = ++p->auto_reset_retry_count;
     max = p->max_auto_reset_retries;
     p->last_auto_reset_unix_ms = p->updated_unix_ms = NowMs();
-    return txn.UpdatePartitionState(*p);
+    return moved ? txn.UpdatePartition(*p) : txn.UpdatePartitionState(*p);
   });
   if (!s.ok()) return s;
   if (next == 0) return false;
   spdlog::info("partition {}: auto reset {} of {} (generation {})", id, attempt, max, next);
-  work_.Post([this, id, next] { Converge(id, next, Job::kReset); });
+  if (moved) {
+    PostMove(id, next, std::move(left));
+  } else {
+    work_.Post([this, id, next] { Converge(id, next, Job::kReset); });
+  }
   return true;
 }
 

@@ -51,7 +51,15 @@ class PartitionController {
   absl::Status Remove(const std::string& id, bool force,
                       const auth::Caller& caller = auth::Caller::System());
   // New generation, PS_PENDING/POS_RESETTING; agents reset afterwards.
-  absl::Status Reset(const std::string& id, const auth::Caller& caller = auth::Caller::System());
+  // A partition created relocatable, or any partition when `relocatable`,
+  // whose IPUs, links or machines are faulty moves instead: it gets healthy
+  // IPUs of its allocation (its own healthy ones may be kept), goes
+  // PS_PENDING/POS_CREATING, the new IPUs are configured and the machines it
+  // left release it; its IPUoF configs change with it. When no healthy
+  // block is free, RESOURCE_EXHAUSTED naming the faults if `relocatable`
+  // was asked for here, else a reset in place.
+  absl::Status Reset(const std::string& id, const auth::Caller& caller = auth::Caller::System(),
+                     bool relocatable = false);
 
   absl::StatusOr<fabric::Partition> Get(const std::string& id,
                                         const auth::Caller& caller = auth::Caller::System());
@@ -86,7 +94,9 @@ class PartitionController {
   // when auto reset is enabled and auto_reset_retry_count is below
   // max_auto_reset_retries; counts the retry and stamps
   // last_auto_reset_unix_ms. False when not eligible. A manual Reset starts
-  // the retry count afresh.
+  // the retry count afresh. A relocatable partition is eligible while its
+  // faults last: it moves as with Reset, or waits (false, no retry spent)
+  // while no healthy block is free.
   absl::StatusOr<bool> AutoReset(const std::string& id, uint64_t generation);
 
   // What can still be placed in each allocation `caller` may use, computed
@@ -125,6 +135,9 @@ class PartitionController {
   enum class Job { kConfigure, kReset };
   void Converge(const std::string& id, uint64_t generation, Job job);
   void Converge(const fabric::Partition& snapshot, Job job);
+  // The background half of a move: release on the machines `left`, then
+  // configure the partition where it now is.
+  void PostMove(const std::string& id, uint64_t generation, std::vector<std::string> left);
 
   storage::Store* store_;
   const AgentRegistry* registry_;

@@ -113,7 +113,7 @@ grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
     return admitted;
   }
   if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
-  return ToGrpc(controller_->Reset(request->partition_id(), *caller));
+  return ToGrpc(controller_->Reset(request->partition_id(), *caller, request->relocatable()));
 }
 
 grpc::Status UserService::GetPartitionIpuofConfig(

@@ -474,5 +474,92 @@ TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
   EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound);
 }
 
+// The IPUs a partition's GCD 0 runs on, as "ag4.ipu3,ag4.ipu2".
+std::string DevicesOf(const ServerProcess& s, const std::string& partition) {
+  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", s.port(), partition, 0,
+                                                      absl::Seconds(10));
+  if (!client.ok()) return std::string(client.status().message());
+  std::string out;
+  for (const ipuof::IpuofDevice& d : client->devices()) {
+    absl::StrAppend(&out, out.empty() ? "" : ",", d.host, ":", d.port, "/ipu", d.ipu_id);
+  }
+  return out;
+}
+
+// A partition created relocatable does not wait for its fault to clear: its
+// auto reset moves it to healthy IPUs of its allocation, with a new
+// generation and new IPUoF configs, and it runs there. A partition without
+// the flag stays where it is, in error.
+TEST_F(FaultsTest, RelocatablePartitionMovesOffAFaultyIpuOthersStay) {
+  // pod16 after p1 (8) and p2 (4): one machine is free; r takes half of it.
+  ASSERT_EQ(server_->Vipu({"create", "partition", "r", "--size", "2", "--relocatable"}).exit_code,
+            0);
+  const int before = FirstTopologyId(*server_, "r");
+  const std::string devices = DevicesOf(*server_, "r");
+  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "r", 0,
+                                                      absl::Seconds(10));
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto run = client->Run(Bert(), 1);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const uint64_t generation = run->generation;
+
+  const std::string machine = MachineOf(before);
+  ASSERT_EQ(Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(before))})
+                .exit_code,
+            0);
+  ASSERT_EQ(Inject(
+                {MachineOf(p2_), "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p2_))})
+                .exit_code,
+            0);
+  ASSERT_TRUE(WaitFor([&] { return FirstTopologyId(*server_, "r") != before; },
+                      absl::Seconds(20)));
+  ASSERT_TRUE(WaitState(*server_, "r", "ACTIVE")) << Field(*server_, "r", "Errors");
+  EXPECT_EQ(Field(*server_, "r", "Auto-reset retry count"), "1");
+  // The other half of the same machine: the only healthy free block of 2.
+  EXPECT_EQ(FirstTopologyId(*server_, "r"), before ^ 2);
+  EXPECT_NE(DevicesOf(*server_, "r"), devices);
+  client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "r", 0,
+                                                 absl::Seconds(10));
+  ASSERT_TRUE(client.ok()) << client.status();
+  run = client->Run(Bert(), 1);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_GT(run->generation, generation);
+
+  // p2 has no flag: it stays on its IPUs, in error, until the fault clears.
+  ASSERT_TRUE(WaitState(*server_, "p2", "ERROR"));
+  EXPECT_EQ(FirstTopologyId(*server_, "p2"), p2_);
+  EXPECT_EQ(Field(*server_, "p2", "Auto-reset retry count"), "0");
+}
+
+// `reset partition --relocatable` moves any partition off its faults, and
+// says why when there is nowhere healthy to go; the partition is unchanged.
+TEST_F(FaultsTest, ResetRelocatableMovesOrSaysWhyNot) {
+  const std::string machine = MachineOf(p2_);
+  ASSERT_EQ(
+      Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p2_))}).exit_code, 0);
+  ASSERT_TRUE(WaitState(*server_, "p2", "ERROR"));
+  // No flag: a reset in place, which the fault fails again.
+  CommandResult r = server_->Vipu({"reset", "partition", "p2"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(FirstTopologyId(*server_, "p2"), p2_);
+  // The free machine takes it.
+  r = server_->Vipu({"reset", "partition", "p2", "--relocatable"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(FirstTopologyId(*server_, "p2"), p2_);
+  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+
+  // Now p1 has nowhere to go: every healthy block of 8 is taken.
+  ASSERT_EQ(
+      Inject({MachineOf(p1_), "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p1_))})
+          .exit_code,
+      0);
+  ASSERT_TRUE(WaitState(*server_, "p1", "ERROR"));
+  r = server_->Vipu({"reset", "partition", "p1", "--relocatable"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("cannot move partition 'p1' away from agent "));
+  EXPECT_EQ(FirstTopologyId(*server_, "p1"), p1_);
+  EXPECT_EQ(Field(*server_, "p1", "State"), "ERROR");
+}
+
 }  // namespace
 }  // namespace vipu::testing
