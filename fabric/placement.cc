@@ -190,6 +190,13 @@ absl::StatusOr<std::vector<PartitionIpu>> PlaceExplicit(const ClusterLayout& lay
                        " are not an aligned block of ", segment, " (start must be a multiple of ",
                        segment, ", ids consecutive)"));
     }
+    if (!starts.empty() && ids.front() != starts.front()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ipus: the segment in ILD ", ild, " starts at topology id ", ids.front(),
+          ", the first at ", starts.front(),
+          "; segments must sit at the same topology ids in every ILD (GW-Links join only the "
+          "same machine of neighbouring ILDs)"));
+    }
     starts.push_back(ids.front());
   }
   std::vector<PartitionIpu> ipus = Emit(layout, first_ild, starts, segment);
@@ -267,44 +274,61 @@ absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, con
   }
 
   const uint32_t span = CeilPowerOfTwo(layout.ipus_per_ild());
-  std::vector<std::optional<Candidate>> best(layout.num_ilds());
-  for (uint32_t ild = 0; ild < layout.num_ilds(); ++ild) {
-    best[ild] = BestInIld(free[ild], shape->segment, layout.ipus_per_ild(), span);
-  }
-
-  // A window of num_ilds consecutive ILDs, each with its best segment; the
-  // window whose segments sit in the most used neighbourhoods wins.
-  std::optional<uint32_t> best_window;
-  Score best_score{};
-  for (uint32_t first = 0; first + shape->num_ilds <= layout.num_ilds(); ++first) {
-    Score total{};
-    bool fits = true;
-    for (uint32_t i = 0; i < shape->num_ilds && fits; ++i) {
-      const auto& c = best[first + i];
-      if (!c) {
-        fits = false;
-        break;
+  if (shape->num_ilds == 1) {
+    std::optional<uint32_t> best_ild;
+    std::optional<Candidate> best;
+    for (uint32_t ild = 0; ild < layout.num_ilds(); ++ild) {
+      std::optional<Candidate> c = BestInIld(free[ild], shape->segment, layout.ipus_per_ild(), span);
+      if (c && (!best || c->score > best->score)) {
+        best = c;
+        best_ild = ild;
       }
-      for (size_t l = 0; l < total.size(); ++l) total[l] += c->score[l];
     }
-    if (fits && (!best_window || total > best_score)) {
-      best_window = first;
-      best_score = total;
-    }
-  }
-  if (!best_window) {
-    if (shape->num_ilds == 1) {
+    if (!best) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "size: no free aligned block of ", request.size, " IPUs in one ILD of cluster ",
           layout.cluster().id, " among the allowed agents"));
     }
+    return Emit(layout, *best_ild, {best->start}, shape->segment);
+  }
+
+  // Across ILDs the segments sit at the same topology ids in each of
+  // num_ilds consecutive ILDs: a GW-Link joins a machine to the same machine
+  // of the next ILD, so only aligned segments own the GW-Links between them.
+  // The window and offset whose segments sit in the most used
+  // neighbourhoods win.
+  std::optional<std::pair<uint32_t, uint32_t>> best;  // (first ILD, start)
+  Score best_score{};
+  for (uint32_t first = 0; first + shape->num_ilds <= layout.num_ilds(); ++first) {
+    for (uint32_t start = 0; start + shape->segment <= layout.ipus_per_ild();
+         start += shape->segment) {
+      const uint64_t mask = BlockMask(start, shape->segment);
+      Score total{};
+      bool fits = true;
+      for (uint32_t i = 0; i < shape->num_ilds && fits; ++i) {
+        const uint64_t f = free[first + i];
+        if ((f & mask) != mask) {
+          fits = false;
+          break;
+        }
+        const Score score = ScoreBlock(f, start, shape->segment, span);
+        for (size_t l = 0; l < total.size(); ++l) total[l] += score[l];
+      }
+      if (fits && (!best || total > best_score)) {
+        best = std::make_pair(first, start);
+        best_score = total;
+      }
+    }
+  }
+  if (!best) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "size: no ", shape->num_ilds, " consecutive ILDs of cluster ", layout.cluster().id,
-        " each with a free aligned block of ", shape->segment, " IPUs among the allowed agents"));
+        " with a free aligned block of ", shape->segment,
+        " IPUs at the same topology ids in each (GW-Links join only the same machine of "
+        "neighbouring ILDs) among the allowed agents"));
   }
-  std::vector<uint32_t> starts;
-  for (uint32_t i = 0; i < shape->num_ilds; ++i) starts.push_back(best[*best_window + i]->start);
-  return Emit(layout, *best_window, starts, shape->segment);
+  return Emit(layout, best->first, std::vector<uint32_t>(shape->num_ilds, best->second),
+              shape->segment);
 }
 
 }  // namespace vipu::fabric

@@ -31,7 +31,9 @@ struct PlacementRequest {
 // RESOURCE_EXHAUSTED naming it.
 // Choice: best fit, buddy style (the block whose enclosing aligned 2x, 4x, ..
 // blocks up to the ILD are the most used; ties: lowest ILD, lowest offset).
-// Multi-ILD: consecutive ILDs, each segment aligned at its own best offset.
+// Multi-ILD: consecutive ILDs, with the segment at the same aligned offset in
+// each, so that the partition owns the GW-Links between its machines (a
+// GW-Link joins a machine to the same machine of the next ILD).
 // num_ilds 0 means the smallest power of two with size/num_ilds <= ILD size.
 // Linear in the number of ILDs (one 64-bit mask per ILD) plus one lookup
 // per allowed agent and a sorted sweep of the used IPUs (MasksOf).

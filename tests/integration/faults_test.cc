@@ -559,6 +559,57 @@ TEST_F(FaultsTest, ResetRelocatableMovesOrSaysWhyNot) {
   EXPECT_THAT(r.err, HasSubstr("cannot move partition 'p1' away from agent "));
   EXPECT_EQ(FirstTopologyId(*server_, "p1"), p1_);
   EXPECT_EQ(Field(*server_, "p1", "State"), "ERROR");
+
+// The POD128 commands of the BERT benchmark: a partition over two ILDs takes
+// the same positions in both, so it owns the GW-Links between its machines.
+// A GW-Link fault puts it, and no other partition, in error, and its data
+// plane, which crosses the ILDs, fails naming the link.
+TEST(MultiIldTest, TwoIldPartitionOwnsItsGwLinks) {
+  auto server = ServerProcess::Start("pod128");
+  ASSERT_EQ(server->Vipu({"create", "partition", "a", "--size", "32"}).exit_code, 0);
+  CommandResult r = server->Vipu({"create", "partition", "b", "--size", "64", "--num-ilds", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = server->Vipu({"get", "partition", "b"});
+  EXPECT_THAT(r.out, HasSubstr("ILD 0: 32-63; ILD 1: 32-63")) << r.out;
+  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server->port(), "b", 0,
+                                                      absl::Seconds(10));
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE(client->Run(Bert(), 1).ok());
+
+  // Machine 9 of ILD 0 (topology ids 32..35) is ag9; its twin in ILD 1 is ag25.
+  r = server->VipuAdmin({"inject", "fault", "ag9", "--kind", "link-down", "--link", "12"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ag9.gw0-ag25.gw1"));
+  ASSERT_TRUE(WaitState(*server, "b", "ERROR"));
+  EXPECT_EQ(Field(*server, "b", "Errors"), "agent ag9: GW-Link ag9.gw0-ag25.gw1 down");
+  EXPECT_EQ(Field(*server, "a", "State"), "ACTIVE");
+  auto failed = client->Run(Bert(), 1);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_THAT(std::string(failed.status().message()), HasSubstr("GW-Link ag9.gw0-ag25.gw1 down"));
+
+  // a's machines are GW-linked to machines no partition holds: a GW-Link
+  // fault there touches nobody.
+  ASSERT_EQ(server->VipuAdmin({"inject", "fault", "ag1", "--kind", "link-down", "--link", "12"})
+                .exit_code,
+            0);
+  absl::SleepFor(absl::Milliseconds(3 * kHeartbeatMs));  // a negative check: nothing may change
+  EXPECT_EQ(Field(*server, "a", "State"), "ACTIVE");
+
+  // When no aligned pair of segments is free, the create says so: free
+  // halves at 0-31 of ILD 0 and 32-63 of ILD 1 are not twins.
+  ASSERT_EQ(server->Vipu({"remove", "partition", "b"}).exit_code, 0);
+  ASSERT_EQ(server->VipuAdmin({"inject", "fault", "ag9", "--kind", "clear"}).exit_code, 0);
+  for (const auto& [id, where] : std::vector<std::pair<std::string, std::string>>{
+           {"x", "ILD 0: 32-63"}, {"y", "ILD 1: 0-31"}, {"z", "ILD 1: 32-63"}}) {
+    ASSERT_EQ(server->Vipu({"create", "partition", id, "--size", "32"}).exit_code, 0);
+    r = server->Vipu({"get", "partition", id});
+    ASSERT_THAT(r.out, HasSubstr(where)) << r.out;
+  }
+  ASSERT_EQ(server->Vipu({"remove", "partition", "a"}).exit_code, 0);
+  ASSERT_EQ(server->Vipu({"remove", "partition", "z"}).exit_code, 0);
+  r = server->Vipu({"create", "partition", "d", "--size", "64", "--num-ilds", "2"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("at the same topology ids in each"));
 }
 
 }  // namespace

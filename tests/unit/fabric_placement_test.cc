@@ -105,19 +105,20 @@ TEST(FabricPlacementTest, EverySizeFillsPod256ExactlyThenIsExhausted) {
   }
 }
 
-TEST(FabricPlacementTest, SegmentsAreAlignedWhenSpreadOverIlds) {
+TEST(FabricPlacementTest, SegmentsAreAlignedAtOneOffsetWhenSpreadOverIlds) {
   ClusterLayout layout = PodLayout("pod128");
   std::set<IpuRef> used;
   Use(layout, used, 0, {0});
   Use(layout, used, 1, {40});
-  // 2 ILDs x 16: each ILD picks its own aligned block, next to the used IPU.
+  // 2 ILDs x 16 at one offset free in both: 16 or 48, each next to one used
+  // IPU; the tie goes to the lower offset.
   auto ipus = Place(layout, AllAgents(layout), used, Size(32, 2));
   ASSERT_TRUE(ipus.ok()) << ipus.status();
   ExpectWellFormed(layout, *ipus, 32, 2);
   EXPECT_EQ((*ipus)[0].ild, 0u);
   EXPECT_EQ((*ipus)[0].topology_id, 16u);
   EXPECT_EQ((*ipus)[16].ild, 1u);
-  EXPECT_EQ((*ipus)[16].topology_id, 48u);
+  EXPECT_EQ((*ipus)[16].topology_id, 16u);
 }
 
 TEST(FabricPlacementTest, SmallNumIldsGivesSmallSegments) {
@@ -220,6 +221,44 @@ TEST(FabricPlacementTest, MultiIldWindowAvoidsUsedIlds) {
   EXPECT_THAT(all.status().message(), HasSubstr("consecutive ILDs"));
 }
 
+// The POD128 sequence of the BERT benchmark: 32 IPUs, then 64 over 2 ILDs.
+// The 64 take the same topology ids 32..63 in both ILDs, so each of their
+// machines is GW-linked to its twin.
+TEST(FabricPlacementTest, MultiIldSegmentsSitAtTheSamePositions) {
+  ClusterLayout layout = PodLayout("pod128");
+  std::set<IpuRef> used;
+  auto a = Place(layout, AllAgents(layout), used, Size(32));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->front().ild, 0u);
+  EXPECT_EQ(Tids(*a), Range(0, 32));
+  UseAll(used, *a);
+  auto b = Place(layout, AllAgents(layout), used, Size(64, 2));
+  ASSERT_TRUE(b.ok()) << b.status();
+  ExpectWellFormed(layout, *b, 64, 2);
+  for (const PartitionIpu& p : *b) EXPECT_GE(p.topology_id, 32u) << p.ild;
+  for (uint32_t i = 0; i < 32; ++i) {
+    EXPECT_EQ((*b)[i].ild, 0u);
+    EXPECT_EQ((*b)[32 + i].ild, 1u);
+    EXPECT_EQ((*b)[i].topology_id, (*b)[32 + i].topology_id);
+  }
+}
+
+// Free blocks at different offsets in the two ILDs do not make a partition:
+// the create is refused and says why.
+TEST(FabricPlacementTest, MultiIldRefusesUnalignedFreeSegments) {
+  ClusterLayout layout = PodLayout("pod128");
+  std::set<IpuRef> used;
+  Use(layout, used, 0, Range(0, 32));   // ILD 0: 32..63 free
+  Use(layout, used, 1, Range(32, 32));  // ILD 1: 0..31 free
+  auto b = Place(layout, AllAgents(layout), used, Size(64, 2));
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(b.status().message(), HasSubstr("at the same topology ids in each"));
+  // A partition of 32 in one ILD still fits.
+  auto single = Place(layout, AllAgents(layout), used, Size(32));
+  EXPECT_TRUE(single.ok()) << single.status();
+}
+
 TEST(FabricPlacementTest, OnlyAllowedAgentsAreUsed) {
   ClusterLayout layout = PodLayout("pod64");
   const std::set<std::string> allowed = {"ag5", "ag6", "ag7", "ag8"};  // topology ids 16..31
@@ -302,10 +341,10 @@ TEST(FabricPlacementExplicitTest, ValidBlockInAnyOrderIsNormalised) {
   EXPECT_EQ((*ipus)[0].ipu, (IpuRef{"ag3", 3}));
 }
 
-TEST(FabricPlacementExplicitTest, ValidMultiIldWithDifferentOffsets) {
+TEST(FabricPlacementExplicitTest, ValidMultiIldListedOutOfOrder) {
   ClusterLayout layout = PodLayout("pod256");
   std::vector<std::pair<uint32_t, uint32_t>> pos;
-  for (uint32_t t = 0; t < 16; ++t) pos.push_back({2, 48 + t});
+  for (uint32_t t = 0; t < 16; ++t) pos.push_back({2, 16 + t});
   for (uint32_t t = 0; t < 16; ++t) pos.push_back({1, 16 + t});
   auto ipus = Place(layout, AllAgents(layout), {}, Explicit(32, pos, 2));
   ASSERT_TRUE(ipus.ok()) << ipus.status();
@@ -315,7 +354,7 @@ TEST(FabricPlacementExplicitTest, ValidMultiIldWithDifferentOffsets) {
   EXPECT_EQ((*ipus)[0].topology_id, 16u);
   EXPECT_EQ((*ipus)[16].ild, 2u);
   EXPECT_EQ((*ipus)[16].ild_routing, 1u);
-  EXPECT_EQ((*ipus)[16].topology_id, 48u);
+  EXPECT_EQ((*ipus)[16].topology_id, 16u);
   EXPECT_EQ((*ipus)[31].routing_id, 15u);
 }
 
@@ -337,6 +376,8 @@ TEST(FabricPlacementExplicitTest, InvalidListsAreRefused) {
       {"unequal segments", Explicit(4, {{0, 0}, {0, 1}, {0, 2}, {1, 0}}), "same number of IPUs"},
       {"three ILDs", Explicit(4, {{0, 0}, {0, 1}, {1, 0}, {2, 0}}), "power-of-two number of ILDs"},
       {"ILDs not consecutive", Explicit(2, {{0, 0}, {2, 0}}), "consecutive"},
+      {"segments at other positions", Explicit(4, {{0, 0}, {0, 1}, {1, 2}, {1, 3}}),
+       "segments must sit at the same topology ids in every ILD"},
       {"num_ilds disagrees", Explicit(2, {{0, 0}, {0, 1}}, 2), "num_ilds: is 2"},
   };
   for (const Case& c : cases) {
