@@ -244,6 +244,9 @@ absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& w
   result.samples_per_sec = reply.samples_per_sec();
   result.generation = reply.generation();
   result.agent_ids.assign(reply.agent_ids().begin(), reply.agent_ids().end());
+  result.routing = reply.ipulink_routing_type();
+  result.sync_type = reply.sync_type();
+  result.gw_routing = reply.gw_routing_type();
   return result;
 }
 

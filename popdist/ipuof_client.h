@@ -49,6 +49,10 @@ struct WorkloadResult {
   double samples_per_sec = 0;
   uint64_t generation = 0;             // of the partition that ran it
   std::vector<std::string> agent_ids;  // machines that ran it
+  // As the machines configured the partition (IRT_*, ST_*, GRT_* values).
+  virmgrpc::IpuLinkRoutingType routing = virmgrpc::IRT_UNDEFINED;
+  virmgrpc::SyncType sync_type = virmgrpc::ST_UNDEFINED;
+  virmgrpc::GatewayRoutingType gw_routing = virmgrpc::GRT_UNDEFINED;
 };
 
 class IpuofClient {

@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "fabric/enum_names.h"
 #include "fabric/model/network_work.h"
 #include "fabric/model/step_predictor.h"
 #include "fabric/model/system_spec.h"
@@ -256,6 +257,16 @@ int main(int argc, char** argv) {
                         run->agent_ids.size(), client->partition_id().c_str(),
                         static_cast<unsigned long long>(run->generation),
                         absl::StrJoin(run->agent_ids, ",").c_str());
+            std::printf(
+                "Partition %s as its machines configured it: routing %s, GW routing %s, sync "
+                "type %s\n",
+                client->partition_id().c_str(),
+                vipu::fabric::TableName(static_cast<vipu::fabric::RoutingType>(run->routing))
+                    .c_str(),
+                vipu::fabric::TableName(static_cast<vipu::fabric::GwRoutingType>(run->gw_routing))
+                    .c_str(),
+                vipu::fabric::CliName(static_cast<vipu::fabric::SyncType>(run->sync_type))
+                    .c_str());
             machines_named = true;
           }
           planned.assign(run->step_time_s.rbegin(), run->step_time_s.rend());
