@@ -81,6 +81,26 @@ double CompileSeconds(const model::Workload& w) {
   return 413.3 + 7.95e-7 * params;
 }
 
+// The device of a reconfigurable partition's GCD that holds this
+// instance's `needed` IPUs: under poprun the one popdist names, else the
+// first device of that many IPUs.
+absl::StatusOr<vipu::ipuof::IpuofClient> SubDeviceFor(const vipu::ipuof::IpuofClient& gcd,
+                                                      uint32_t needed, uint32_t ipus_per_replica) {
+  if (popdist::isPopdistEnvSet()) {
+    try {
+      return gcd.Device(popdist::getDeviceId(ipus_per_replica));
+    } catch (const popdist::popdist_error& e) {
+      return absl::FailedPreconditionError(e.what());
+    }
+  }
+  if (needed == 1) return gcd.Device(0);
+  for (const vipu::fabric::SubDevice& d : gcd.sub_devices()) {
+    if (d.count == needed) return gcd.Device(d.id);
+  }
+  return absl::NotFoundError(absl::StrCat("no device of ", needed, " IPUs in GCD ", gcd.gcd(),
+                                          " of partition ", gcd.partition_id()));
+}
+
 std::string CacheKey(const model::Workload& w, const std::string& system) {
   std::string text = absl::StrCat(
       w.name, "|", w.seq_len, "|", w.micro_batch, "|", w.grad_accum, "|", w.device_iterations, "|",
@@ -184,6 +204,20 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "IPUoF: GCD %u of partition %s has %zu IPUs; this instance needs %u\n",
                    c->gcd(), c->partition_id().c_str(), c->devices().size(), needed);
       attached = false;
+    } else if (!c->sub_devices().empty() && needed < c->devices().size()) {
+      // A reconfigurable partition: take just this instance's IPUs, the
+      // device Poplar would number for them.
+      absl::StatusOr<vipu::ipuof::IpuofClient> device =
+          SubDeviceFor(*c, needed, w.ipus_per_replica);
+      if (!device.ok()) {
+        std::fprintf(stderr, "IPUoF: %s\n", std::string(device.status().message()).c_str());
+        attached = false;
+      } else {
+        std::printf("Attached to partition %s GCD %u device %u: %zu of its %zu IPUs\n",
+                    c->partition_id().c_str(), c->gcd(), *device->device_id(),
+                    device->devices().size(), c->devices().size());
+        client = std::move(*device);
+      }
     } else {
       std::printf("Attached to partition %s GCD %u: %zu IPUs\n", c->partition_id().c_str(),
                   c->gcd(), c->devices().size());
@@ -265,8 +299,7 @@ int main(int argc, char** argv) {
                     .c_str(),
                 vipu::fabric::TableName(static_cast<vipu::fabric::GwRoutingType>(run->gw_routing))
                     .c_str(),
-                vipu::fabric::CliName(static_cast<vipu::fabric::SyncType>(run->sync_type))
-                    .c_str());
+                vipu::fabric::CliName(static_cast<vipu::fabric::SyncType>(run->sync_type)).c_str());
             machines_named = true;
           }
           planned.assign(run->step_time_s.rbegin(), run->step_time_s.rend());

@@ -233,8 +233,8 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
                       "}");
     }
     json.pop_back();
-    absl::StrAppend(&json, ",\"routing\":\"", *routing, "\",\"wrap_links\":",
-                    WrapLinksUsed(*system, *prediction) ? "true" : "false",
+    absl::StrAppend(&json, ",\"routing\":\"", *routing,
+                    "\",\"wrap_links\":", WrapLinksUsed(*system, *prediction) ? "true" : "false",
                     ",\"sync_type\":\"not modelled\"}");
     out << json << "\n";
   } else {
