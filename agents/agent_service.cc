@@ -298,6 +298,9 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
   }
   for (double t : run->step_time_s) reply->add_step_time_s(t);
   reply->set_samples_per_sec(run->samples_per_sec);
+  reply->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(config->routing));
+  reply->set_sync_type(static_cast<virmgrpc::SyncType>(config->sync_type));
+  reply->set_gw_routing_type(static_cast<virmgrpc::GatewayRoutingType>(config->gw_routing));
   reply->set_generation(config->generation);
   if (config->members.empty()) {
     reply->add_agent_ids(machine_->agent_id());

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/enum_names.h"
+#include "fabric/sub_devices.h"
 
 namespace vipu::fabric {
 namespace {
@@ -58,6 +59,11 @@ std::vector<GcdConfig> BuildIpuofConfigs(const Partition& partition, const Clust
     GcdConfig& gcd = gcds[g];
     gcd.attributes = common;
     gcd.attributes["GCD Id"] = absl::StrCat(g);
+    // A reconfigurable partition lets applications attach to any aligned
+    // power-of-two group of its IPUs, as Poplar numbers them.
+    if (partition.reconfigurable && per_gcd >= 2) {
+      gcd.attributes[kMultiIpuDevicesAttribute] = FormatMultiIpuDevices(per_gcd);
+    }
     for (uint32_t i = 0; i < per_gcd; ++i) {
       const PartitionIpu& p = partition.ipus[g * per_gcd + i];
       IpuofDevice d;

@@ -208,6 +208,12 @@ absl::StatusOr<IpuofClient> IpuofClient::FromGcd(const virmgrpc::PartitionConfig
   if (client.devices_.empty()) {
     return absl::InvalidArgumentError("devices: the GCD config lists no devices");
   }
+  if (auto m = gcd.attributes().find(fabric::kMultiIpuDevicesAttribute);
+      m != gcd.attributes().end()) {
+    auto sub = fabric::ParseMultiIpuDevices(m->second, gcd.devices_size());
+    if (!sub.ok()) return sub.status();
+    client.sub_devices_ = *std::move(sub);
+  }
   std::sort(client.devices_.begin(), client.devices_.end(),
             [](const IpuofDevice& a, const IpuofDevice& b) { return a.device_id < b.device_id; });
   for (size_t i = 1; i < client.devices_.size(); ++i) {
@@ -217,6 +223,34 @@ absl::StatusOr<IpuofClient> IpuofClient::FromGcd(const virmgrpc::PartitionConfig
     }
   }
   return client;
+}
+
+absl::StatusOr<IpuofClient> IpuofClient::Device(uint32_t id) const {
+  if (device_id_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("device ", id, ": this client is already attached to device ", *device_id_));
+  }
+  if (sub_devices_.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("device ", id, ": partition ", partition_id_,
+                     " is not reconfigurable; only its whole GCD can be attached"));
+  }
+  const uint32_t singles = static_cast<uint32_t>(devices_.size());
+  IpuofClient narrowed = *this;
+  narrowed.sub_devices_.clear();
+  narrowed.device_id_ = id;
+  if (id < singles) {
+    narrowed.devices_ = {devices_[id]};
+    return narrowed;
+  }
+  for (const fabric::SubDevice& d : sub_devices_) {
+    if (d.id != id) continue;
+    narrowed.devices_.assign(devices_.begin() + d.first, devices_.begin() + d.first + d.count);
+    return narrowed;
+  }
+  return absl::NotFoundError(absl::StrCat("device ", id, ": GCD ", gcd_, " of partition ",
+                                          partition_id_, " has devices 0..",
+                                          sub_devices_.back().id));
 }
 
 absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& workload,
@@ -244,6 +278,9 @@ absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& w
   result.samples_per_sec = reply.samples_per_sec();
   result.generation = reply.generation();
   result.agent_ids.assign(reply.agent_ids().begin(), reply.agent_ids().end());
+  result.routing = reply.ipulink_routing_type();
+  result.sync_type = reply.sync_type();
+  result.gw_routing = reply.gw_routing_type();
   return result;
 }
 

@@ -19,11 +19,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "fabric/sub_devices.h"
 #include "vipu_agent.pb.h"
 #include "vipuuser.pb.h"
 
@@ -49,6 +51,10 @@ struct WorkloadResult {
   double samples_per_sec = 0;
   uint64_t generation = 0;             // of the partition that ran it
   std::vector<std::string> agent_ids;  // machines that ran it
+  // As the machines configured the partition (IRT_*, ST_*, GRT_* values).
+  virmgrpc::IpuLinkRoutingType routing = virmgrpc::IRT_UNDEFINED;
+  virmgrpc::SyncType sync_type = virmgrpc::ST_UNDEFINED;
+  virmgrpc::GatewayRoutingType gw_routing = virmgrpc::GRT_UNDEFINED;
 };
 
 class IpuofClient {
@@ -75,6 +81,18 @@ class IpuofClient {
   const std::vector<IpuofDevice>& devices() const { return devices_; }
   // How it attached: "V-IPU server <host:port>" or "IPUoF config <path>".
   const std::string& source() const { return source_; }
+  // The GCD's multi-IPU devices: a reconfigurable partition's config lists
+  // them (fabric/sub_devices.h); empty otherwise.
+  const std::vector<fabric::SubDevice>& sub_devices() const { return sub_devices_; }
+  // The device this client is narrowed to (Device()); unset: the whole GCD.
+  std::optional<uint32_t> device_id() const { return device_id_; }
+
+  // This client narrowed to device `id` of a reconfigurable partition's
+  // GCD, as Poplar numbers them: a single IPU (0..n-1) or a listed
+  // multi-IPU device; workloads then run on those IPUs. NOT_FOUND naming the
+  // ids there are; FAILED_PRECONDITION when the GCD lists no sub-devices
+  // (the partition is not reconfigurable) or the client is already narrowed.
+  absl::StatusOr<IpuofClient> Device(uint32_t id) const;
 
   // Runs `steps` steps of `workload` (model preset and batching). Errors
   // come from the machines: INVALID_ARGUMENT for a bad workload or step
@@ -87,6 +105,8 @@ class IpuofClient {
   std::string partition_id_;
   uint32_t gcd_ = 0;
   std::vector<IpuofDevice> devices_;
+  std::vector<fabric::SubDevice> sub_devices_;
+  std::optional<uint32_t> device_id_;
   std::string source_;
 };
 

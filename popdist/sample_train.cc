@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "fabric/enum_names.h"
 #include "fabric/model/network_work.h"
 #include "fabric/model/step_predictor.h"
 #include "fabric/model/system_spec.h"
@@ -74,6 +75,26 @@ bool AllInstancesOk(bool ok) {
   int64_t failed = ok ? 0 : 1;
   if (popdist::isBackendInitialized()) popdist::collectives::allReduceSum(&failed, 1);
   return failed == 0;
+}
+
+// The device of a reconfigurable partition's GCD that holds this
+// instance's `needed` IPUs: under poprun the one popdist names, else the
+// first device of that many IPUs.
+absl::StatusOr<vipu::ipuof::IpuofClient> SubDeviceFor(const vipu::ipuof::IpuofClient& gcd,
+                                                      uint32_t needed, uint32_t ipus_per_replica) {
+  if (popdist::isPopdistEnvSet()) {
+    try {
+      return gcd.Device(popdist::getDeviceId(ipus_per_replica));
+    } catch (const popdist::popdist_error& e) {
+      return absl::FailedPreconditionError(e.what());
+    }
+  }
+  if (needed == 1) return gcd.Device(0);
+  for (const vipu::fabric::SubDevice& d : gcd.sub_devices()) {
+    if (d.count == needed) return gcd.Device(d.id);
+  }
+  return absl::NotFoundError(absl::StrCat("no device of ", needed, " IPUs in GCD ", gcd.gcd(),
+                                          " of partition ", gcd.partition_id()));
 }
 
 std::string CacheKey(const model::Workload& w, const std::string& system) {
@@ -182,6 +203,20 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "IPUoF: GCD %u of partition %s has %zu IPUs; this instance needs %u\n",
                    c->gcd(), c->partition_id().c_str(), c->devices().size(), needed);
       attached = false;
+    } else if (!c->sub_devices().empty() && needed < c->devices().size()) {
+      // A reconfigurable partition: take just this instance's IPUs, the
+      // device Poplar would number for them.
+      absl::StatusOr<vipu::ipuof::IpuofClient> device =
+          SubDeviceFor(*c, needed, w.ipus_per_replica);
+      if (!device.ok()) {
+        std::fprintf(stderr, "IPUoF: %s\n", std::string(device.status().message()).c_str());
+        attached = false;
+      } else {
+        std::printf("Attached to partition %s GCD %u device %u: %zu of its %zu IPUs\n",
+                    c->partition_id().c_str(), c->gcd(), *device->device_id(),
+                    device->devices().size(), c->devices().size());
+        client = std::move(*device);
+      }
     } else {
       std::printf("Attached to partition %s GCD %u: %zu IPUs\n", c->partition_id().c_str(),
                   c->gcd(), c->devices().size());
@@ -264,6 +299,15 @@ int main(int argc, char** argv) {
                         run->agent_ids.size(), client->partition_id().c_str(),
                         static_cast<unsigned long long>(run->generation),
                         absl::StrJoin(run->agent_ids, ",").c_str());
+            std::printf(
+                "Partition %s as its machines configured it: routing %s, GW routing %s, sync "
+                "type %s\n",
+                client->partition_id().c_str(),
+                vipu::fabric::TableName(static_cast<vipu::fabric::RoutingType>(run->routing))
+                    .c_str(),
+                vipu::fabric::TableName(static_cast<vipu::fabric::GwRoutingType>(run->gw_routing))
+                    .c_str(),
+                vipu::fabric::CliName(static_cast<vipu::fabric::SyncType>(run->sync_type)).c_str());
             machines_named = true;
           }
           planned.assign(run->step_time_s.rbegin(), run->step_time_s.rend());

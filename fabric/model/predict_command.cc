@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "fabric/enum_names.h"
 #include "fabric/model/prediction_format.h"
 #include "fabric/model/step_predictor.h"
 
@@ -27,6 +28,8 @@ namespace {
 struct PredictFlags {
   std::string model;
   std::string system;
+  // Unset: the default of a partition created with these IPUs.
+  std::optional<std::string> routing;
   std::optional<int64_t> hidden, layers, heads, ffn, vocab, masked_tokens, image_size, classes;
   bool decoder = false;
   int64_t seq_len = 128;
@@ -158,6 +161,44 @@ int Fail(std::ostream& err, const absl::Status& status) {
   return kExitUsage;
 }
 
+// The wrap links of a torus ILD close the collective rings only with
+// RINGSWNC, which needs whole torus ILDs (fabric::PartitionLinks gives a
+// partition its wrap links on the same rule). Another routing named here
+// therefore times the ILDs as a mesh. Returns the routing's table name, or
+// "default" when none was named.
+absl::StatusOr<std::string> ApplyRouting(const std::optional<std::string>& name,
+                                         SystemSpec* system) {
+  if (!name) return std::string("default");
+  absl::StatusOr<RoutingType> routing = ParseRoutingType(*name);
+  if (!routing.ok()) return Invalid(absl::StrCat("routing: ", routing.status().message()));
+  if (*routing == RoutingType::kRingSwnc) {
+    if (system->topology != IldTopology::kTorus) {
+      return Invalid(absl::StrCat("routing: RINGSWNC uses the wrap links of a torus ILD; ",
+                                  system->name, " has mesh ILDs"));
+    }
+  } else {
+    system->topology = IldTopology::kMesh;
+  }
+  return TableName(*routing);
+}
+
+bool WrapLinksUsed(const SystemSpec& system, const StepPrediction& p) {
+  return system.topology == IldTopology::kTorus && p.ipus_used >= system.ipus_per_ild;
+}
+
+std::string RoutingText(const std::string& routing, const SystemSpec& system,
+                        const StepPrediction& p) {
+  std::string name = routing;
+  if (routing == "default") {
+    name = WrapLinksUsed(system, p) ? "RINGSWNC (the default on whole torus ILDs)"
+                                    : "default (no wrap links below a whole torus ILD)";
+  }
+  return absl::StrCat(
+      "\nrouting        ", name, ": wrap links ", WrapLinksUsed(system, p) ? "used" : "not used",
+      "; DNC, SWNC and BTNC differ only in that (through-routing and the barley twist are not "
+      "modelled)\nsync type      not modelled: every sync type gives the same step time\n");
+}
+
 int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
   absl::StatusOr<SystemSpec> system = SystemSpecForPreset(f.system);
   if (!system.ok()) {
@@ -166,6 +207,8 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
   }
   absl::StatusOr<Workload> workload = BuildWorkload(f);
   if (!workload.ok()) return Fail(err, workload.status());
+  absl::StatusOr<std::string> routing = ApplyRouting(f.routing, &*system);
+  if (!routing.ok()) return Fail(err, routing.status());
   if (f.repeat < 0) return Fail(err, Invalid(absl::StrCat("repeat: must be >= 0, got ", f.repeat)));
   absl::StatusOr<StepPrediction> prediction = PredictStep(*workload, *system);
   if (!prediction.ok()) return Fail(err, prediction.status());
@@ -189,9 +232,14 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
       absl::StrAppend(&json, ",\"repeat\":", f.repeat, ",\"mean_prediction_time_us\":", mean_us,
                       "}");
     }
+    json.pop_back();
+    absl::StrAppend(&json, ",\"routing\":\"", *routing,
+                    "\",\"wrap_links\":", WrapLinksUsed(*system, *prediction) ? "true" : "false",
+                    ",\"sync_type\":\"not modelled\"}");
     out << json << "\n";
   } else {
     out << PredictionText(*workload, *system, *prediction);
+    out << RoutingText(*routing, *system, *prediction);
     if (f.repeat > 0) {
       out << "\nprediction time: " << mean_us << " us mean over " << f.repeat << " runs\n";
     }
@@ -215,6 +263,8 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
       ->add_option("--system", f.system,
                    "pod4, pod16, pod64, pod128, pod256 or their bow- variants")
       ->required();
+  predict->add_option("--routing", f.routing,
+                      "dnc, swnc, btnc or ringswnc (default: RINGSWNC on whole torus ILDs)");
   predict->add_option("--hidden", f.hidden, "transformer hidden size");
   predict->add_option("--layers", f.layers, "transformer layers");
   predict->add_option("--heads", f.heads, "attention heads");

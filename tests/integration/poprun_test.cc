@@ -654,6 +654,24 @@ TEST(PoprunSample, BertLargeOnBowPod64AndExecutableCache) {
 // The steps run on the machines: an IPU fault on one machine of the
 // partition fails the training, naming that machine; once it clears, the
 // same partition trains again under poprun.
+// On a reconfigurable partition each instance attaches to the sub-device
+// holding its own IPUs, as Poplar numbers it (popdist::getDeviceId).
+TEST(PoprunSample, InstancesAttachToTheirSubDeviceOfAReconfigurablePartition) {
+  auto server = ServerProcess::Start("bow-pod16");
+  ASSERT_EQ(server->Vipu({"create", "partition", "r", "--size", "8", "--reconfigurable"}).exit_code,
+            0);
+  CommandResult r =
+      Poprun(*server, {"--vipu-partition", "r", "--num-replicas", "2", "--ipus-per-replica", "4",
+                       "--num-instances", "2", POPDIST_SAMPLE_TRAIN_BIN, "--config",
+                       "pretrain_base_128_pod4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto text = InstanceText(r.out);
+  ASSERT_EQ(text.size(), 2u);
+  EXPECT_THAT(text[0], HasSubstr("Attached to partition r GCD 0 device 12: 4 of its 8 IPUs\n"));
+  EXPECT_THAT(text[1], HasSubstr("Attached to partition r GCD 0 device 13: 4 of its 8 IPUs\n"));
+  EXPECT_THAT(text[0], HasSubstr("sync type c2-compatible"));
+}
+
 TEST(PoprunSample, AFaultOnOneMachineFailsTheTrainingNamingIt) {
   auto server = ServerProcess::Start("bow-pod16");
   ASSERT_EQ(server->Vipu({"create", "partition", "bert", "--size", "16"}).exit_code, 0);

@@ -115,6 +115,8 @@ TEST(FabricIpuofConfigTest, ReconfigurableAndMissingEndpoint) {
   EXPECT_EQ(gcds[0].attributes.at("Fabric Reconfigurable"), "true");
   EXPECT_EQ(gcds[0].attributes.at("Sync Type"), "c2-compatible");
   EXPECT_EQ(gcds[0].attributes.at("IPU-Link Configuration"), "default");
+  // Its pairs and the whole, as Poplar numbers them after the 4 singles.
+  EXPECT_EQ(gcds[0].attributes.at("Multi IPU Devices"), "4:0-1 5:2-3 6:0-3");
   ASSERT_EQ(gcds[0].devices.size(), 4u);
   EXPECT_EQ(gcds[0].devices[0].ip, "");
   EXPECT_EQ(gcds[0].devices[0].server_port, 0u);

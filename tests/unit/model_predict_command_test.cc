@@ -240,8 +240,48 @@ INSTANTIATE_TEST_SUITE_P(
         {"LoaderRateNegative", {"--host-loader-rate=-5"}, "host_loader_rate"},
         {"RepeatNegative", {"--repeat=-1"}, "repeat: must be >= 0"},
         {"UnknownFlag", {"--turbo"}, "--turbo"},
+        {"RoutingUnknown", {"--routing", "fast"}, "routing: "},
+        {"RoutingEmpty", {"--routing", ""}, "routing: "},
+        {"RoutingUndefined", {"--routing", "IRT_UNDEFINED"}, "routing: "},
+        {"RingSwncOnMeshIlds", {"--routing", "ringswnc"}, "routing: RINGSWNC uses the wrap links"},
     }),
     [](const ::testing::TestParamInfo<BadFlags>& info) { return info.param.name; });
+
+// On a whole torus ILD, RINGSWNC (the default there) closes the collective
+// rings with the wrap links; any other routing leaves them unused, so the
+// gradient reduction of a pipelined model takes longer. The output says so,
+// and that the sync type is not modelled.
+TEST(ModelPredictCommandTest, RoutingChangesTheCollectivesOnAWholeTorusIld) {
+  auto collectives = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = kBertLargePod64;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = RunCli(args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json standard = collectives({});
+  const nlohmann::json ring = collectives({"--routing", "ring-swnc"});
+  const nlohmann::json dnc = collectives({"--routing", "dnc"});
+  const nlohmann::json btnc = collectives({"--routing", "BTNC"});
+  EXPECT_EQ(standard["routing"], "default");
+  EXPECT_TRUE(standard["wrap_links"].get<bool>());
+  EXPECT_EQ(ring["routing"], "RINGSWNC");
+  EXPECT_DOUBLE_EQ(ring["collectives_s"].get<double>(), standard["collectives_s"].get<double>());
+  EXPECT_EQ(dnc["routing"], "DNC");
+  EXPECT_FALSE(dnc["wrap_links"].get<bool>());
+  EXPECT_GT(dnc["collectives_s"].get<double>(), 1.5 * ring["collectives_s"].get<double>());
+  EXPECT_GT(dnc["step_time_s"].get<double>(), ring["step_time_s"].get<double>());
+  EXPECT_DOUBLE_EQ(btnc["collectives_s"].get<double>(), dnc["collectives_s"].get<double>());
+  EXPECT_EQ(dnc["sync_type"], "not modelled");
+
+  std::vector<std::string> text = kBertLargePod64;
+  text.pop_back();  // --json
+  text.insert(text.end(), {"--routing", "swnc"});
+  const Result r = RunCli(text);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("routing        SWNC: wrap links not used"));
+  EXPECT_THAT(r.out, HasSubstr("sync type      not modelled"));
+}
 
 TEST(ModelPredictCommandTest, MissingRequiredFlagsAndSubcommand) {
   for (const std::vector<std::string>& args :

@@ -161,6 +161,49 @@ TEST(IpuofClientTest, FromGcdRefusesBadConfigsNamingTheField) {
   }
 }
 
+// A reconfigurable partition's GCD lists its multi-IPU devices; a client
+// narrows to one of them, or to a single IPU, and a non-reconfigurable GCD
+// attaches only whole.
+TEST(IpuofClientTest, ReconfigurableGcdAttachesToASubDevice) {
+  virmgrpc::PartitionConfig::Gcd g = Gcd("r", 7000);
+  for (uint32_t id : {2u, 3u}) {
+    auto* d = g.add_devices();
+    d->set_device_id(id);
+    d->set_ip("127.0.0.1");
+    d->set_server_port(7001);
+    d->set_ipu_id(id);
+  }
+  auto whole = IpuofClient::FromGcd(g);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_TRUE(whole->sub_devices().empty());
+  auto refused = whole->Device(4);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("not reconfigurable"));
+
+  (*g.mutable_attributes())["Multi IPU Devices"] = "4:0-1 5:2-3 6:0-3";
+  auto gcd = IpuofClient::FromGcd(g);
+  ASSERT_TRUE(gcd.ok()) << gcd.status();
+  ASSERT_EQ(gcd->sub_devices().size(), 3u);
+  auto pair = gcd->Device(5);
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  EXPECT_EQ(pair->device_id(), 5u);
+  ASSERT_EQ(pair->devices().size(), 2u);
+  EXPECT_EQ(pair->devices()[0].device_id, 2u);
+  EXPECT_EQ(pair->devices()[0].port, 7001u);  // its workloads go to the machine of IPU 2
+  auto single = gcd->Device(1);
+  ASSERT_TRUE(single.ok()) << single.status();
+  EXPECT_EQ(single->devices().size(), 1u);
+  auto missing = gcd->Device(7);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("has devices 0..6"));
+  EXPECT_EQ(pair->Device(2).status().code(), absl::StatusCode::kFailedPrecondition);
+
+  (*g.mutable_attributes())["Multi IPU Devices"] = "4:0-2";
+  auto bad = IpuofClient::FromGcd(g);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("Multi IPU Devices: entry '4:0-2'"));
+}
+
 TEST(IpuofClientTest, AttachesThroughTheServerWithItsGcd) {
   FakeUserService service;
   Served served(&service);
