@@ -250,6 +250,7 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
   PartitionShape shape;
   shape.machine_type = machine_->machine_type();
   shape.size = config->partition_size;
+  shape.ilds = config->num_ilds;
   shape.torus = config->routing == fabric::RoutingType::kRingSwnc;
   absl::StatusOr<WorkloadRun> run =
       PredictRun(FromProto(request->workload()), shape, request->steps());

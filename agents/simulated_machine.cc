@@ -45,7 +45,7 @@ bool operator==(const PartitionConfig& a, const PartitionConfig& b) {
   return a.partition_id == b.partition_id && a.generation == b.generation &&
          Sorted(a.ipus) == Sorted(b.ipus) && a.routing == b.routing &&
          a.gw_routing == b.gw_routing && a.sync_type == b.sync_type &&
-         a.partition_size == b.partition_size && Sorted(a.link_ports) == Sorted(b.link_ports);
+         a.partition_size == b.partition_size && a.num_ilds == b.num_ilds && Sorted(a.link_ports) == Sorted(b.link_ports);
 }
 
 absl::Status ValidateTopology(const MachineTopology& t) {
@@ -202,6 +202,13 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("partition size: must be at least the ", config.ipus.size(),
                      " IPUs configured here, got ", config.partition_size));
+  }
+  if (config.num_ilds != 0 &&
+      ((config.num_ilds & (config.num_ilds - 1)) != 0 ||
+       (config.partition_size != 0 && config.partition_size % config.num_ilds != 0))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_ilds: must be a power of two dividing the partition size ",
+                     config.partition_size, ", got ", config.num_ilds));
   }
   std::set<uint32_t> ports;
   for (uint32_t port : config.link_ports) {

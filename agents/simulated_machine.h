@@ -60,6 +60,7 @@ struct PartitionConfig {
   fabric::GwRoutingType gw_routing = fabric::GwRoutingType::kUndefined;
   fabric::SyncType sync_type = fabric::SyncType::kUndefined;
   uint32_t partition_size = 0;  // whole partition, all machines; 0: unknown
+  uint32_t num_ilds = 0;        // ILDs it spans; 0: as few as its size needs
   // Ports of this machine whose links the partition owns (fabric/link_topology.h).
   std::vector<uint32_t> link_ports;
   // Every machine of the partition (this one included). Addresses may change

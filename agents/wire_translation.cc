@@ -72,6 +72,7 @@ absl::StatusOr<PartitionConfig> FromProto(const vipuagent::ConfigurePartitionReq
   config.gw_routing = static_cast<fabric::GwRoutingType>(request.gw_routing_type());
   config.sync_type = static_cast<fabric::SyncType>(request.sync_type());
   config.partition_size = request.partition_size();
+  config.num_ilds = request.num_ilds();
   config.link_ports.assign(request.link_ports().begin(), request.link_ports().end());
   for (const vipuagent::PartitionMember& m : request.members()) {
     config.members.push_back({m.agent_id(), m.host(), m.port()});

@@ -20,12 +20,16 @@ fabric::model::SystemSpec PartitionSystem(const PartitionShape& shape) {
   pod.num_machines =
       std::max<uint32_t>(1, (shape.size + fabric::kIpusPerMachine - 1) / fabric::kIpusPerMachine);
   pod.num_ilds =
-      std::max<uint32_t>(1, (shape.size + fabric::kMaxIpusPerIld - 1) / fabric::kMaxIpusPerIld);
+      shape.ilds != 0
+          ? shape.ilds
+          : std::max<uint32_t>(1, (shape.size + fabric::kMaxIpusPerIld - 1) / fabric::kMaxIpusPerIld);
   pod.topology = shape.torus ? fabric::IldTopology::kTorus : fabric::IldTopology::kMesh;
   model::SystemSpec spec = model::SystemSpecFromPod(pod);
   // A partition of 1 or 2 IPUs is part of one machine.
   spec.num_ipus = shape.size;
-  spec.ipus_per_ild = std::min(shape.size, fabric::kMaxIpusPerIld);
+  // A partition over several ILDs has one equal segment in each; its
+  // collectives cross the GW-Links between them.
+  spec.ipus_per_ild = std::min(shape.size / pod.num_ilds, fabric::kMaxIpusPerIld);
   return spec;
 }
 

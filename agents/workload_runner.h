@@ -43,6 +43,7 @@ struct PartitionShape {
   fabric::MachineType machine_type = fabric::MachineType::kM2000;
   uint32_t size = 0;  // IPUs
   bool torus = false;
+  uint32_t ilds = 0;  // ILDs it spans, over GW-Links; 0: as few as the size needs
 };
 
 struct WorkloadRun {

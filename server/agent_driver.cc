@@ -149,6 +149,7 @@ std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& part
         static_cast<virmgrpc::GatewayRoutingType>(partition.gw_routing));
     c->configure.set_sync_type(static_cast<virmgrpc::SyncType>(partition.sync_type));
     c->configure.set_partition_size(partition.size());
+    c->configure.set_num_ilds(partition.num_ilds);
     for (uint32_t port : ports[c->agent_id]) c->configure.add_link_ports(port);
     for (const auto& m : members) *c->configure.add_members() = m;
   };

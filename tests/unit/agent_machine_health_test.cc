@@ -199,6 +199,10 @@ TEST(WorkloadRunnerTest, PredictsEqualStepsAndRefusesBadRequests) {
   EXPECT_GT(bigger->samples_per_sec, run->samples_per_sec);
   EXPECT_EQ(PartitionSystem({fabric::MachineType::kM2000, 2, false}).num_ipus, 2u);
   EXPECT_EQ(PartitionSystem({fabric::MachineType::kM2000, 128, true}).num_ilds, 2u);
+  // 64 IPUs over 2 ILDs: two segments of 32 joined by GW-Links.
+  const auto split = PartitionSystem({fabric::MachineType::kM2000, 64, true, 2});
+  EXPECT_EQ(split.num_ilds, 2u);
+  EXPECT_EQ(split.ipus_per_ild, 32u);
 
   EXPECT_EQ(PredictRun(w, shape, 0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(PredictRun(w, shape, kMaxWorkloadSteps + 1).status().code(),

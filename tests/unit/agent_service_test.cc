@@ -154,13 +154,31 @@ TEST_F(AgentServiceTest, ConfigureCarriesRoutingToTheMachine) {
   request.set_gw_routing_type(virmgrpc::GRT_SWRING);
   request.set_sync_type(virmgrpc::ST_GS2_DEFAULT);
   request.set_partition_size(128);
+  request.set_num_ilds(2);
   ASSERT_TRUE(Call(request).ok());
   absl::StatusOr<PartitionConfig> config = machine_.Config("p1");
   ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->num_ilds, 2u);
   EXPECT_EQ(config->routing, fabric::RoutingType::kRingSwnc);
   EXPECT_EQ(config->gw_routing, fabric::GwRoutingType::kSwRing);
   EXPECT_EQ(config->sync_type, fabric::SyncType::kGs2Default);
   EXPECT_EQ(config->partition_size, 128u);
+}
+
+TEST_F(AgentServiceTest, NumIldsMustBeAPowerOfTwoDividingTheSize) {
+  for (uint32_t ilds : {3u, 256u}) {
+    vipuagent::ConfigurePartitionRequest request;
+    request.set_agent_id("ag1");
+    request.set_partition_id("p1");
+    request.set_generation(2);
+    request.add_ipus(0);
+    request.set_partition_size(128);
+    request.set_num_ilds(ilds);
+    grpc::Status s = Call(request);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << ilds;
+    EXPECT_THAT(s.error_message(), ::testing::HasSubstr("num_ilds: must be a power of two"));
+    EXPECT_FALSE(machine_.Config("p1").ok());
+  }
 }
 
 TEST_F(AgentServiceTest, UnknownEnumValuesAreInvalid) {
