@@ -1,8 +1,10 @@
 // Simulator: starts and stops the vipu-agent child processes of `--simulate POD`.
 #include "server/simulator.h"
 
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,46 @@ namespace {
 
 constexpr uint32_t kMachinesPerProcess = 16;
 
+// Whether a gRPC server could listen on 127.0.0.1:port now. SO_REUSEADDR as
+// gRPC sets it, so that connections of the previous run in TIME_WAIT do not
+// count as taken; a listening socket does.
+bool LoopbackPortFree(uint32_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool free =
+      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && listen(fd, 1) == 0;
+  close(fd);
+  return free;
+}
+
+// OK once every remembered port is free, waiting up to `wait` for the
+// agents of a killed server to let go of them.
+absl::Status AwaitRememberedPorts(const std::vector<std::string>& ids,
+                                  const std::map<std::string, uint32_t>& ports,
+                                  absl::Duration wait) {
+  const absl::Time deadline = absl::Now() + wait;
+  for (const std::string& id : ids) {
+    auto it = ports.find(id);
+    if (it == ports.end() || it->second == 0) continue;
+    while (!LoopbackPortFree(it->second)) {
+      if (absl::Now() > deadline) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "simulate: agent ", id, " served on 127.0.0.1:", it->second,
+            " before and must again (the IPUoF configs of its partitions point there), but "
+            "another process holds that port; stop that process, or use another --db"));
+      }
+      absl::SleepFor(absl::Milliseconds(20));  // no event tells when another process lets go
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpec& pod,
@@ -33,6 +75,9 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
   }
   std::vector<std::string> ids;
   for (uint32_t m = 1; m <= pod.num_machines; ++m) ids.push_back(absl::StrCat("ag", m));
+  if (absl::Status s = AwaitRememberedPorts(ids, options.ports, options.port_wait); !s.ok()) {
+    return s;
+  }
   std::unique_ptr<Simulator> sim(new Simulator(pod, ids));
 
   for (uint32_t first = 0; first < ids.size(); first += kMachinesPerProcess) {
@@ -51,6 +96,18 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
                                      "--log-level",
                                      options.log_level,
                                      "--exit-with-parent"};
+    std::vector<std::string> ports;
+    bool remembered = false;
+    for (const std::string& id : group) {
+      auto it = options.ports.find(id);
+      const uint32_t port = it == options.ports.end() ? 0 : it->second;
+      remembered = remembered || port != 0;
+      ports.push_back(absl::StrCat(port));
+    }
+    if (remembered) {
+      args.push_back("--ports");
+      args.push_back(absl::StrJoin(ports, ","));
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -71,6 +128,7 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
           absl::StrCat("simulate: cannot start ", options.agent_binary, ": ", std::strerror(rc)));
     }
     sim->children_.push_back(pid);
+    sim->child_agents_.push_back(absl::StrJoin(group, ","));
     spdlog::info("simulate {}: started vipu-agent pid {} for {}", pod.name, pid,
                  absl::StrJoin(group, ","));
   }
@@ -78,6 +136,22 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
 }
 
 Simulator::~Simulator() { Stop(); }
+
+std::optional<std::string> Simulator::ExitedChild() {
+  for (size_t i = 0; i < children_.size(); ++i) {
+    int status = 0;
+    if (waitpid(children_[i], &status, WNOHANG) != children_[i]) continue;
+    std::string how = WIFEXITED(status) ? absl::StrCat("exited with status ", WEXITSTATUS(status))
+                                        : absl::StrCat("was killed by signal ", WTERMSIG(status));
+    std::string what =
+        absl::StrCat("vipu-agent pid ", children_[i], " for ", child_agents_[i], " ", how);
+    // Reaped: Stop must not signal a pid that may be reused.
+    children_.erase(children_.begin() + static_cast<std::ptrdiff_t>(i));
+    child_agents_.erase(child_agents_.begin() + static_cast<std::ptrdiff_t>(i));
+    return what;
+  }
+  return std::nullopt;
+}
 
 void Simulator::Stop() {
   for (pid_t pid : children_) kill(pid, SIGTERM);
@@ -97,6 +171,7 @@ void Simulator::Stop() {
     }
   }
   children_.clear();
+  child_agents_.clear();
 }
 
 }  // namespace vipu::server
