@@ -43,8 +43,8 @@ std::string DeviceListing(const std::string& partition_id, uint32_t gcd,
                     device.members.size(), "]\n");
     for (size_t dnc = 0; dnc < device.members.size(); ++dnc) {
       const ipuof::IpuofDevice& ipu = ipus[device.members[dnc]];
-      absl::StrAppend(&out, " |--- Id: [", device.members[dnc], "], DNC Id: [", dnc, "], IPU-M host: [",
-                      Endpoint(ipu), "], IPU#: [", ipu.ipu_id, "]\n");
+      absl::StrAppend(&out, " |--- Id: [", device.members[dnc], "], DNC Id: [", dnc,
+                      "], IPU-M host: [", Endpoint(ipu), "], IPU#: [", ipu.ipu_id, "]\n");
     }
   }
   return out;

@@ -27,11 +27,11 @@ std::string Explain(const vipu::ipuof::Environment& env, const absl::Status& sta
     return std::string(status.message());
   }
   auto port = env.find("IPUOF_VIPU_API_PORT");
-  return absl::StrCat("V-IPU server ", host->second, ":",
-                      port == env.end() || port->second.empty() ? std::to_string(8090)
-                                                                : port->second,
-                      " (IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT): ",
-                      absl::StatusCodeToString(status.code()), ": ", status.message());
+  return absl::StrCat(
+      "V-IPU server ", host->second, ":",
+      port == env.end() || port->second.empty() ? std::to_string(8090) : port->second,
+      " (IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT): ", absl::StatusCodeToString(status.code()),
+      ": ", status.message());
 }
 
 }  // namespace
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     std::cerr << "gc-info: cannot list the devices: " << Explain(env, client.status()) << "\n";
     return 1;
   }
-  std::cout << vipu::gcinfo::DeviceListing(client->partition_id(), client->gcd(),
-                                           client->devices(), client->source());
+  std::cout << vipu::gcinfo::DeviceListing(client->partition_id(), client->gcd(), client->devices(),
+                                           client->source());
   return 0;
 }

@@ -38,15 +38,16 @@ TEST(GcInfoTest, ListsThePartitionThroughTheServerTheConfigPathAndTheConfigDirec
   ASSERT_EQ(created.exit_code, 0) << created.err << created.out;
 
   const std::string port = std::to_string(server->port());
-  CommandResult via_server = RunCommand({GC_INFO_BIN, "-l"}, {{"HOME", server->home()},
-                                                               {"IPUOF_VIPU_API_HOST", "127.0.0.1"},
-                                                               {"IPUOF_VIPU_API_PORT", port},
-                                                               {"IPUOF_VIPU_API_PARTITION_ID", "p8"}});
+  CommandResult via_server =
+      RunCommand({GC_INFO_BIN, "-l"}, {{"HOME", server->home()},
+                                       {"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+                                       {"IPUOF_VIPU_API_PORT", port},
+                                       {"IPUOF_VIPU_API_PARTITION_ID", "p8"}});
   ASSERT_EQ(via_server.exit_code, 0) << via_server.err;
   EXPECT_THAT(via_server.out, HasSubstr("Graphcore device listing:\n"));
   EXPECT_THAT(via_server.out,
-              HasSubstr(absl::StrCat("Partition: p8 (gcd:0) has 8 IPUs, from V-IPU server 127.0.0.1:",
-                                     port, "\n")));
+              HasSubstr(absl::StrCat(
+                  "Partition: p8 (gcd:0) has 8 IPUs, from V-IPU server 127.0.0.1:", port, "\n")));
   const std::vector<std::string> devices = DeviceLines(via_server.out);
   // 8 single IPUs, 4 pairs, 2 quads and the whole: 15 devices, and the
   // groups list 8 + 8 + 8 members.
@@ -54,8 +55,10 @@ TEST(GcInfoTest, ListsThePartitionThroughTheServerTheConfigPathAndTheConfigDirec
                           [](const std::string& l) { return absl::StartsWith(l, "-+-"); }),
             15);
   EXPECT_EQ(devices.size(), 15u + 24u);
-  EXPECT_THAT(via_server.out, ::testing::ContainsRegex(
-                                  R"(-\+- Id: \[7\], target: \[Fabric\], IPU-M host: \[127\.0\.0\.1:[0-9]+\], IPU#: \[[0-3]\])"));
+  EXPECT_THAT(
+      via_server.out,
+      ::testing::ContainsRegex(
+          R"(-\+- Id: \[7\], target: \[Fabric\], IPU-M host: \[127\.0\.0\.1:[0-9]+\], IPU#: \[[0-3]\])"));
   EXPECT_THAT(via_server.out, HasSubstr("-+- Id: [8], target: [Multi IPU], IPUs: [2]\n"));
   EXPECT_THAT(via_server.out, HasSubstr("-+- Id: [14], target: [Multi IPU], IPUs: [8]\n"));
 
@@ -66,16 +69,17 @@ TEST(GcInfoTest, ListsThePartitionThroughTheServerTheConfigPathAndTheConfigDirec
   EXPECT_THAT(via_dir.out, HasSubstr(absl::StrCat("has 8 IPUs, from IPUoF config ", config)));
   EXPECT_EQ(DeviceLines(via_dir.out), devices);
 
-  CommandResult via_path = RunCommand({GC_INFO_BIN, "-l"}, {{"HOME", "/nonexistent"},
-                                                             {"IPUOF_CONFIG_PATH", config}});
+  CommandResult via_path =
+      RunCommand({GC_INFO_BIN, "-l"}, {{"HOME", "/nonexistent"}, {"IPUOF_CONFIG_PATH", config}});
   ASSERT_EQ(via_path.exit_code, 0) << via_path.err;
   EXPECT_EQ(DeviceLines(via_path.out), devices);
 
   // A partition the server does not have.
-  CommandResult missing = RunCommand({GC_INFO_BIN, "-l"}, {{"HOME", server->home()},
-                                                            {"IPUOF_VIPU_API_HOST", "127.0.0.1"},
-                                                            {"IPUOF_VIPU_API_PORT", port},
-                                                            {"IPUOF_VIPU_API_PARTITION_ID", "nope"}});
+  CommandResult missing =
+      RunCommand({GC_INFO_BIN, "-l"}, {{"HOME", server->home()},
+                                       {"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+                                       {"IPUOF_VIPU_API_PORT", port},
+                                       {"IPUOF_VIPU_API_PARTITION_ID", "nope"}});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.err, HasSubstr(absl::StrCat("V-IPU server 127.0.0.1:", port)));
   EXPECT_THAT(missing.err, HasSubstr("nope"));
@@ -116,31 +120,39 @@ TEST(GcInfoTest, InvalidEnvironmentValuesAreRefusedNamingTheVariable) {
     std::string variable;
   };
   const std::vector<Case> cases = {
-      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}, {"IPUOF_VIPU_API_PORT", "http"},
+      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+        {"IPUOF_VIPU_API_PORT", "http"},
         {"IPUOF_VIPU_API_PARTITION_ID", "p"}},
        "IPUOF_VIPU_API_PORT"},
-      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}, {"IPUOF_VIPU_API_PORT", "0"},
+      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+        {"IPUOF_VIPU_API_PORT", "0"},
         {"IPUOF_VIPU_API_PARTITION_ID", "p"}},
        "IPUOF_VIPU_API_PORT"},
-      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}, {"IPUOF_VIPU_API_PORT", "65536"},
+      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+        {"IPUOF_VIPU_API_PORT", "65536"},
         {"IPUOF_VIPU_API_PARTITION_ID", "p"}},
        "IPUOF_VIPU_API_PORT"},
       {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}}, "IPUOF_VIPU_API_PARTITION_ID"},
-      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}, {"IPUOF_VIPU_API_PARTITION_ID", "p"},
+      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+        {"IPUOF_VIPU_API_PARTITION_ID", "p"},
         {"IPUOF_VIPU_API_GCD_ID", "first"}},
        "IPUOF_VIPU_API_GCD_ID"},
-      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}, {"IPUOF_VIPU_API_PARTITION_ID", "p"},
+      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+        {"IPUOF_VIPU_API_PARTITION_ID", "p"},
         {"IPUOF_VIPU_API_GCD_ID", "-1"}},
        "IPUOF_VIPU_API_GCD_ID"},
-      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}, {"IPUOF_VIPU_API_PARTITION_ID", "p"},
+      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+        {"IPUOF_VIPU_API_PARTITION_ID", "p"},
         {"IPUOF_VIPU_API_TIMEOUT", "0"}},
        "IPUOF_VIPU_API_TIMEOUT"},
       {{{"IPUOF_CONFIG_PATH", home + "/missing.conf"}}, "IPUOF_CONFIG_PATH"},
       {{{"IPUOF_CONFIG_PATH", garbage}}, "IPUOF_CONFIG_PATH"},
       {{{"IPUOF_VIPU_API_PARTITION_ID", "p"}}, "IPUOF_VIPU_API_HOST"},
       // Nothing listens there: the server is named by its variables.
-      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"}, {"IPUOF_VIPU_API_PORT", unused_port},
-        {"IPUOF_VIPU_API_PARTITION_ID", "p"}, {"IPUOF_VIPU_API_TIMEOUT", "5"}},
+      {{{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+        {"IPUOF_VIPU_API_PORT", unused_port},
+        {"IPUOF_VIPU_API_PARTITION_ID", "p"},
+        {"IPUOF_VIPU_API_TIMEOUT", "5"}},
        "IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT"},
   };
   for (const Case& c : cases) {

@@ -77,7 +77,8 @@ TEST(GcInfoDeviceListingTest, IpusOnOtherMachinesShowTheirEndpointAndV6IsBracket
   ipus[0].host = "::1";
   const std::string text = DeviceListing("p8", 1, ipus, "V-IPU server h:8090");
   EXPECT_THAT(text, ::testing::HasSubstr("Partition: p8 (gcd:1) has 8 IPUs, from V-IPU server"));
-  EXPECT_THAT(text, ::testing::HasSubstr("-+- Id: [0], target: [Fabric], IPU-M host: [[::1]:40000]"));
+  EXPECT_THAT(text,
+              ::testing::HasSubstr("-+- Id: [0], target: [Fabric], IPU-M host: [[::1]:40000]"));
   EXPECT_THAT(text, ::testing::HasSubstr("-+- Id: [7], target: [Fabric], IPU-M host: "
                                          "[127.0.0.1:40001], IPU#: [0]\n"));
   EXPECT_THAT(text, ::testing::HasSubstr("-+- Id: [14], target: [Multi IPU], IPUs: [8]\n"));
