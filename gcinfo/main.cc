@@ -17,7 +17,7 @@ constexpr const char* kFooter =
     "  1. IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT (default 8090), IPUOF_VIPU_API_PARTITION_ID,\n"
     "     IPUOF_VIPU_API_GCD_ID (default 0), IPUOF_VIPU_API_TIMEOUT (seconds): ask vipu-server;\n"
     "  2. IPUOF_CONFIG_PATH: that IPUoF config file;\n"
-    "  3. ~/.ipuof.conf.d/: <IPUOF_VIPU_API_PARTITION_ID>_gcd<N>_ipuof.conf, or the only config.";
+    "  3. ~/.ipuof.conf.d/: <IPUOF_VIPU_API_PARTITION_ID>_gcd<N>_ipuof.conf, or the only config.\n";
 
 // Server errors come from gRPC without the address; say which server failed.
 std::string Explain(const vipu::ipuof::Environment& env, const absl::Status& status) {

@@ -10,17 +10,32 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "popdist/ipuof_client.h"
 #include "tests/integration/harness.h"
 
-#ifdef POPDIST_SAMPLE_TRAIN_BIN
-
 namespace vipu::testing {
 namespace {
 
 using ::testing::HasSubstr;
+
+// An agent that cannot serve (here: a program that is no agent at all)
+// ends the start at once instead of after the registration window.
+TEST(SimulateRestartTest, AgentProcessExitingBeforeItRegistersFailsTheStartAtOnce) {
+  const std::string dir = MakeTempDir();
+  const absl::Time start = absl::Now();
+  CommandResult r = RunCommand({VIPU_SERVER_BIN, "--simulate", "pod4", "--listen", "127.0.0.1:0",
+                                "--db", dir + "/vipu.db", "--agent-binary", "/bin/false"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("for ag1 exited with status 1 before its machines registered"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+  RemoveTree(dir);
+}
+
+#ifdef POPDIST_SAMPLE_TRAIN_BIN
 
 std::string ConfigPath(const ServerProcess& server, const std::string& partition) {
   return absl::StrCat(server.home(), "/.ipuof.conf.d/", partition, "_gcd0_ipuof.conf");
@@ -120,7 +135,7 @@ TEST(SimulateRestartTest, RememberedPortTakenByAnotherProcessStopsTheStartNaming
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
 }
 
+#endif  // POPDIST_SAMPLE_TRAIN_BIN
+
 }  // namespace
 }  // namespace vipu::testing
-
-#endif  // POPDIST_SAMPLE_TRAIN_BIN
