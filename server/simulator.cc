@@ -10,6 +10,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -40,6 +44,56 @@ bool LoopbackPortFree(uint32_t port) {
       bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && listen(fd, 1) == 0;
   close(fd);
   return free;
+}
+
+// Ports that neither connect() nor a bind to port 0 ever hands out: those
+// above the kernel's ephemeral range. A machine's port must be free again
+// when the server restarts, and any outgoing connection made meanwhile
+// could otherwise have taken it. Empty when the range reaches 65535.
+std::pair<uint32_t, uint32_t> StablePortRange() {
+  uint32_t low = 32768, high = 60999;
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  range >> low >> high;
+  return {high + 1, 65535};
+}
+
+// A port for every machine: the remembered one, else a free one in the
+// stable range, starting at a random place so that servers started at the
+// same time rarely probe the same ports; 0 (any free port) when the stable
+// range has none left.
+std::map<std::string, uint32_t> AssignPorts(const std::vector<std::string>& ids,
+                                            const std::map<std::string, uint32_t>& remembered) {
+  std::map<std::string, uint32_t> ports;
+  std::set<uint32_t> taken;
+  for (const std::string& id : ids) {
+    auto it = remembered.find(id);
+    if (it != remembered.end() && it->second != 0) {
+      ports[id] = it->second;
+      taken.insert(it->second);
+    }
+  }
+  const auto [first, last] = StablePortRange();
+  const uint32_t span = first <= last ? last - first + 1 : 0;
+  uint32_t next = span == 0 ? 0 : std::random_device()() % span;
+  uint32_t probed = 0;
+  for (const std::string& id : ids) {
+    if (ports.count(id) != 0) continue;
+    uint32_t port = 0;
+    for (; probed < span && port == 0; ++probed) {
+      const uint32_t candidate = first + next;
+      next = (next + 1) % span;
+      if (taken.count(candidate) == 0 && LoopbackPortFree(candidate)) port = candidate;
+    }
+    if (port == 0) {
+      spdlog::warn(
+          "simulate: no free port above the ephemeral range for agent {}; it gets any "
+          "free port and may move when the server restarts",
+          id);
+    }
+    taken.insert(port);
+    ports[id] = port;
+  }
+  return ports;
 }
 
 // OK once every remembered port is free, waiting up to `wait` for the
@@ -78,6 +132,7 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
   if (absl::Status s = AwaitRememberedPorts(ids, options.ports, options.port_wait); !s.ok()) {
     return s;
   }
+  const std::map<std::string, uint32_t> assigned = AssignPorts(ids, options.ports);
   std::unique_ptr<Simulator> sim(new Simulator(pod, ids));
 
   for (uint32_t first = 0; first < ids.size(); first += kMachinesPerProcess) {
@@ -96,18 +151,10 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
                                      "--log-level",
                                      options.log_level,
                                      "--exit-with-parent"};
-    std::vector<std::string> ports;
-    bool remembered = false;
-    for (const std::string& id : group) {
-      auto it = options.ports.find(id);
-      const uint32_t port = it == options.ports.end() ? 0 : it->second;
-      remembered = remembered || port != 0;
-      ports.push_back(absl::StrCat(port));
-    }
-    if (remembered) {
-      args.push_back("--ports");
-      args.push_back(absl::StrJoin(ports, ","));
-    }
+    std::vector<uint32_t> ports;
+    for (const std::string& id : group) ports.push_back(assigned.at(id));
+    args.push_back("--ports");
+    args.push_back(absl::StrJoin(ports, ","));
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -2,7 +2,9 @@
 // child processes (one per ILD, i.e. up to 16 machines each, every machine
 // on its own loopback port) that register with this server. A machine that
 // had a port in an earlier run gets the same port again, so that the IPUoF
-// configs `vipu create partition` wrote keep pointing at it.
+// configs `vipu create partition` wrote keep pointing at it; new machines get
+// ports above the kernel's ephemeral range, which no outgoing connection can
+// take while the server is down.
 #ifndef VIPU_SERVER_SIMULATOR_H_
 #define VIPU_SERVER_SIMULATOR_H_
 
