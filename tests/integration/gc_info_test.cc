@@ -100,6 +100,10 @@ TEST(GcInfoTest, RefusesUnknownFlagsArgumentsAndNothingToDo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("-x"));
 
+  r = RunCommand({GC_INFO_BIN, "--list-devices=maybe"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--list-devices = maybe"));
+
   r = RunCommand({GC_INFO_BIN});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("nothing to do: give -l/--list-devices"));
