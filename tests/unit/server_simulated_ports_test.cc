@@ -59,7 +59,7 @@ TEST(SimulatedPortsTest, RememberedPortsAreKeptAndNewOnesAreFreeDistinctAndStabl
   const auto [first, last] = StablePortRange();
   if (first > last) GTEST_SKIP() << "the ephemeral range reaches 65535 here";
   std::set<uint32_t> distinct;
-  for (const std::string& id : {"ag1", "ag3", "ag4"}) {
+  for (const char* id : {"ag1", "ag3", "ag4"}) {
     EXPECT_GE(ports[id], first) << id;
     EXPECT_LE(ports[id], last) << id;
     EXPECT_TRUE(LoopbackPortFree(ports[id])) << id;
