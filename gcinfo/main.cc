@@ -1,5 +1,4 @@
 // gc-info: lists the devices of the partition the environment names (-l).
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -29,7 +28,8 @@ std::string Explain(const vipu::ipuof::Environment& env, const absl::Status& sta
   auto port = env.find("IPUOF_VIPU_API_PORT");
   return absl::StrCat(
       "V-IPU server ", host->second, ":",
-      port == env.end() || port->second.empty() ? std::to_string(8090) : port->second,
+      port == env.end() || port->second.empty() ? std::to_string(vipu::ipuof::kDefaultVipuPort)
+                                                : port->second,
       " (IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT): ", absl::StatusCodeToString(status.code()),
       ": ", status.message());
 }
