@@ -27,7 +27,7 @@ snapshot >/root/before
 log "apt-get install $deb"
 apt-get install -y -qq "$deb" >/dev/null
 for f in /usr/bin/vipu-server /usr/bin/vipu-agent /usr/bin/vipu /usr/bin/vipu-admin \
-  /usr/bin/poprun /usr/bin/ipu-model /usr/bin/popdist_sample_train \
+  /usr/bin/poprun /usr/bin/ipu-model /usr/bin/popdist_sample_train /usr/bin/gc-info \
   /usr/include/popdist/context.h /usr/lib/x86_64-linux-gnu/libpopdist.a \
   /usr/lib/x86_64-linux-gnu/pkgconfig/popdist.pc /usr/share/doc/vipu/quickstart.md \
   /lib/systemd/system/vipu-server.service /etc/vipu/vipu-server.hcl; do
@@ -56,6 +56,7 @@ grep -q '^host: localhost:8090$' /root/version || fail "server version output"
 vipu list partitions
 vipu-admin list agents >/dev/null
 poprun --help >/dev/null || fail "poprun --help"
+gc-info --help >/dev/null || fail "gc-info --help"
 python3 -c 'import popdist; print("popdist", popdist.getNumTotalReplicas(), "replica (outside poprun)")'
 popdist_sample_train --offline --training-steps 2 | tail -3
 ipu-model predict --help >/dev/null || fail "ipu-model predict --help"

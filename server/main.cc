@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -86,20 +89,37 @@ absl::Status EnsureSimulatedCluster(Inventory& inventory, const Simulator& sim) 
   return inventory.CreateAllocation(a);
 }
 
-// Waits until every agent in `ids` has registered, or the deadline passes.
-// Returns the ids still missing.
+// Waits until every agent in `ids` has registered, the deadline passes or
+// `give_up` (when set) says no more will come. Returns the ids still missing.
 std::vector<std::string> AwaitRegistrations(const AgentRegistry& registry,
                                             const std::vector<std::string>& ids,
-                                            absl::Duration window) {
+                                            absl::Duration window,
+                                            const std::function<bool()>& give_up = nullptr) {
   const absl::Time deadline = absl::Now() + window;
   for (;;) {
     std::vector<std::string> missing;
     for (const std::string& id : ids) {
       if (!registry.Contains(id)) missing.push_back(id);
     }
-    if (missing.empty() || absl::Now() > deadline) return missing;
+    if (missing.empty() || absl::Now() > deadline || (give_up && give_up())) return missing;
     absl::SleepFor(absl::Milliseconds(10));  // registrations arrive over RPC; poll the registry
   }
+}
+
+// The loopback ports the simulated agents registered with in earlier runs,
+// by agent id, so that they come back where the IPUoF configs point.
+std::map<std::string, uint32_t> RememberedAgentPorts(Inventory& inventory) {
+  std::map<std::string, uint32_t> ports;
+  auto agents = inventory.ListAgents();
+  if (!agents.ok()) {
+    spdlog::warn("simulate: cannot read the agents' earlier ports, choosing new ones: {}",
+                 agents.status().ToString());
+    return ports;
+  }
+  for (const fabric::Agent& a : *agents) {
+    if (a.host == "127.0.0.1" && a.port != 0) ports[a.id] = a.port;
+  }
+  return ports;
 }
 
 int Run(const ServerOptions& opt) {
@@ -261,15 +281,26 @@ int Run(const ServerOptions& opt) {
         absl::StrCat(agent_host == "0.0.0.0" || agent_host == "[::]" ? "127.0.0.1" : agent_host,
                      agent_address.substr(agent_address.rfind(':')));
     so.log_level = opt.log_level;
+    so.ports = RememberedAgentPorts(inventory);
     auto started = Simulator::Start(*pod, so);
     if (!started.ok()) {
       spdlog::critical("{}", std::string(started.status().message()));
+      std::fprintf(stderr, "vipu-server: %s\n", std::string(started.status().message()).c_str());
       server->Shutdown();
       return 1;
     }
     sim = std::move(*started);
+    std::optional<std::string> exited;
     std::vector<std::string> missing =
-        AwaitRegistrations(registry, sim->agent_ids(), absl::Seconds(30));
+        AwaitRegistrations(registry, sim->agent_ids(), absl::Seconds(30),
+                           [&] { return (exited = sim->ExitedChild()).has_value(); });
+    if (exited) {
+      spdlog::critical("simulate {}: {} before its machines registered", pod->name, *exited);
+      std::fprintf(stderr, "vipu-server: simulate %s: %s before its machines registered\n",
+                   pod->name.c_str(), exited->c_str());
+      server->Shutdown();
+      return 1;
+    }
     if (!missing.empty()) {
       spdlog::critical("simulate {}: {} agents did not register within 30 s (first: {})", pod->name,
                        missing.size(), missing.front());

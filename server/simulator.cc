@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "fabric/enum_names.h"
+#include "server/simulated_ports.h"
 #include "spdlog/spdlog.h"
 
 extern char** environ;
@@ -33,6 +34,10 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
   }
   std::vector<std::string> ids;
   for (uint32_t m = 1; m <= pod.num_machines; ++m) ids.push_back(absl::StrCat("ag", m));
+  if (absl::Status s = AwaitRememberedPorts(ids, options.ports, options.port_wait); !s.ok()) {
+    return s;
+  }
+  const std::map<std::string, uint32_t> assigned = AssignPorts(ids, options.ports);
   std::unique_ptr<Simulator> sim(new Simulator(pod, ids));
 
   for (uint32_t first = 0; first < ids.size(); first += kMachinesPerProcess) {
@@ -51,6 +56,10 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
                                      "--log-level",
                                      options.log_level,
                                      "--exit-with-parent"};
+    std::vector<uint32_t> ports;
+    for (const std::string& id : group) ports.push_back(assigned.at(id));
+    args.push_back("--ports");
+    args.push_back(absl::StrJoin(ports, ","));
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -71,6 +80,7 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
           absl::StrCat("simulate: cannot start ", options.agent_binary, ": ", std::strerror(rc)));
     }
     sim->children_.push_back(pid);
+    sim->child_agents_.push_back(absl::StrJoin(group, ","));
     spdlog::info("simulate {}: started vipu-agent pid {} for {}", pod.name, pid,
                  absl::StrJoin(group, ","));
   }
@@ -78,6 +88,22 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
 }
 
 Simulator::~Simulator() { Stop(); }
+
+std::optional<std::string> Simulator::ExitedChild() {
+  for (size_t i = 0; i < children_.size(); ++i) {
+    int status = 0;
+    if (waitpid(children_[i], &status, WNOHANG) != children_[i]) continue;
+    std::string how = WIFEXITED(status) ? absl::StrCat("exited with status ", WEXITSTATUS(status))
+                                        : absl::StrCat("was killed by signal ", WTERMSIG(status));
+    std::string what =
+        absl::StrCat("vipu-agent pid ", children_[i], " for ", child_agents_[i], " ", how);
+    // Reaped: Stop must not signal a pid that may be reused.
+    children_.erase(children_.begin() + static_cast<std::ptrdiff_t>(i));
+    child_agents_.erase(child_agents_.begin() + static_cast<std::ptrdiff_t>(i));
+    return what;
+  }
+  return std::nullopt;
+}
 
 void Simulator::Stop() {
   for (pid_t pid : children_) kill(pid, SIGTERM);
@@ -97,6 +123,7 @@ void Simulator::Stop() {
     }
   }
   children_.clear();
+  child_agents_.clear();
 }
 
 }  // namespace vipu::server

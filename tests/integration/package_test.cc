@@ -71,7 +71,7 @@ class PackageTest : public ::testing::Test {
 TEST_F(PackageTest, InstallsBinariesUnitsAndConfiguration) {
   for (const char* file :
        {"usr/bin/vipu-server", "usr/bin/vipu-agent", "usr/bin/vipu", "usr/bin/vipu-admin",
-        "usr/bin/poprun", "usr/bin/ipu-model", "usr/bin/popdist_sample_train",
+        "usr/bin/poprun", "usr/bin/ipu-model", "usr/bin/popdist_sample_train", "usr/bin/gc-info",
         "usr/include/popdist/context.h", "usr/include/popdist/collectives.h",
         "usr/lib/x86_64-linux-gnu/libpopdist.a", "usr/lib/x86_64-linux-gnu/pkgconfig/popdist.pc",
         "usr/lib/python3/dist-packages/popdist/__init__.py",

@@ -1,0 +1,141 @@
+// `vipu-server --simulate` keeps every machine on its port across restarts,
+// so that the IPUoF configs `vipu create partition` wrote stay valid; a port
+// another process took meanwhile stops the start, naming agent and port.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "popdist/ipuof_client.h"
+#include "tests/integration/harness.h"
+
+namespace vipu::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// An agent that cannot serve (here: a program that is no agent at all)
+// ends the start at once instead of after the registration window.
+TEST(SimulateRestartTest, AgentProcessExitingBeforeItRegistersFailsTheStartAtOnce) {
+  const std::string dir = MakeTempDir();
+  const absl::Time start = absl::Now();
+  CommandResult r = RunCommand({VIPU_SERVER_BIN, "--simulate", "pod4", "--listen", "127.0.0.1:0",
+                                "--db", dir + "/vipu.db", "--agent-binary", "/bin/false"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("for ag1 exited with status 1 before its machines registered"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+  RemoveTree(dir);
+}
+
+#ifdef POPDIST_SAMPLE_TRAIN_BIN
+
+std::string ConfigPath(const ServerProcess& server, const std::string& partition) {
+  return absl::StrCat(server.home(), "/.ipuof.conf.d/", partition, "_gcd0_ipuof.conf");
+}
+
+// Two training steps on the machines the config file names, and nothing
+// else: no server address reaches the application.
+CommandResult TrainWith(const std::string& config) {
+  return RunCommand(
+      {POPDIST_SAMPLE_TRAIN_BIN, "--config", "pretrain_large_128_pod16", "--training-steps", "2"},
+      {{"IPUOF_CONFIG_PATH", config}});
+}
+
+// A listening socket on 127.0.0.1:port for as long as the object lives.
+class PortHolder {
+ public:
+  explicit PortHolder(uint32_t port) : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    held_ = fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+            listen(fd_, 1) == 0;
+  }
+  ~PortHolder() {
+    if (fd_ >= 0) close(fd_);
+  }
+  PortHolder(const PortHolder&) = delete;
+  PortHolder& operator=(const PortHolder&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  int fd_;
+  bool held_ = false;
+};
+
+TEST(SimulateRestartTest, IpuofConfigAnswersAfterSigtermAndAfterKill9) {
+  auto server = ServerProcess::Start("pod16");
+  CommandResult created = server->Vipu({"create", "partition", "p16", "--size", "16"});
+  ASSERT_EQ(created.exit_code, 0) << created.err << created.out;
+  const std::string config = ConfigPath(*server, "p16");
+  const std::string text = ReadFile(config);
+  ASSERT_FALSE(text.empty()) << config;
+  CommandResult r = TrainWith(config);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  ASSERT_THAT(r.out, HasSubstr("Attached to partition p16 GCD 0: 16 IPUs"));
+
+  server->Restart();  // SIGTERM, then the same database
+  EXPECT_EQ(ReadFile(config), text);
+  r = TrainWith(config);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out << ReadFile(server->dir() + "/server.log");
+  EXPECT_THAT(r.out, HasSubstr("Attached to partition p16 GCD 0: 16 IPUs"));
+
+  // The killed server's agents are still letting go of the ports while the
+  // new one starts.
+  server->Kill();
+  server->Restart();
+  r = TrainWith(config);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out << ReadFile(server->dir() + "/server.log");
+  EXPECT_THAT(r.out, HasSubstr("Attached to partition p16 GCD 0: 16 IPUs"));
+  // The server still gives out the same endpoints.
+  r = server->Vipu({"get", "partition", "p16", "--gcd", "0", "--ipuof-configs"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto from_file = ipuof::IpuofClient::FromConfigFile(config);
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  for (const ipuof::IpuofDevice& d : from_file->devices()) {
+    EXPECT_THAT(r.out, HasSubstr(absl::StrCat(d.port))) << "device " << d.device_id;
+  }
+}
+
+TEST(SimulateRestartTest, RememberedPortTakenByAnotherProcessStopsTheStartNamingAgentAndPort) {
+  auto server = ServerProcess::Start("pod4");
+  CommandResult created = server->Vipu({"create", "partition", "p4", "--size", "4"});
+  ASSERT_EQ(created.exit_code, 0) << created.err << created.out;
+  auto client = ipuof::IpuofClient::FromConfigFile(ConfigPath(*server, "p4"));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const uint32_t port = client->devices().front().port;
+  server->Stop();
+
+  std::string failure;
+  {
+    PortHolder holder(port);
+    ASSERT_TRUE(holder.held()) << "port " << port << " did not come free when the server stopped";
+    try {
+      server->Restart();
+    } catch (const std::runtime_error& e) {
+      failure = e.what();
+    }
+  }
+  EXPECT_THAT(failure, HasSubstr(absl::StrCat("agent ag1 served on 127.0.0.1:", port)));
+  EXPECT_THAT(failure, HasSubstr("another process holds that port"));
+
+  // Once the port is free again the pod comes back where it was.
+  server->Restart();
+  CommandResult r = RunCommand({POPDIST_SAMPLE_TRAIN_BIN, "--training-steps", "1"},
+                               {{"IPUOF_CONFIG_PATH", ConfigPath(*server, "p4")}});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+}
+
+#endif  // POPDIST_SAMPLE_TRAIN_BIN
+
+}  // namespace
+}  // namespace vipu::testing
