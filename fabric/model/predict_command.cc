@@ -196,7 +196,11 @@ std::string RoutingText(const std::string& routing, const SystemSpec& system,
   return absl::StrCat(
       "\nrouting        ", name, ": wrap links ", WrapLinksUsed(system, p) ? "used" : "not used",
       "; DNC, SWNC and BTNC differ only in that (through-routing and the barley twist are not "
-      "modelled)\nsync type      not modelled: every sync type gives the same step time\n");
+      "modelled)\n",
+      p.ilds_spanned > 1 ? "gw routing     RING (looped) and SWRING (switched GW-Links) time alike: "
+                           "the switch itself is not modelled\n"
+                         : "",
+      "sync type      not modelled: every sync type gives the same step time\n");
 }
 
 int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
