@@ -3,8 +3,8 @@
 //   command-line flag > environment (VIPU_CLI_*) > config file > default,
 // where the config file is the one named by --config, else the system file
 // (/etc/vipu/vipu-cli.hcl) when it exists.
-#ifndef VIPU_CLI_CLIENT_CONFIG_H_
-#define VIPU_CLI_CLIENT_CONFIG_H_
+#ifndef VIPU_CLI_COMMON_CLIENT_CONFIG_H_
+#define VIPU_CLI_COMMON_CLIENT_CONFIG_H_
 
 #include <cstdint>
 #include <map>
@@ -77,4 +77,4 @@ absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
 
 }  // namespace vipu::cli
 
-#endif  // VIPU_CLI_CLIENT_CONFIG_H_
+#endif  // VIPU_CLI_COMMON_CLIENT_CONFIG_H_
