@@ -28,12 +28,7 @@ constexpr const char* kVariables[] = {"IPUOF_VIPU_API_HOST",
                                       "IPUOF_VIPU_API_GCD_ID",
                                       "IPUOF_VIPU_API_TIMEOUT",
                                       "IPUOF_CONFIG_PATH",
-                                      "HOME",
-                                      "VIPU_CLI_API_USER_ID",
-                                      "VIPU_CLI_API_ACCESS_KEY",
-                                      "VIPU_CLI_API_TLS_CA",
-                                      "VIPU_CLI_API_TLS_CERT",
-                                      "VIPU_CLI_API_TLS_KEY"};
+                                      "HOME"};
 // The vipu CLI settings that say who the caller is; the server's address
 // comes from IPUOF_VIPU_API_* instead, so VIPU_CLI_API_HOST and the like
 // are neither read nor checked.
@@ -124,6 +119,9 @@ absl::StatusOr<cli::ClientConfig> ResolveCredentials(const Environment& env,
 Environment ProcessEnvironment() {
   Environment env;
   for (const char* name : kVariables) {
+    if (const char* v = std::getenv(name); v != nullptr) env[name] = v;
+  }
+  for (const char* name : kCredentialVariables) {
     if (const char* v = std::getenv(name); v != nullptr) env[name] = v;
   }
   return env;

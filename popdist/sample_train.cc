@@ -1,7 +1,8 @@
 // popdist_sample_train: a BERT pre-training run as Graphcore's BERT logs it,
 // on the partition poprun prepared. It attaches to its GCD with the IPUoF
 // client (popdist/ipuof_client.h: IPUOF_VIPU_API_*, IPUOF_CONFIG_PATH or
-// ~/.ipuof.conf.d/), places pipeline stages on IPUs, "compiles" (a modelled
+// ~/.ipuof.conf.d/; on a secure pod with vipu's VIPU_CLI_API_* credentials,
+// which poprun passes on), places pipeline stages on IPUs, "compiles" (a modelled
 // duration, skipped when the executable cache holds a matching entry) and
 // trains: the steps run on the simulated machines holding the GCD's IPUs
 // (RunWorkload), which answer with the compute model's step times. Times are
