@@ -55,7 +55,9 @@ class TlsAgent final : public vipuagent::Agent::Service {
     builder.RegisterService(this);
     server_ = builder.BuildAndStart();
   }
-  ~TlsAgent() override { server_->Shutdown(); }
+  ~TlsAgent() override {
+    if (server_ != nullptr) server_->Shutdown();
+  }
   int port() const { return port_; }
 
   grpc::Status RunWorkload(grpc::ServerContext* context,
@@ -178,6 +180,7 @@ TEST_F(IpuofSecureTest, AttachesToTheServerOverTlsWithTheAccessKey) {
 
 TEST_F(IpuofSecureTest, RunSpeaksMutualTlsToTheMachine) {
   TlsAgent agent(tls_, "127.0.0.1:0");
+  ASSERT_NE(agent.port(), 0);
   ipuof::Environment env = Credentials(root_key_);
   env["IPUOF_CONFIG_PATH"] = WriteIpuofConfig("127.0.0.1", agent.port());
   auto client = ipuof::IpuofClient::Attach(env, absl::Seconds(5), "");
@@ -206,6 +209,7 @@ TEST_F(IpuofSecureTest, RunSpeaksMutualTlsToTheMachine) {
   // The machine's certificate must name the endpoint's host: 127.0.0.2 is
   // not among its SANs.
   TlsAgent elsewhere(tls_, "127.0.0.2:0");
+  ASSERT_NE(elsewhere.port(), 0);
   ipuof::Environment misnamed = env;
   misnamed["IPUOF_CONFIG_PATH"] = WriteIpuofConfig("127.0.0.2", elsewhere.port());
   auto wrong_host = ipuof::IpuofClient::Attach(misnamed, absl::Seconds(5), "");
@@ -291,6 +295,40 @@ TEST_F(PoprunSecureTest, InstancesGetTheCredentialsThroughTheEnvironmentOnly) {
     EXPECT_THAT(ReadFile(absl::StrCat(work_, "/seen/parent.", i)), Not(HasSubstr(root_key_)));
   }
   ExpectKeyOnNoCommandLine(r);
+}
+
+// An unreadable TLS file is named, with its variable, by poprun before
+// anything is created and by the application when it attaches.
+TEST_F(PoprunSecureTest, UnreadableTlsFilesAreNamed) {
+  const std::string absent = work_ + "/absent/ca.pem";
+  CommandResult r = Poprun({"--vipu-partition", "nf", "--num-replicas", "2", "true"},
+                           {{"VIPU_CLI_API_TLS_CA", absent}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(
+                         "POPRUN ERROR: vipu configuration: VIPU_CLI_API_TLS_CA: cannot read '",
+                         absent, "'")));
+  r = Poprun({"--vipu-partition", "nf", "--num-replicas", "2", "true"},
+             {{"VIPU_CLI_API_TLS_KEY", ""}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("VIPU_CLI_API_TLS_CERT: needs --api-tls-key"));
+  EXPECT_THAT(Vipu({"list", "partitions"}).out, Not(HasSubstr(" nf ")));
+
+#if defined(POPDIST_SAMPLE_TRAIN_BIN)
+  ASSERT_EQ(Vipu({"create", "partition", "p", "--size", "4"}).exit_code, 0);
+  std::map<std::string, std::string> env = Credentials(root_key_);
+  const ipuof::Environment attaching = Attaching("p", {});
+  env.insert(attaching.begin(), attaching.end());
+  env["HOME"] = server_->home();
+  env["VIPU_CLI_API_TLS_CA"] = absent;
+  CommandResult app = RunCommand(
+      {POPDIST_SAMPLE_TRAIN_BIN, "--config", "pretrain_large_128_pod16", "--training-steps", "1"},
+      env);
+  EXPECT_EQ(app.exit_code, 3);
+  EXPECT_THAT(app.err,
+              HasSubstr(absl::StrCat("IPUoF: cannot attach: VIPU_CLI_API_TLS_CA: cannot read '",
+                                     absent, "'")));
+  EXPECT_THAT(app.err, Not(HasSubstr(root_key_)));
+#endif
 }
 
 #if defined(POPDIST_SAMPLE_TRAIN_BIN)
