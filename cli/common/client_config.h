@@ -2,7 +2,9 @@
 // resolved per field with the precedence
 //   command-line flag > environment (VIPU_CLI_*) > config file > default,
 // where the config file is the one named by --config, else the system file
-// (/etc/vipu/vipu-cli.hcl) when it exists.
+// (/etc/vipu/vipu-cli.hcl) when it exists. The IPUoF client
+// (popdist/ipuof_client.h) resolves its credentials here too, so that an
+// application authenticates exactly as `vipu` would.
 #ifndef VIPU_CLI_COMMON_CLIENT_CONFIG_H_
 #define VIPU_CLI_COMMON_CLIENT_CONFIG_H_
 
