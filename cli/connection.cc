@@ -2,47 +2,16 @@
 #include "cli/connection.h"
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "cli/common/credentials.h"
 
 namespace vipu::cli {
 
-namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path, const char* flag) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read '", path, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Mutual TLS when a CA is configured (vipu-server --secure), else plaintext.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(const ClientConfig& c) {
-  if (!c.tls()) return grpc::InsecureChannelCredentials();
-  grpc::SslCredentialsOptions options;
-  auto ca = ReadFile(c.tls_ca, "--api-tls-ca");
-  if (!ca.ok()) return ca.status();
-  options.pem_root_certs = *ca;
-  if (!c.tls_cert.empty()) {
-    auto cert = ReadFile(c.tls_cert, "--api-tls-cert");
-    if (!cert.ok()) return cert.status();
-    auto key = ReadFile(c.tls_key, "--api-tls-key");
-    if (!key.ok()) return key.status();
-    options.pem_cert_chain = *cert;
-    options.pem_private_key = *key;
-  }
-  return grpc::SslCredentials(options);
-}
-
-}  // namespace
-
 Connection::Connection(ClientConfig config) : config_(std::move(config)) {
-  auto credentials = Credentials(config_);
+  auto credentials = ChannelCredentials(config_);
   if (!credentials.ok()) {
     init_status_ = credentials.status();
     credentials = grpc::InsecureChannelCredentials();  // never used: Call returns init_status_
@@ -60,8 +29,7 @@ absl::Status Connection::Call(const std::function<grpc::Status(grpc::ClientConte
   for (const auto& [key, value] : extra_metadata_) context.AddMetadata(key, value);
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(config_.timeout_seconds));
-  if (!config_.user_id.empty()) context.AddMetadata(kUserIdMetadata, config_.user_id);
-  if (!config_.access_key.empty()) context.AddMetadata(kAccessKeyMetadata, config_.access_key);
+  AddCallCredentials(config_, &context);
   grpc::Status status = rpc(&context);
   if (status.ok()) return absl::OkStatus();
 

@@ -13,17 +13,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "cli/client_config.h"
+#include "cli/common/client_config.h"
 #include "version.grpc.pb.h"
 #include "vipu_admin.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
 
 namespace vipu::cli {
-
-// gRPC metadata keys carrying --api-user-id / --api-access-key
-// (docs/security.md); the server reads the same names.
-inline constexpr const char* kUserIdMetadata = "vipu-user-id";
-inline constexpr const char* kAccessKeyMetadata = "vipu-access-key";
 
 class Connection {
  public:

@@ -1,6 +1,9 @@
 // Builds poprun's mpirun argv: global options, per-instance environment, hosts and NUMA binding.
 #include "cli/poprun_launch.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/poprun_partition.h"
@@ -46,6 +49,25 @@ EnvList InstanceEnvironment(const PoprunOptions& o, const LaunchContext& c, uint
                             absl::StrCat(c.tf_poplar_flags, c.tf_poplar_flags.empty() ? "" : " ",
                                          "--executable_cache_path=", c.cache_dir)}});
   }
+  return env;
+}
+
+EnvList CredentialEnvironment(const ClientConfig& config) {
+  EnvList env;
+  auto add = [&env](const char* name, const std::string& value) {
+    if (!value.empty()) env.emplace_back(name, value);
+  };
+  auto absolute = [](const std::string& path) {
+    if (path.empty()) return path;
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(path, ec);
+    return ec ? path : p.lexically_normal().string();
+  };
+  add("VIPU_CLI_API_USER_ID", config.user_id);
+  add("VIPU_CLI_API_ACCESS_KEY", config.access_key);
+  add("VIPU_CLI_API_TLS_CA", absolute(config.tls_ca));
+  add("VIPU_CLI_API_TLS_CERT", absolute(config.tls_cert));
+  add("VIPU_CLI_API_TLS_KEY", absolute(config.tls_key));
   return env;
 }
 
@@ -108,6 +130,7 @@ std::vector<std::string> BuildMpirunCommand(const PoprunOptions& o, const Launch
       argv.insert(argv.end(), {"-x", absl::StrCat(name, "=", value)});
     }
     for (const std::string& name : c.forwarded) argv.insert(argv.end(), {"-x", name});
+    for (const auto& credential : c.credentials) argv.insert(argv.end(), {"-x", credential.first});
     if (!c.target_options.empty()) {
       argv.insert(argv.end(), {"-x", absl::StrCat("POPLAR_TARGET_OPTIONS=", c.target_options)});
     }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/common/client_config.h"
 #include "cli/poprun_options.h"
 
 namespace vipu::cli::poprun {
@@ -35,7 +36,17 @@ struct LaunchContext {
   std::string numactl = "numactl";
   // Forwarded by name (`-x PATH`); the runner keeps those that are set.
   std::vector<std::string> forwarded = {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH"};
+  // Who the instances attach as (CredentialEnvironment): set in mpirun's own
+  // environment and forwarded by name only, so that the access key is on no
+  // command line, neither mpirun's nor the one poprun logs.
+  EnvList credentials;
 };
+
+// The VIPU_CLI_API_* variables that give instances the credentials poprun
+// resolved (from its environment or vipu-cli.hcl): user id, access key and
+// TLS files, each when set; TLS paths made absolute, since an instance may
+// start elsewhere. Empty for an unauthenticated plaintext server.
+EnvList CredentialEnvironment(const ClientConfig& config);
 
 // The variables an instance gets: POPDIST_*, IPUOF_VIPU_API_*,
 // IPUOF_LOG_LEVEL, POPLAR_TARGET_OPTIONS, POPDIST_AUTOREPORT_DIRECTORY with
@@ -56,7 +67,8 @@ std::vector<uint32_t> SpreadNuma(uint32_t nodes, uint32_t local_instances, uint3
 // --bind-to in --mpi-global-args apply.
 const std::vector<std::string>& PlacementArgs(ProcessPlacement placement);
 
-// The full argv, mpirun first.
+// The full argv, mpirun first. Credentials appear as `-x NAME` only; the
+// caller puts their values into mpirun's environment.
 std::vector<std::string> BuildMpirunCommand(const PoprunOptions& options,
                                             const LaunchContext& context);
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/client_config.h"
+#include "cli/common/client_config.h"
 #include "cli/poprun_runner.h"
 
 int main(int argc, char** argv) {

@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cli/client_config.h"
+#include "cli/common/client_config.h"
 #include "cli/connection.h"
 #include "cli/poprun_log.h"
 #include "cli/poprun_options.h"

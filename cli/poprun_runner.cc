@@ -76,19 +76,42 @@ uint32_t CountNumaNodes() {
   return std::max<uint32_t>(n, 1);
 }
 
-// Runs argv with poprun's environment less IPUOF_CONFIG_PATH (instances
-// attach through IPUOF_VIPU_API_*) and returns its exit code.
-int SpawnAndWait(const std::vector<std::string>& argv, const Logger& log) {
+// mpirun's environment: poprun's own less IPUOF_CONFIG_PATH (instances
+// attach through IPUOF_VIPU_API_*), with `overrides` set. Built before the
+// fork, since the child of a threaded process may not allocate.
+std::vector<std::string> ChildEnvironment(const EnvList& overrides) {
+  std::vector<std::string> out;
+  auto overridden = [&overrides](absl::string_view entry) {
+    const absl::string_view name = entry.substr(0, entry.find('='));
+    if (name == "IPUOF_CONFIG_PATH") return true;
+    for (const auto& o : overrides) {
+      if (name == o.first) return true;
+    }
+    return false;
+  };
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (!overridden(*e)) out.emplace_back(*e);
+  }
+  for (const auto& [name, value] : overrides) out.push_back(absl::StrCat(name, "=", value));
+  return out;
+}
+
+// Runs argv with ChildEnvironment(env) (values of the variables argv
+// forwards by name) and returns its exit code.
+int SpawnAndWait(const std::vector<std::string>& argv, const EnvList& env, const Logger& log) {
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const std::vector<std::string> child_env = ChildEnvironment(env);
+  std::vector<char*> cenv;
+  for (const std::string& e : child_env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) return Fail(absl::StrCat("mpirun: fork failed: ", std::strerror(errno)));
   if (pid == 0) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    unsetenv("IPUOF_CONFIG_PATH");
-    std::vector<char*> cargv;
-    for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
+    execve(cargv[0], cargv.data(), cenv.data());
     std::fprintf(stderr, "POPRUN ERROR: mpirun: cannot execute %s: %s\n", cargv[0],
                  std::strerror(errno));
     _exit(127);
@@ -223,6 +246,7 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
     launch.vipu_host = server->config.host;
     launch.vipu_port = server->config.port;
     launch.vipu_timeout = server->config.timeout_seconds;
+    launch.credentials = CredentialEnvironment(server->config);
     launch.partition_id = plan->id;
     launch.num_gcds = plan->num_gcds;
     num_ilds = plan->num_ilds;
@@ -288,7 +312,7 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
 
   const std::vector<std::string> argv = BuildMpirunCommand(o, launch);
   log.Info("Running command: " + QuoteCommand(argv));
-  int code = SpawnAndWait(argv, log);
+  int code = SpawnAndWait(argv, launch.credentials, log);
   if (int sig = g_signal.load(); sig != 0) {
     log.Warn(absl::StrCat("Interrupted by signal ", sig));
     if (code == 0) code = 128 + sig;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/client_config.h"
+#include "cli/common/client_config.h"
 
 namespace vipu::cli::poprun {
 

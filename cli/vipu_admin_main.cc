@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "cli/client_config.h"
+#include "cli/common/client_config.h"
 #include "cli/command_line.h"
 
 int main(int argc, char** argv) {

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/common/credentials.h"
 #include "google/protobuf/util/json_util.h"
 #include "vipu_agent.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
@@ -28,6 +29,12 @@ constexpr const char* kVariables[] = {"IPUOF_VIPU_API_HOST",
                                       "IPUOF_VIPU_API_TIMEOUT",
                                       "IPUOF_CONFIG_PATH",
                                       "HOME"};
+// The vipu CLI settings that say who the caller is; the server's address
+// comes from IPUOF_VIPU_API_* instead, so VIPU_CLI_API_HOST and the like
+// are neither read nor checked.
+constexpr const char* kCredentialVariables[] = {"VIPU_CLI_API_USER_ID", "VIPU_CLI_API_ACCESS_KEY",
+                                                "VIPU_CLI_API_TLS_CA", "VIPU_CLI_API_TLS_CERT",
+                                                "VIPU_CLI_API_TLS_KEY"};
 constexpr const char* kConfigSuffix = "_ipuof.conf";
 
 std::string Get(const Environment& env, const std::string& name) {
@@ -95,6 +102,18 @@ absl::StatusOr<std::string> ConfigFromDirectory(const Environment& env) {
   return (dir / configs.front()).string();
 }
 
+// The caller's credentials as the vipu CLIs resolve them: VIPU_CLI_* from
+// `env`, else the configuration file; flags there are none.
+absl::StatusOr<cli::ClientConfig> ResolveCredentials(const Environment& env,
+                                                     const std::string& cli_config_path) {
+  cli::Environment cli_env;
+  cli_env.system_config_path = cli_config_path;
+  for (const char* name : kCredentialVariables) {
+    if (std::string v = Get(env, name); !v.empty()) cli_env.vars[name] = v;
+  }
+  return cli::ResolveClientConfig(cli::ConnectionFlags(), cli_env);
+}
+
 }  // namespace
 
 Environment ProcessEnvironment() {
@@ -102,10 +121,23 @@ Environment ProcessEnvironment() {
   for (const char* name : kVariables) {
     if (const char* v = std::getenv(name); v != nullptr) env[name] = v;
   }
+  for (const char* name : kCredentialVariables) {
+    if (const char* v = std::getenv(name); v != nullptr) env[name] = v;
+  }
   return env;
 }
 
-absl::StatusOr<IpuofClient> IpuofClient::Attach(const Environment& env, absl::Duration timeout) {
+absl::StatusOr<IpuofClient> IpuofClient::Attach(const Environment& env, absl::Duration timeout,
+                                                const std::string& cli_config_path) {
+  absl::StatusOr<cli::ClientConfig> credentials = ResolveCredentials(env, cli_config_path);
+  if (!credentials.ok()) return credentials.status();
+  absl::StatusOr<IpuofClient> client = AttachWith(env, timeout, *credentials);
+  if (client.ok()) client->credentials_ = *std::move(credentials);
+  return client;
+}
+
+absl::StatusOr<IpuofClient> IpuofClient::AttachWith(const Environment& env, absl::Duration timeout,
+                                                    const cli::ClientConfig& credentials) {
   const std::string host = Get(env, "IPUOF_VIPU_API_HOST");
   if (!host.empty()) {
     uint32_t port = kDefaultVipuPort;
@@ -126,7 +158,7 @@ absl::StatusOr<IpuofClient> IpuofClient::Attach(const Environment& env, absl::Du
       if (!seconds.ok()) return seconds.status();
       timeout = absl::Seconds(*seconds);
     }
-    return AttachToPartition(host, port, partition, *gcd, timeout);
+    return AttachToPartition(host, port, partition, *gcd, timeout, credentials);
   }
   if (std::string path = Get(env, "IPUOF_CONFIG_PATH"); !path.empty()) {
     return FromConfigFile(path);
@@ -141,11 +173,15 @@ absl::StatusOr<IpuofClient> IpuofClient::Attach(const Environment& env, absl::Du
 
 absl::StatusOr<IpuofClient> IpuofClient::AttachToPartition(const std::string& host, uint32_t port,
                                                            const std::string& partition_id,
-                                                           uint32_t gcd, absl::Duration timeout) {
+                                                           uint32_t gcd, absl::Duration timeout,
+                                                           const cli::ClientConfig& credentials) {
+  auto channel_credentials = cli::ChannelCredentials(credentials);
+  if (!channel_credentials.ok()) return channel_credentials.status();
   auto stub = virmgrpc::UserService::NewStub(
-      grpc::CreateChannel(HostPort(host, port), grpc::InsecureChannelCredentials()));
+      grpc::CreateChannel(HostPort(host, port), *channel_credentials));
   grpc::ClientContext ctx;
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  cli::AddCallCredentials(credentials, &ctx);
   virmgrpc::GetPartitionIpuofConfigRequest request;
   request.set_partition_id(partition_id);
   request.mutable_gcd_id()->set_id(gcd);
@@ -157,7 +193,10 @@ absl::StatusOr<IpuofClient> IpuofClient::AttachToPartition(const std::string& ho
         absl::StrCat("partition ", partition_id, ": the server sent no config for GCD ", gcd));
   }
   absl::StatusOr<IpuofClient> client = FromGcd(reply.ipuof_config().gcd_configs(0));
-  if (client.ok()) client->source_ = absl::StrCat("V-IPU server ", HostPort(host, port));
+  if (client.ok()) {
+    client->source_ = absl::StrCat("V-IPU server ", HostPort(host, port));
+    client->credentials_ = credentials;
+  }
   return client;
 }
 
@@ -256,8 +295,13 @@ absl::StatusOr<IpuofClient> IpuofClient::Device(uint32_t id) const {
 absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& workload,
                                                 uint32_t steps, absl::Duration timeout) const {
   const IpuofDevice& first = devices_.front();
+  // The machine's certificate is checked against the endpoint's host. The
+  // access key stays with vipu-server: machines trust the pod's client
+  // certificate and check the partition's generation themselves.
+  auto channel_credentials = cli::ChannelCredentials(credentials_);
+  if (!channel_credentials.ok()) return channel_credentials.status();
   auto stub = vipuagent::Agent::NewStub(
-      grpc::CreateChannel(HostPort(first.host, first.port), grpc::InsecureChannelCredentials()));
+      grpc::CreateChannel(HostPort(first.host, first.port), *channel_credentials));
   grpc::ClientContext ctx;
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   vipuagent::RunWorkloadRequest request;

@@ -14,6 +14,20 @@
 //  2. IPUOF_CONFIG_PATH: that IPUoF config file;
 //  3. $HOME/.ipuof.conf.d/: <IPUOF_VIPU_API_PARTITION_ID>_gcd<N>_ipuof.conf
 //     when a partition is named, else the directory's only config file.
+//
+// On a secure pod the client uses the credentials the vipu CLIs use,
+// resolved by the same code (cli/common/client_config.h):
+// VIPU_CLI_API_USER_ID, VIPU_CLI_API_ACCESS_KEY and VIPU_CLI_API_TLS_CA/
+// _CERT/_KEY, else the keys api-user-id, api-access-key and api-tls-* of the
+// vipu CLI configuration file (/etc/vipu/vipu-cli.hcl). With a CA, both
+// legs speak mutual TLS: GetPartitionIpuofConfig to vipu-server carries the
+// user id and access key, RunWorkload to a machine checks the machine's
+// certificate against the host of its IPUoF endpoint and presents the
+// client certificate (the access key is not sent to machines). Without a
+// CA, both legs are plaintext.
+//
+// Thread safety: an IpuofClient is immutable after it is made; Run may be
+// called from several threads at once.
 #ifndef VIPU_POPDIST_IPUOF_CLIENT_H_
 #define VIPU_POPDIST_IPUOF_CLIENT_H_
 
@@ -25,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cli/common/client_config.h"
 #include "fabric/sub_devices.h"
 #include "vipu_agent.pb.h"
 #include "vipuuser.pb.h"
@@ -60,15 +75,22 @@ struct WorkloadResult {
 class IpuofClient {
  public:
   // From the environment as described above. INVALID_ARGUMENT naming the
-  // variable for a malformed value; FAILED_PRECONDITION when no way of
-  // attaching is configured or ~/.ipuof.conf.d/ holds several configs and
-  // none is chosen. `timeout` applies when IPUOF_VIPU_API_TIMEOUT is unset.
-  static absl::StatusOr<IpuofClient> Attach(const Environment& env,
-                                            absl::Duration timeout = absl::Seconds(120));
-  // GetPartitionIpuofConfig on vipu-server at host:port.
-  static absl::StatusOr<IpuofClient> AttachToPartition(const std::string& host, uint32_t port,
-                                                       const std::string& partition_id,
-                                                       uint32_t gcd, absl::Duration timeout);
+  // variable (or the file and key) for a malformed value or an unreadable
+  // TLS file; FAILED_PRECONDITION when no way of attaching is configured or
+  // ~/.ipuof.conf.d/ holds several configs and none is chosen. `timeout`
+  // applies when IPUOF_VIPU_API_TIMEOUT is unset. `cli_config_path` is the
+  // vipu CLI configuration file read for credentials the environment does
+  // not give; "" reads none, and a missing file is no error.
+  static absl::StatusOr<IpuofClient> Attach(
+      const Environment& env, absl::Duration timeout = absl::Seconds(120),
+      const std::string& cli_config_path = cli::kSystemConfigPath);
+  // GetPartitionIpuofConfig on vipu-server at host:port, over TLS and with
+  // the user id and access key of `credentials` when it names a CA (only
+  // its user_id, access_key and tls_* fields are used). The server's refusal
+  // comes back with its code and message (UNAUTHENTICATED for a wrong key).
+  static absl::StatusOr<IpuofClient> AttachToPartition(
+      const std::string& host, uint32_t port, const std::string& partition_id, uint32_t gcd,
+      absl::Duration timeout, const cli::ClientConfig& credentials = cli::ClientConfig());
   // An IPUoF config file (~/.ipuof.conf.d/<p>_gcd<N>_ipuof.conf).
   static absl::StatusOr<IpuofClient> FromConfigFile(const std::string& path);
   // INVALID_ARGUMENT when the GCD has no devices, an unusable endpoint or
@@ -81,6 +103,8 @@ class IpuofClient {
   const std::vector<IpuofDevice>& devices() const { return devices_; }
   // How it attached: "V-IPU server <host:port>" or "IPUoF config <path>".
   const std::string& source() const { return source_; }
+  // True when Run speaks TLS to the machines.
+  bool tls() const { return credentials_.tls(); }
   // The GCD's multi-IPU devices: a reconfigurable partition's config lists
   // them (fabric/sub_devices.h); empty otherwise.
   const std::vector<fabric::SubDevice>& sub_devices() const { return sub_devices_; }
@@ -97,17 +121,25 @@ class IpuofClient {
   // Runs `steps` steps of `workload` (model preset and batching). Errors
   // come from the machines: INVALID_ARGUMENT for a bad workload or step
   // count, FAILED_PRECONDITION for a failed IPU or link (named), NOT_FOUND
-  // when the partition is gone, UNAVAILABLE when a machine does not answer.
+  // when the partition is gone, UNAVAILABLE when a machine does not answer
+  // or the TLS handshake with it fails; INVALID_ARGUMENT naming the file
+  // when a TLS file can no longer be read.
   absl::StatusOr<WorkloadResult> Run(const vipuagent::WorkloadSpec& workload, uint32_t steps,
                                      absl::Duration timeout = absl::Seconds(30)) const;
 
  private:
+  // Attach once the credentials are resolved.
+  static absl::StatusOr<IpuofClient> AttachWith(const Environment& env, absl::Duration timeout,
+                                                const cli::ClientConfig& credentials);
+
   std::string partition_id_;
   uint32_t gcd_ = 0;
   std::vector<IpuofDevice> devices_;
   std::vector<fabric::SubDevice> sub_devices_;
   std::optional<uint32_t> device_id_;
   std::string source_;
+  // TLS files for the machines; plaintext when it names no CA.
+  cli::ClientConfig credentials_;
 };
 
 }  // namespace vipu::ipuof

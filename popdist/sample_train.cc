@@ -1,7 +1,8 @@
 // popdist_sample_train: a BERT pre-training run as Graphcore's BERT logs it,
 // on the partition poprun prepared. It attaches to its GCD with the IPUoF
 // client (popdist/ipuof_client.h: IPUOF_VIPU_API_*, IPUOF_CONFIG_PATH or
-// ~/.ipuof.conf.d/), places pipeline stages on IPUs and trains. Two kinds of
+// ~/.ipuof.conf.d/; on a secure pod with vipu's VIPU_CLI_API_* credentials,
+// which poprun passes on), places pipeline stages on IPUs and trains. Two kinds of
 // numbers come out, and the log says which is which:
 //  - learned: the loss and accuracies, of a small stand-in for BERT's heads
 //    (popdist/proxy_model.h) trained data-parallel on generated data, its

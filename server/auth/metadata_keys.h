@@ -1,5 +1,6 @@
-// gRPC metadata the CLIs send with every call (--api-user-id and
-// --api-access-key, docs/security.md); the same names as cli/connection.h.
+// gRPC metadata the clients send with every call (--api-user-id and
+// --api-access-key, docs/security.md). The one definition: the server reads
+// these and the clients send them (cli/common/credentials.h).
 #ifndef VIPU_SERVER_AUTH_METADATA_KEYS_H_
 #define VIPU_SERVER_AUTH_METADATA_KEYS_H_
 

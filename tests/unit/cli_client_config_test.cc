@@ -3,7 +3,7 @@
 #include <fstream>
 #include <string>
 
-#include "cli/client_config.h"
+#include "cli/common/client_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

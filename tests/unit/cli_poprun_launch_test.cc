@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cli/poprun_launch.h"
 #include "cli/poprun_partition.h"
 #include "cli/poprun_target_options.h"
@@ -181,6 +183,47 @@ TEST(PoprunLaunch, SpreadNuma) {
 
 TEST(PoprunLaunch, QuoteEscapesSingleQuotes) {
   EXPECT_EQ(QuoteCommand({"mpirun", "it's", "a b"}), "mpirun 'it'\\''s' 'a b'");
+}
+
+// The access key reaches the instances through mpirun's environment: the
+// command (and so `ps` and poprun's log) names the variables only.
+TEST(PoprunLaunch, CredentialsAreForwardedByNameOnly) {
+  ClientConfig config;
+  config.user_id = "alice";
+  config.access_key = "s3cr3t-key";
+  config.tls_ca = "/etc/vipu/tls/client/ca.pem";
+  config.tls_cert = "tls/./cert.pem";  // relative: made absolute
+  config.tls_key = "/etc/vipu/tls/client/key.pem";
+  LaunchContext c = Context();
+  c.credentials = CredentialEnvironment(config);
+  ASSERT_EQ(c.credentials.size(), 5u);
+  EXPECT_EQ(Get(c.credentials, "VIPU_CLI_API_USER_ID"), "alice");
+  EXPECT_EQ(Get(c.credentials, "VIPU_CLI_API_ACCESS_KEY"), "s3cr3t-key");
+  EXPECT_EQ(Get(c.credentials, "VIPU_CLI_API_TLS_CA"), "/etc/vipu/tls/client/ca.pem");
+  const std::string cert = Get(c.credentials, "VIPU_CLI_API_TLS_CERT");
+  EXPECT_EQ(cert.front(), '/');
+  EXPECT_THAT(cert, ::testing::EndsWith("/tls/cert.pem"));
+  EXPECT_EQ(Get(c.credentials, "VIPU_CLI_API_TLS_KEY"), "/etc/vipu/tls/client/key.pem");
+
+  PoprunOptions o = Options({"--num-instances", "2", "--num-replicas", "2", "app"});
+  const std::vector<std::string> argv = BuildMpirunCommand(o, c);
+  const std::string command = QuoteCommand(argv);
+  EXPECT_THAT(command, ::testing::Not(HasSubstr("s3cr3t-key")));
+  EXPECT_THAT(command, ::testing::Not(HasSubstr("alice")));
+  // Every app context forwards each credential by name.
+  for (const char* name : {"VIPU_CLI_API_USER_ID", "VIPU_CLI_API_ACCESS_KEY", "VIPU_CLI_API_TLS_CA",
+                           "VIPU_CLI_API_TLS_CERT", "VIPU_CLI_API_TLS_KEY"}) {
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), name), 2) << name;
+    auto at = std::find(argv.begin(), argv.end(), name);
+    ASSERT_NE(at, argv.begin());
+    EXPECT_EQ(*(at - 1), "-x") << name;
+  }
+  // Nothing set, nothing forwarded (an unauthenticated plaintext server).
+  EXPECT_TRUE(CredentialEnvironment(ClientConfig()).empty());
+  ClientConfig key_only;
+  key_only.access_key = "k";
+  EXPECT_THAT(CredentialEnvironment(key_only),
+              ElementsAre(std::pair<std::string, std::string>("VIPU_CLI_API_ACCESS_KEY", "k")));
 }
 
 TEST(PoprunPartitionRules, ResetAndGcds) {

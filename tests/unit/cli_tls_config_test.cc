@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/client_config.h"
+#include "cli/common/client_config.h"
 #include "cli/user_commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -73,10 +73,12 @@ class TempDir {
 // A vipu-server that answers GetPartitionIpuofConfig for partition "p".
 class FakeUserService final : public virmgrpc::UserService::Service {
  public:
-  grpc::Status GetPartitionIpuofConfig(grpc::ServerContext*,
+  grpc::Status GetPartitionIpuofConfig(grpc::ServerContext* context,
                                        const virmgrpc::GetPartitionIpuofConfigRequest* request,
                                        virmgrpc::GetPartitionIpuofConfigReply* reply) override {
     last_gcd = request->gcd_id().id();
+    last_user = Metadata(*context, "vipu-user-id");
+    last_key = Metadata(*context, "vipu-access-key");
     if (request->partition_id() != "p") {
       return grpc::Status(grpc::StatusCode::NOT_FOUND,
                           "partition_id: no partition " + request->partition_id());
@@ -85,6 +87,16 @@ class FakeUserService final : public virmgrpc::UserService::Service {
     return grpc::Status::OK;
   }
   uint32_t last_gcd = 99;
+  std::string last_user = "<none>";
+  std::string last_key = "<none>";
+
+ private:
+  static std::string Metadata(const grpc::ServerContext& context, const std::string& key) {
+    auto it = context.client_metadata().find(key);
+    return it == context.client_metadata().end()
+               ? ""
+               : std::string(it->second.data(), it->second.size());
+  }
 };
 
 // The machine holding device 0: records the request, answers as set.
@@ -223,6 +235,106 @@ TEST(IpuofClientTest, AttachesThroughTheServerWithItsGcd) {
   auto missing = IpuofClient::Attach(env);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("no partition q"));
+}
+
+// The vipu CLIs' credentials, resolved as they resolve them: VIPU_CLI_*
+// first, then their configuration file.
+TEST(IpuofClientTest, SendsTheVipuCredentialsToTheServer) {
+  FakeUserService service;
+  Served served(&service);
+  TempDir dir;
+  const Environment base = {{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+                            {"IPUOF_VIPU_API_PORT", std::to_string(served.port())},
+                            {"IPUOF_VIPU_API_PARTITION_ID", "p"}};
+  auto anonymous = IpuofClient::Attach(base, absl::Seconds(5), "");
+  ASSERT_TRUE(anonymous.ok()) << anonymous.status();
+  EXPECT_EQ(service.last_user, "");
+  EXPECT_EQ(service.last_key, "");
+  EXPECT_FALSE(anonymous->tls());
+
+  Environment env = base;
+  env["VIPU_CLI_API_USER_ID"] = "alice";
+  env["VIPU_CLI_API_ACCESS_KEY"] = "k1";
+  ASSERT_TRUE(IpuofClient::Attach(env, absl::Seconds(5), "").ok());
+  EXPECT_EQ(service.last_user, "alice");
+  EXPECT_EQ(service.last_key, "k1");
+
+  const std::string hcl =
+      dir.Write("vipu-cli.hcl", "api-user-id = \"bob\"\napi-access-key = \"k2\"\n");
+  ASSERT_TRUE(IpuofClient::Attach(base, absl::Seconds(5), hcl).ok());
+  EXPECT_EQ(service.last_user, "bob");
+  EXPECT_EQ(service.last_key, "k2");
+  // The environment wins over the file, setting by setting.
+  Environment user_only = base;
+  user_only["VIPU_CLI_API_USER_ID"] = "carol";
+  ASSERT_TRUE(IpuofClient::Attach(user_only, absl::Seconds(5), hcl).ok());
+  EXPECT_EQ(service.last_user, "carol");
+  EXPECT_EQ(service.last_key, "k2");
+  // The server's address comes from IPUOF_VIPU_API_*: vipu's own settings
+  // for it are neither used nor checked.
+  Environment vipu_address = base;
+  vipu_address["VIPU_CLI_API_HOST"] = "";
+  vipu_address["VIPU_CLI_API_PORT"] = "not-a-port";
+  EXPECT_TRUE(IpuofClient::Attach(vipu_address, absl::Seconds(5), "").ok());
+}
+
+TEST(IpuofClientTest, InvalidCredentialSettingsAreNamed) {
+  TempDir dir;
+  const std::string pem = dir.Write("ca.pem", "not used before the checks");
+  struct Case {
+    Environment env;
+    std::string config_file;  // contents; empty: none
+    std::string message;
+  };
+  const std::string missing = dir.path() + "/missing/ca.pem";
+  const std::vector<Case> cases = {
+      {{{"VIPU_CLI_API_TLS_CA", missing}},
+       "",
+       absl::StrCat("VIPU_CLI_API_TLS_CA: cannot read '", missing, "'")},
+      {{{"VIPU_CLI_API_TLS_CA", pem}, {"VIPU_CLI_API_TLS_CERT", missing}},
+       "",
+       absl::StrCat("VIPU_CLI_API_TLS_CERT: cannot read '", missing, "'")},
+      {{{"VIPU_CLI_API_TLS_CA", pem}, {"VIPU_CLI_API_TLS_CERT", pem}},
+       "",
+       "VIPU_CLI_API_TLS_CERT: needs --api-tls-key"},
+      {{{"VIPU_CLI_API_TLS_CA", pem}, {"VIPU_CLI_API_TLS_KEY", pem}},
+       "",
+       "VIPU_CLI_API_TLS_KEY: needs --api-tls-cert"},
+      {{{"VIPU_CLI_API_TLS_CERT", pem}, {"VIPU_CLI_API_TLS_KEY", pem}},
+       "",
+       "VIPU_CLI_API_TLS_CERT: needs --api-tls-ca"},
+      {{}, "api-tls-ca = \"absent.pem\"\n", "vipu-cli.hcl: api-tls-ca: cannot read '"},
+      {{}, "api-tls-ca = \"\"\n", "vipu-cli.hcl: api-tls-ca: must name a file"},
+      {{}, "api-acess-key = \"k\"\n", "vipu-cli.hcl:1"},
+  };
+  for (const Case& c : cases) {
+    std::string config;
+    if (!c.config_file.empty()) config = dir.Write("vipu-cli.hcl", c.config_file);
+    // Checked before any way of attaching is tried: a config file too.
+    for (const char* way : {"IPUOF_VIPU_API_HOST", "IPUOF_CONFIG_PATH"}) {
+      Environment env = c.env;
+      env[way] = way == std::string("IPUOF_CONFIG_PATH") ? pem : "127.0.0.1";
+      env["IPUOF_VIPU_API_PARTITION_ID"] = "p";
+      auto client = IpuofClient::Attach(env, absl::Seconds(1), config);
+      ASSERT_FALSE(client.ok()) << c.message;
+      EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << c.message;
+      EXPECT_THAT(std::string(client.status().message()), HasSubstr(c.message)) << way;
+    }
+  }
+  // A missing configuration file is no error: the CLIs' system file is optional.
+  auto none = IpuofClient::Attach({{"IPUOF_CONFIG_PATH", dir.path() + "/x.conf"}}, absl::Seconds(1),
+                                  dir.path() + "/absent.hcl");
+  EXPECT_THAT(std::string(none.status().message()), HasSubstr("IPUOF_CONFIG_PATH: cannot read"));
+}
+
+TEST(IpuofClientTest, ProcessEnvironmentHasTheCredentialVariables) {
+  ASSERT_EQ(setenv("VIPU_CLI_API_ACCESS_KEY", "from-process", 1), 0);
+  ASSERT_EQ(setenv("VIPU_CLI_API_TLS_CA", "/ca.pem", 1), 0);
+  const Environment env = ProcessEnvironment();
+  unsetenv("VIPU_CLI_API_ACCESS_KEY");
+  unsetenv("VIPU_CLI_API_TLS_CA");
+  EXPECT_EQ(env.at("VIPU_CLI_API_ACCESS_KEY"), "from-process");
+  EXPECT_EQ(env.at("VIPU_CLI_API_TLS_CA"), "/ca.pem");
 }
 
 TEST(IpuofClientTest, AttachRefusesMalformedVariablesNamingThem) {

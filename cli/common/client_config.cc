@@ -1,5 +1,5 @@
 // Resolves the CLIs' settings: flag, then VIPU_CLI_* environment, then vipu-cli.hcl, then default.
-#include "cli/client_config.h"
+#include "cli/common/client_config.h"
 
 #include <unistd.h>
 

@@ -2,9 +2,11 @@
 // resolved per field with the precedence
 //   command-line flag > environment (VIPU_CLI_*) > config file > default,
 // where the config file is the one named by --config, else the system file
-// (/etc/vipu/vipu-cli.hcl) when it exists.
-#ifndef VIPU_CLI_CLIENT_CONFIG_H_
-#define VIPU_CLI_CLIENT_CONFIG_H_
+// (/etc/vipu/vipu-cli.hcl) when it exists. The IPUoF client
+// (popdist/ipuof_client.h) resolves its credentials here too, so that an
+// application authenticates exactly as `vipu` would.
+#ifndef VIPU_CLI_COMMON_CLIENT_CONFIG_H_
+#define VIPU_CLI_COMMON_CLIENT_CONFIG_H_
 
 #include <cstdint>
 #include <map>
@@ -77,4 +79,4 @@ absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
 
 }  // namespace vipu::cli
 
-#endif  // VIPU_CLI_CLIENT_CONFIG_H_
+#endif  // VIPU_CLI_COMMON_CLIENT_CONFIG_H_
