@@ -483,7 +483,8 @@ absl::Status PartitionController::Reset(const std::string& id, const auth::Calle
         // the caller needs; a partition created relocatable is reset in
         // place, as any other, and may recover when its faults clear.
         if (relocatable) return target.status();
-        spdlog::warn("partition {}: {}; resetting in place", id, target.status().message());
+        spdlog::warn("partition {}: {}; resetting in place", id,
+                     std::string(target.status().message()));
       } else if (target->has_value()) {
         left = MachinesLeft(p->ipus, **target);
         p->ipus = std::move(**target);
