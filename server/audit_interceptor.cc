@@ -1,6 +1,8 @@
 // A gRPC server interceptor writing one audit line per mutating call, and the request's object id.
 #include "server/audit_interceptor.h"
 
+#include <grpcpp/server_context.h>
+
 #include <array>
 
 #include "absl/time/clock.h"
