@@ -568,8 +568,7 @@ class CommandLine {
 
     Command* update = Add("update", "user", "users", "user id",
                           "change a user's allocations or admin flag, or issue a new access key");
-    AddText(update->app, "--allocations", &update_allocations_,
-            "replace the allocations with a,b");
+    AddText(update->app, "--allocations", &update_allocations_, "replace the allocations with a,b");
     update->app->add_flag("--all-allocations", update_all_allocations_,
                           "grant every allocation (as create user without --allocations)");
     update->app->add_flag("--admin", update_admin_, "make the user an admin");

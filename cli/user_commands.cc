@@ -1,4 +1,5 @@
-// vipu-admin's user commands: create (access key, ID.vipu-cli.hcl at mode 0600), list, update, remove.
+// vipu-admin's user commands: create (access key, ID.vipu-cli.hcl at mode 0600), list, update,
+// remove.
 #include "cli/user_commands.h"
 
 #include <fcntl.h>

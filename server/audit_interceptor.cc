@@ -17,8 +17,8 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
-constexpr std::array<const char*, 6> kObjectFields = {
-    "partition_id", "user_id", "agent_id", "allocation_id", "cluster_id", "path"};
+constexpr std::array<const char*, 6> kObjectFields = {"partition_id",  "user_id",    "agent_id",
+                                                      "allocation_id", "cluster_id", "path"};
 
 std::string StringField(const Message& m, const char* name) {
   const FieldDescriptor* f = m.GetDescriptor()->FindFieldByName(name);
@@ -70,8 +70,8 @@ class AuditInterceptor : public grpc::experimental::Interceptor {
       }
     }
     if (absl::Status s = log_->Append(record); !s.ok()) {
-      spdlog::error("audit log: {} (lost: {} {} by '{}')", std::string(s.message()),
-                    record.action, record.object, record.user);
+      spdlog::error("audit log: {} (lost: {} {} by '{}')", std::string(s.message()), record.action,
+                    record.object, record.user);
     }
   }
 

@@ -7,20 +7,13 @@ namespace vipu::server {
 
 const std::vector<std::string_view>& MutatingMethods() {
   static const auto* methods = new std::vector<std::string_view>{
-      "/virmgrpc.UserService/CreatePartition",
-      "/virmgrpc.UserService/RemovePartition",
-      "/virmgrpc.UserService/ResetPartition",
-      "/vipuadmin.AdminService/CreateAgent",
-      "/vipuadmin.AdminService/RemoveAgent",
-      "/vipuadmin.AdminService/CreateCluster",
-      "/vipuadmin.AdminService/RemoveCluster",
-      "/vipuadmin.AdminService/CreateAllocation",
-      "/vipuadmin.AdminService/RemoveAllocation",
-      "/vipuadmin.AdminService/InjectFault",
-      "/vipuadmin.AdminService/TestCluster",
-      "/vipuadmin.AdminService/Backup",
-      "/vipuadmin.UserAdminService/CreateUser",
-      "/vipuadmin.UserAdminService/UpdateUser",
+      "/virmgrpc.UserService/CreatePartition",    "/virmgrpc.UserService/RemovePartition",
+      "/virmgrpc.UserService/ResetPartition",     "/vipuadmin.AdminService/CreateAgent",
+      "/vipuadmin.AdminService/RemoveAgent",      "/vipuadmin.AdminService/CreateCluster",
+      "/vipuadmin.AdminService/RemoveCluster",    "/vipuadmin.AdminService/CreateAllocation",
+      "/vipuadmin.AdminService/RemoveAllocation", "/vipuadmin.AdminService/InjectFault",
+      "/vipuadmin.AdminService/TestCluster",      "/vipuadmin.AdminService/Backup",
+      "/vipuadmin.UserAdminService/CreateUser",   "/vipuadmin.UserAdminService/UpdateUser",
       "/vipuadmin.UserAdminService/RemoveUser",
   };
   return *methods;

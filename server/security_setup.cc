@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 constexpr char kDefaultTlsInitDir[] = "vipu-certs";
 constexpr char kDefaultAuditLogName[] = "audit.log";
 
-bool AuditLogEnabled(const ServerOptions& o) { return !o.audit_log.empty() && o.audit_log != "off"; }
+bool AuditLogEnabled(const ServerOptions& o) {
+  return !o.audit_log.empty() && o.audit_log != "off";
+}
 
 std::string CurrentUserName() {
   if (const char* user = std::getenv("USER"); user != nullptr && *user != '\0') return user;
@@ -121,8 +123,7 @@ void AddSecurityFlags(CLI::App& app, ServerOptions* o) {
   app.add_option("--audit-log-max-bytes", o->audit_log_max_bytes,
                  "rotate the audit log when a line would take it beyond this size")
       ->capture_default_str();
-  app.add_option("--audit-log-keep", o->audit_log_keep,
-                 "rotated audit logs kept: PATH.1 .. PATH.N")
+  app.add_option("--audit-log-keep", o->audit_log_keep, "rotated audit logs kept: PATH.1 .. PATH.N")
       ->capture_default_str();
   app.add_option("--key-hash-iterations", o->key_hash_iterations,
                  "PBKDF2 iterations for new access keys")
@@ -139,9 +140,9 @@ void ResolveSecurityDefaults(ServerOptions* o) {
   if (o->agent_api_listen.empty() && o->secure) o->agent_api_listen = "127.0.0.1:0";
   if (o->audit_log.empty() && o->secure) {
     fs::path db(o->db);
-    o->audit_log =
-        (db.has_parent_path() ? db.parent_path() / kDefaultAuditLogName : fs::path(kDefaultAuditLogName))
-            .string();
+    o->audit_log = (db.has_parent_path() ? db.parent_path() / kDefaultAuditLogName
+                                         : fs::path(kDefaultAuditLogName))
+                       .string();
   }
 }
 
@@ -156,9 +157,9 @@ int RunSecurityCommands(const ServerOptions& o) {
                 2);
   }
   if (o.audit_log_max_bytes <= 0) {
-    return Fail(absl::StrCat("--audit-log-max-bytes: must be greater than 0, got ",
-                             o.audit_log_max_bytes),
-                2);
+    return Fail(
+        absl::StrCat("--audit-log-max-bytes: must be greater than 0, got ", o.audit_log_max_bytes),
+        2);
   }
   if (o.audit_log_keep < 1 || o.audit_log_keep > 1000) {
     return Fail(absl::StrCat("--audit-log-keep: must be in 1..1000, got ", o.audit_log_keep), 2);

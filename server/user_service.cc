@@ -78,9 +78,9 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
       if (!a) {
         // One message for both cases, so that agent ids outside the
         // caller's allocations cannot be probed.
-        return ToGrpc(absl::NotFoundError(absl::StrCat(
-            "agents: agent '", id, "' is not connected",
-            visible ? " or not in an allocation granted to you" : "")));
+        return ToGrpc(absl::NotFoundError(
+            absl::StrCat("agents: agent '", id, "' is not connected",
+                         visible ? " or not in an allocation granted to you" : "")));
       }
       agents.push_back(std::move(*a));
     }

@@ -110,8 +110,7 @@ absl::Status UserDirectory::Remove(const std::string& id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<UpdatedUser> UserDirectory::Update(const std::string& id,
-                                                  const UserUpdate& update) {
+absl::StatusOr<UpdatedUser> UserDirectory::Update(const std::string& id, const UserUpdate& update) {
   if (absl::Status s = fabric::ValidateId("user id", id); !s.ok()) return s;
   if (update.Empty()) {
     return absl::InvalidArgumentError(
@@ -162,8 +161,8 @@ absl::StatusOr<UpdatedUser> UserDirectory::Update(const std::string& id,
   if (!s.ok()) return s;
   // After the commit: a call arriving now reads the new row.
   if (authenticator_ != nullptr) authenticator_->Forget(id);
-  spdlog::info("user {} updated ({}, allocations: {}{})", id,
-               out.user.is_admin ? "admin" : "user", DescribeAllocations(out.user.allocations),
+  spdlog::info("user {} updated ({}, allocations: {}{})", id, out.user.is_admin ? "admin" : "user",
+               DescribeAllocations(out.user.allocations),
                update.rotate_key ? ", new access key" : "");
   return out;
 }

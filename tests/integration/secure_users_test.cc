@@ -74,11 +74,11 @@ class SecureUsersTest : public ::testing::Test {
     ASSERT_FALSE(root_key_.empty()) << ReadFile(server_->dir() + "/server.log");
   }
   std::vector<std::string> As(const std::string& user, const std::string& key) const {
-    return {"--api-user-id",  user,
+    return {"--api-user-id",    user,
             "--api-access-key", key,
-            "--api-tls-ca",   tls_ + "/client/ca.pem",
-            "--api-tls-cert", tls_ + "/client/cert.pem",
-            "--api-tls-key",  tls_ + "/client/key.pem"};
+            "--api-tls-ca",     tls_ + "/client/ca.pem",
+            "--api-tls-cert",   tls_ + "/client/cert.pem",
+            "--api-tls-key",    tls_ + "/client/key.pem"};
   }
   CommandResult Admin(const std::vector<std::string>& args) const {
     return server_->VipuAdmin(Join(As("root", root_key_), args));
@@ -145,21 +145,20 @@ TEST_F(SecureUsersTest, IpuAttributesShowOnlyTheAgentsOfTheCallersAllocations) {
 
   EXPECT_EQ(VisibleAgents("alice", alice), (std::set<std::string>{"ag1", "ag2"}));
   EXPECT_EQ(VisibleAgents("bob", bob), (std::set<std::string>{"ag3", "ag4"}));
-  EXPECT_EQ(VisibleAgents("root", root_key_),
-            (std::set<std::string>{"ag1", "ag2", "ag3", "ag4"}));
+  EXPECT_EQ(VisibleAgents("root", root_key_), (std::set<std::string>{"ag1", "ag2", "ag3", "ag4"}));
 
   // Asking for an agent outside one's allocations reads like an unknown
   // agent: ids beyond the grant cannot be probed.
-  CommandResult other = server_->Vipu(Join(As("alice", alice), {"list", "ipu-attrs", "--agents",
-                                                                 "ag3"}));
+  CommandResult other =
+      server_->Vipu(Join(As("alice", alice), {"list", "ipu-attrs", "--agents", "ag3"}));
   EXPECT_EQ(other.exit_code, 1);
   EXPECT_THAT(other.err, HasSubstr("agent 'ag3' is not connected or not in an allocation"));
-  CommandResult unknown = server_->Vipu(Join(As("alice", alice), {"list", "ipu-attrs", "--agents",
-                                                                   "ag99"}));
+  CommandResult unknown =
+      server_->Vipu(Join(As("alice", alice), {"list", "ipu-attrs", "--agents", "ag99"}));
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("agent 'ag99' is not connected or not in an allocation"));
-  CommandResult own = server_->Vipu(Join(As("alice", alice), {"list", "ipu-attrs", "--agents",
-                                                               "ag2"}));
+  CommandResult own =
+      server_->Vipu(Join(As("alice", alice), {"list", "ipu-attrs", "--agents", "ag2"}));
   EXPECT_EQ(own.exit_code, 0) << own.err;
   EXPECT_THAT(own.out, HasSubstr("ag2"));
 }
@@ -189,8 +188,8 @@ TEST_F(SecureUsersTest, UpdateUserChangesGrantsAndRotatesTheKeyDurably) {
   EXPECT_EQ(lines[0], "update user (alice): success. Admin: no, allocations: all.");
   const std::string prefix = "New access key is '";
   ASSERT_THAT(lines[1], StartsWith(prefix));
-  const std::string new_key = lines[1].substr(prefix.size(), lines[1].find('\'', prefix.size()) -
-                                                                 prefix.size());
+  const std::string new_key =
+      lines[1].substr(prefix.size(), lines[1].find('\'', prefix.size()) - prefix.size());
   ASSERT_FALSE(new_key.empty());
   EXPECT_NE(new_key, alice);
   // The old key stops working at once, although it was cached.
@@ -327,8 +326,8 @@ TEST_F(SecureUsersTest, AllowedAndRefusedMutatingCallsEachWriteOneAuditLine) {
               "bob", "/vipuadmin.AdminService/CreateAllocation", "x1", "PERMISSION_DENIED");
   expect_line("wrong key", Join(As("mallory", "guess"), {"remove", "partition", "pb"}), false,
               "mallory", "/virmgrpc.UserService/RemovePartition", "pb", "UNAUTHENTICATED");
-  expect_line("user admin", Join(As("root", root_key_), {"update", "user", "bob", "--admin"}),
-              true, "root", "/vipuadmin.UserAdminService/UpdateUser", "bob", "OK");
+  expect_line("user admin", Join(As("root", root_key_), {"update", "user", "bob", "--admin"}), true,
+              "root", "/vipuadmin.UserAdminService/UpdateUser", "bob", "OK");
   expect_line("not found", Join(As("root", root_key_), {"remove", "user", "ghost"}), true, "root",
               "/vipuadmin.UserAdminService/RemoveUser", "ghost", "NOT_FOUND");
   expect_line("allowed remove", Join(As("bob", bob), {"remove", "partition", "pb"}), false, "bob",

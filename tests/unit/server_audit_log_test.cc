@@ -1,6 +1,4 @@
 // AuditLog: the JSON line, appending across reopen, size rotation and its limits, threads.
-#include "server/audit_log.h"
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/audit_log.h"
 #include "tests/unit/temp_dir.h"
 
 namespace vipu::server {

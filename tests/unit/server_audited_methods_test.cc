@@ -1,11 +1,10 @@
 // The audited method list against the services' descriptors, and the object id of requests.
-#include "server/audited_methods.h"
-
 #include <set>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "server/audit_interceptor.h"
+#include "server/audited_methods.h"
 #include "vipu_admin.pb.h"
 #include "vipuuser.pb.h"
 
@@ -25,8 +24,7 @@ TEST(AuditedMethodsTest, EveryMethodOfTheServedServicesIsClassifiedOnce) {
             "AllocationService")}) {
     ASSERT_NE(service, nullptr);
     for (int i = 0; i < service->method_count(); ++i) {
-      const std::string name =
-          "/" + service->full_name() + "/" + service->method(i)->name();
+      const std::string name = "/" + service->full_name() + "/" + service->method(i)->name();
       seen.insert(name);
       EXPECT_NE(mutating.count(name) + reads.count(name), 0u)
           << name << " is neither mutating nor a read: classify it in audited_methods.cc";
