@@ -93,11 +93,23 @@ class SecureUsersTest : public ::testing::Test {
         Admin({"create", "allocation", "a2", "--cluster", "pod16", "--agents", "ag3,ag4"});
     ASSERT_EQ(a2.exit_code, 0) << a2.err;
   }
-  // Creates `id` (ID.vipu-cli.hcl lands in the server's directory) and
-  // returns its key from the first line `create user` prints.
+  // Creates `id` and returns its key from the first line `create user`
+  // prints. Runs in work_, where the command writes ID.vipu-cli.hcl.
   std::string CreateUser(const std::string& id, const std::vector<std::string>& flags) {
-    CommandResult r = Admin(Join({"create", "user", id}, flags));
+    std::vector<std::string> argv = {"/bin/sh",
+                                     "-c",
+                                     "cd \"$0\" && shift && exec \"$@\"",
+                                     work_,
+                                     "ignored",
+                                     VIPU_ADMIN_BIN,
+                                     "--api-host",
+                                     "127.0.0.1",
+                                     "--api-port",
+                                     std::to_string(server_->port())};
+    argv = Join(Join(argv, As("root", root_key_)), Join({"create", "user", id}, flags));
+    CommandResult r = RunCommand(argv, {{"HOME", server_->home()}});
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(absl::StrCat(work_, "/", id, ".vipu-cli.hcl")));
     const std::string prefix = absl::StrCat("create user (", id, "): success. Access key is '");
     std::string first = r.out.substr(0, r.out.find('\n'));
     if (!absl::StartsWith(first, prefix) || !absl::EndsWith(first, "'.")) {
