@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -287,6 +288,20 @@ TEST_F(SecureUsersTest, UpdateUserRefusesInvalidRequestsAndChangesNothing) {
     grpc::Status s = stub->UpdateUser(&ctx, stray, &reply);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_THAT(s.error_message(), HasSubstr("set_allocations"));
+  }
+  for (const auto& [user, allocation, field] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"bad id", "a1", "user id"}, {"", "a1", "user id"}, {"alice", "a/1", "allocations"}}) {
+    grpc::ClientContext ctx;
+    AuthenticateAsRoot(&ctx);
+    vipuadmin::UpdateUserRequest bad;
+    bad.set_user_id(user);
+    bad.set_set_allocations(true);
+    bad.add_allocations(allocation);
+    vipuadmin::UpdateUserReply reply;
+    grpc::Status s = stub->UpdateUser(&ctx, bad, &reply);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << user << " " << allocation;
+    EXPECT_THAT(s.error_message(), HasSubstr(field));
   }
   {
     grpc::ClientContext ctx;
