@@ -21,7 +21,10 @@ namespace vipu::server {
 // CreateClusterRequest.cluster.id. Empty when there is none.
 std::string AuditObject(const google::protobuf::Message& request);
 
-// `log` must outlive the server. A failed write is logged (spdlog) and
+// Creates an interceptor for each call of a mutating method and none for
+// the others. Does not own `log`, which must outlive the server.
+// Thread-safe: gRPC calls it from any thread, and each interceptor writes
+// through the thread-safe AuditLog. A failed write is logged (spdlog) and
 // counted by the log; the call's answer is not changed.
 class AuditInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:

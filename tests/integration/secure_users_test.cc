@@ -1,6 +1,4 @@
-// Users of the secure mode against real processes: what ListIPUAttributes
-// shows each user, `vipu-admin update user` (allocations, admin flag, key
-// rotation) and the audit log of mutating calls (docs/security.md).
+// Secure-mode users against real processes: ListIPUAttributes per allocation, update user, audit log.
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 
