@@ -1,4 +1,4 @@
-// Secure-mode users against real processes: ListIPUAttributes per allocation, update user, audit log.
+// Secure-mode users on real processes: IPU attributes per allocation, update user, audit log.
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 
