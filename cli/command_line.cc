@@ -566,6 +566,42 @@ class CommandLine {
     remove->run = [remove](Connection& c, const CommandIo& io) {
       return RemoveUser(c, io, remove->id);
     };
+
+    Command* update = Add("update", "user", "users", "user id",
+                          "change a user's allocations or admin flag, or issue a new access key");
+    AddText(update->app, "--allocations", &update_allocations_, "replace the allocations with a,b");
+    update->app->add_flag("--all-allocations", update_all_allocations_,
+                          "grant every allocation (as create user without --allocations)");
+    update->app->add_flag("--admin", update_admin_, "make the user an admin");
+    update->app->add_flag("--no-admin", update_no_admin_, "take the admin flag away");
+    update->app->add_flag("--rotate-key", update_changes_.rotate_key,
+                          "issue a new access key, printed once; the old key stops working");
+    update->validate = [this]() -> absl::Status {
+      if (update_allocations_.given() && update_all_allocations_) {
+        return absl::InvalidArgumentError(
+            "--all-allocations: contradicts --allocations; give one of them");
+      }
+      if (update_admin_ && update_no_admin_) {
+        return absl::InvalidArgumentError("--no-admin: contradicts --admin; give one of them");
+      }
+      if (update_allocations_.given()) {
+        auto ids = ParseIdList("--allocations", "allocation id", update_allocations_.value);
+        if (!ids.ok()) return ids.status();
+        update_changes_.allocations = *ids;
+      }
+      if (update_all_allocations_) update_changes_.allocations = std::vector<std::string>();
+      if (update_admin_) update_changes_.admin = true;
+      if (update_no_admin_) update_changes_.admin = false;
+      if (!update_changes_.allocations && !update_changes_.admin && !update_changes_.rotate_key) {
+        return absl::InvalidArgumentError(
+            "update user: nothing to change; give --allocations, --all-allocations, --admin, "
+            "--no-admin or --rotate-key");
+      }
+      return absl::OkStatus();
+    };
+    update->run = [this, update](Connection& c, const CommandIo& io) {
+      return UpdateUser(c, io, update->id, update_changes_);
+    };
   }
 
   // Simulated pods: `inject fault AGENT --kind ...` and `test cluster ID [--force]`.
@@ -642,6 +678,11 @@ class CommandLine {
   TextOption user_allocations_;
   std::vector<std::string> user_allocation_ids_;
   bool user_admin_ = false;
+  TextOption update_allocations_;
+  bool update_all_allocations_ = false;
+  bool update_admin_ = false;
+  bool update_no_admin_ = false;
+  UserChanges update_changes_;
 };
 
 int RunArgv(CliKind kind, int argc, char** argv, std::ostream& out, std::ostream& err,

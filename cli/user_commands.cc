@@ -1,4 +1,5 @@
-// vipu-admin's user commands: create (access key, ID.vipu-cli.hcl at mode 0600), list, remove.
+// vipu-admin's user commands: create (access key, ID.vipu-cli.hcl at mode 0600), list, update,
+// remove.
 #include "cli/user_commands.h"
 
 #include <fcntl.h>
@@ -107,6 +108,34 @@ absl::Status RemoveUser(Connection& conn, const CommandIo& io, const std::string
       conn.Call([&](grpc::ClientContext* ctx) { return stub->RemoveUser(ctx, request, &reply); });
   if (!s.ok()) return s;
   io.out << "remove user (" << id << "): success.\n";
+  return absl::OkStatus();
+}
+
+absl::Status UpdateUser(Connection& conn, const CommandIo& io, const std::string& id,
+                        const UserChanges& changes) {
+  vipuadmin::UpdateUserRequest request;
+  request.set_user_id(id);
+  if (changes.allocations) {
+    request.set_set_allocations(true);
+    for (const std::string& a : *changes.allocations) request.add_allocations(a);
+  }
+  if (changes.admin) request.set_admin(*changes.admin);
+  request.set_rotate_key(changes.rotate_key);
+  vipuadmin::UpdateUserReply reply;
+  auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
+  absl::Status s =
+      conn.Call([&](grpc::ClientContext* ctx) { return stub->UpdateUser(ctx, request, &reply); });
+  if (!s.ok()) return s;
+  if (io.json) return WriteJson(io.out, reply);
+  const vipuadmin::User& u = reply.user();
+  io.out << "update user (" << id << "): success. Admin: " << (u.admin() ? "yes" : "no")
+         << ", allocations: "
+         << (u.allocations().empty() ? std::string("all") : absl::StrJoin(u.allocations(), " "))
+         << ".\n";
+  if (!reply.access_key().empty()) {
+    io.out << "New access key is '" << reply.access_key()
+           << "' (shown only once; the old key no longer works).\n";
+  }
   return absl::OkStatus();
 }
 

@@ -3,6 +3,7 @@
 #ifndef VIPU_CLI_USER_COMMANDS_H_
 #define VIPU_CLI_USER_COMMANDS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,19 @@ absl::Status CreateUser(Connection& conn, const CommandIo& io, const std::string
                         const std::string& output_dir);
 absl::Status ListUsers(Connection& conn, const CommandIo& io);
 absl::Status RemoveUser(Connection& conn, const CommandIo& io, const std::string& id);
+
+// What `update user` asks for; unset members stay as they are.
+struct UserChanges {
+  std::optional<std::vector<std::string>> allocations;  // empty list: every allocation
+  std::optional<bool> admin;
+  bool rotate_key = false;
+};
+// Prints "update user (ID): success." and the user's admin flag and
+// allocations as they now are; with a rotation also
+//   New access key is 'KEY' (shown only once; the old key no longer works).
+// With --showjson, the reply as JSON instead. The server's error otherwise.
+absl::Status UpdateUser(Connection& conn, const CommandIo& io, const std::string& id,
+                        const UserChanges& changes);
 
 }  // namespace vipu::cli
 

@@ -23,6 +23,7 @@
 #include "server/admin_service.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/audit_interceptor.h"
 #include "server/cluster_links.h"
 #include "server/cluster_tester.h"
 #include "server/config_file.h"
@@ -188,6 +189,7 @@ int Run(const ServerOptions& opt) {
     return 1;
   }
   user_service.set_access_control((*security)->access());
+  user_service.set_inventory(&inventory);
   admin_service.set_access_control((*security)->access());
   allocation_service.set_access_control((*security)->access());
   admin_service.set_readiness(&readiness);
@@ -229,6 +231,10 @@ int Run(const ServerOptions& opt) {
     interceptors.clear();
     if (creators.empty())
       creators.push_back(std::make_unique<RpcMetricsInterceptorFactory>(&metrics));
+    // Every end-point: a mutating method is audited wherever it is served.
+    if (AuditLog* audit = (*security)->audit_log(); audit != nullptr) {
+      creators.push_back(std::make_unique<AuditInterceptorFactory>(audit));
+    }
     builder.experimental().SetInterceptorCreators(std::move(creators));
   };
   auto started_endpoints = Endpoints::Start(endpoints);

@@ -21,6 +21,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kDefaultTlsInitDir[] = "vipu-certs";
+constexpr char kDefaultAuditLogName[] = "audit.log";
+
+bool AuditLogEnabled(const ServerOptions& o) {
+  return !o.audit_log.empty() && o.audit_log != "off";
+}
 
 std::string CurrentUserName() {
   if (const char* user = std::getenv("USER"); user != nullptr && *user != '\0') return user;
@@ -112,6 +117,14 @@ void AddSecurityFlags(CLI::App& app, ServerOptions* o) {
   app.add_option("--rate-limit-burst", o->rate_limit_burst,
                  "mutating calls allowed at once before the rate applies; 0: same as the rate")
       ->capture_default_str();
+  app.add_option("--audit-log", o->audit_log,
+                 "file getting one JSON line per mutating call, allowed or refused (default: "
+                 "audit.log next to --db with --secure, none without; off: none)");
+  app.add_option("--audit-log-max-bytes", o->audit_log_max_bytes,
+                 "rotate the audit log when a line would take it beyond this size")
+      ->capture_default_str();
+  app.add_option("--audit-log-keep", o->audit_log_keep, "rotated audit logs kept: PATH.1 .. PATH.N")
+      ->capture_default_str();
   app.add_option("--key-hash-iterations", o->key_hash_iterations,
                  "PBKDF2 iterations for new access keys")
       ->group("");
@@ -125,6 +138,12 @@ void ResolveSecurityDefaults(ServerOptions* o) {
   if (o->user_api_listen.empty()) o->user_api_listen = o->listen;
   if (o->admin_api_listen.empty()) o->admin_api_listen = o->user_api_listen;
   if (o->agent_api_listen.empty() && o->secure) o->agent_api_listen = "127.0.0.1:0";
+  if (o->audit_log.empty() && o->secure) {
+    fs::path db(o->db);
+    o->audit_log = (db.has_parent_path() ? db.parent_path() / kDefaultAuditLogName
+                                         : fs::path(kDefaultAuditLogName))
+                       .string();
+  }
 }
 
 int RunSecurityCommands(const ServerOptions& o) {
@@ -136,6 +155,14 @@ int RunSecurityCommands(const ServerOptions& o) {
     return Fail(absl::StrCat("--key-hash-iterations: must be at least ", auth::kMinHashIterations,
                              ", got ", o.key_hash_iterations),
                 2);
+  }
+  if (o.audit_log_max_bytes <= 0) {
+    return Fail(
+        absl::StrCat("--audit-log-max-bytes: must be greater than 0, got ", o.audit_log_max_bytes),
+        2);
+  }
+  if (o.audit_log_keep < 1 || o.audit_log_keep > 1000) {
+    return Fail(absl::StrCat("--audit-log-keep: must be in 1..1000, got ", o.audit_log_keep), 2);
   }
   if (!o.tls_init.empty()) {
     if (absl::Status s = InitTls(o.tls_init, o); !s.ok()) {
@@ -197,6 +224,19 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
   s->access_ =
       std::make_unique<auth::AccessControl>(o.secure, s->authenticator_.get(), s->limiter_.get());
   s->user_admin_service_ = std::make_unique<UserAdminService>(s->users_.get(), s->access_.get());
+  if (AuditLogEnabled(o)) {
+    AuditLogOptions audit;
+    audit.path = o.audit_log;
+    audit.max_bytes = o.audit_log_max_bytes;
+    audit.keep = o.audit_log_keep;
+    auto log = AuditLog::Open(audit);
+    if (!log.ok()) return log.status();
+    s->audit_log_ = *std::move(log);
+    spdlog::info("audit log: {} (rotated beyond {} bytes, {} kept)", o.audit_log,
+                 o.audit_log_max_bytes, o.audit_log_keep);
+  } else if (o.secure) {
+    spdlog::warn("secure mode without an audit log (--audit-log off)");
+  }
   if (o.secure) {
     auto credentials = LoadServerTlsCredentials(o.tls_dir);
     if (!credentials.ok()) return credentials.status();

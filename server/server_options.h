@@ -2,6 +2,7 @@
 #ifndef VIPU_SERVER_SERVER_OPTIONS_H_
 #define VIPU_SERVER_SERVER_OPTIONS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ struct ServerOptions {
   double rate_limit_per_second = 0;  // mutating calls per caller; 0: off
   double rate_limit_burst = 0;       // 0: same as the rate
   int key_hash_iterations = 100000;
+  // Audit log of mutating calls (server/audit_log.h). Empty: audit.log next
+  // to --db with --secure, none without; "off": none.
+  std::string audit_log;
+  int64_t audit_log_max_bytes = int64_t{10} << 20;  // rotate beyond this size
+  int audit_log_keep = 5;                           // rotated files kept
 };
 
 }  // namespace vipu::server

@@ -1,4 +1,4 @@
-// vipuadmin.UserAdminService: create, list and remove users, for admins only.
+// vipuadmin.UserAdminService: create, list, update and remove users, for admins only.
 #include "server/user_admin_service.h"
 
 #include "google/protobuf/util/time_util.h"
@@ -11,6 +11,15 @@ namespace {
 const auth::Action kCreate{"create user", /*admin=*/true, /*mutating=*/true};
 const auth::Action kList{"list users", /*admin=*/true, /*mutating=*/false};
 const auth::Action kRemove{"remove user", /*admin=*/true, /*mutating=*/true};
+const auth::Action kUpdate{"update user", /*admin=*/true, /*mutating=*/true};
+
+void ToWire(const storage::UserRecord& u, vipuadmin::User* out) {
+  out->set_id(u.id);
+  out->set_admin(u.is_admin);
+  for (const std::string& a : u.allocations) out->add_allocations(a);
+  *out->mutable_created() =
+      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(u.created_unix_ms);
+}
 
 }  // namespace
 
@@ -35,14 +44,7 @@ grpc::Status UserAdminService::ListUsers(grpc::ServerContext* context,
   if (!caller.ok()) return ToGrpc(caller.status());
   auto users = users_->List();
   if (!users.ok()) return ToGrpc(users.status());
-  for (const storage::UserRecord& u : *users) {
-    vipuadmin::User* out = reply->add_users();
-    out->set_id(u.id);
-    out->set_admin(u.is_admin);
-    for (const std::string& a : u.allocations) out->add_allocations(a);
-    *out->mutable_created() =
-        google::protobuf::util::TimeUtil::MillisecondsToTimestamp(u.created_unix_ms);
-  }
+  for (const storage::UserRecord& u : *users) ToWire(u, reply->add_users());
   return grpc::Status::OK;
 }
 
@@ -54,6 +56,29 @@ grpc::Status UserAdminService::RemoveUser(grpc::ServerContext* context,
   absl::Status s = users_->Remove(request->user_id());
   if (s.ok()) spdlog::info("user {} removed by {}", request->user_id(), caller->Name());
   return ToGrpc(s);
+}
+
+grpc::Status UserAdminService::UpdateUser(grpc::ServerContext* context,
+                                          const vipuadmin::UpdateUserRequest* request,
+                                          vipuadmin::UpdateUserReply* reply) {
+  auto caller = auth::AdmitCall(access_, context, kUpdate);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  auth::UserUpdate update;
+  if (request->set_allocations()) {
+    update.allocations.emplace(request->allocations().begin(), request->allocations().end());
+  } else if (!request->allocations().empty()) {
+    return ToGrpc(absl::InvalidArgumentError(
+        "allocations: given without set_allocations; set it to replace the allocations"));
+  }
+  if (request->has_admin()) update.is_admin = request->admin();
+  update.rotate_key = request->rotate_key();
+  auto updated = users_->Update(request->user_id(), update);
+  if (!updated.ok()) return ToGrpc(updated.status());
+  spdlog::info("user {} updated by {}{}", request->user_id(), caller->Name(),
+               update.rotate_key ? " (new access key)" : "");
+  ToWire(updated->user, reply->mutable_user());
+  reply->set_access_key(updated->access_key);
+  return grpc::Status::OK;
 }
 
 }  // namespace vipu::server

@@ -21,6 +21,8 @@ class UserAdminService final : public vipuadmin::UserAdminService::Service {
                          vipuadmin::ListUsersReply*) override;
   grpc::Status RemoveUser(grpc::ServerContext*, const vipuadmin::RemoveUserRequest*,
                           vipuadmin::RemoveUserReply*) override;
+  grpc::Status UpdateUser(grpc::ServerContext*, const vipuadmin::UpdateUserRequest*,
+                          vipuadmin::UpdateUserReply*) override;
 
  private:
   auth::UserDirectory* users_;

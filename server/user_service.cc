@@ -1,6 +1,9 @@
 // virmgrpc.UserService and VersionService: access check, translation, controller call, status.
 #include "server/user_service.h"
 
+#include <optional>
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "fabric/validation.h"
 #include "server/auth/metadata_keys.h"
@@ -44,19 +47,40 @@ grpc::Status UserService::ListPartitions(grpc::ServerContext* context,
 grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
                                             const virmgrpc::ListIPUAttributesRequest* request,
                                             virmgrpc::ListIPUAttributesReply* reply) {
-  if (auto caller = auth::AdmitCall(access_, context, kListIpus); !caller.ok()) {
-    return ToGrpc(caller.status());
+  auto caller = auth::AdmitCall(access_, context, kListIpus);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  for (const std::string& id : request->agents()) {
+    if (absl::Status s = fabric::ValidateId("agents", id); !s.ok()) return ToGrpc(s);
   }
+  // A restricted caller sees the agents of the allocations it may use and
+  // nothing else: which machines exist beyond those is not its business.
+  std::optional<std::set<std::string>> visible;
+  if (!caller->Unrestricted()) {
+    if (inventory_ == nullptr) {
+      return ToGrpc(absl::InternalError("list ipu attributes: allocations are not available"));
+    }
+    auto allocations = inventory_->ListAllocations();
+    if (!allocations.ok()) return ToGrpc(allocations.status());
+    visible.emplace();
+    for (const fabric::Allocation& a : *allocations) {
+      if (caller->MayUseAllocation(a.id)) visible->insert(a.agent_ids.begin(), a.agent_ids.end());
+    }
+  }
+  auto may_see = [&](const std::string& id) { return !visible || visible->count(id) > 0; };
   std::vector<LiveAgent> agents;
   if (request->agents().empty()) {
-    agents = registry_->All();
+    for (LiveAgent& a : registry_->All()) {
+      if (may_see(a.id)) agents.push_back(std::move(a));
+    }
   } else {
     for (const std::string& id : request->agents()) {
-      if (absl::Status s = fabric::ValidateId("agents", id); !s.ok()) return ToGrpc(s);
-      std::optional<LiveAgent> a = registry_->Get(id);
+      std::optional<LiveAgent> a = may_see(id) ? registry_->Get(id) : std::nullopt;
       if (!a) {
-        return ToGrpc(
-            absl::NotFoundError(absl::StrCat("agents: agent '", id, "' is not connected")));
+        // One message for both cases, so that agent ids outside the
+        // caller's allocations cannot be probed.
+        return ToGrpc(absl::NotFoundError(
+            absl::StrCat("agents: agent '", id, "' is not connected",
+                         visible ? " or not in an allocation granted to you" : "")));
       }
       agents.push_back(std::move(*a));
     }

@@ -5,6 +5,7 @@
 
 #include "server/agent_registry.h"
 #include "server/auth/access_control.h"
+#include "server/inventory.h"
 #include "server/partition_controller.h"
 #include "server/readiness.h"
 #include "version.grpc.pb.h"
@@ -23,6 +24,9 @@ class UserService final : public virmgrpc::UserService::Service {
   // Authentication, authorization and rate limit of every RPC; unset:
   // everyone is the unrestricted system caller.
   void set_access_control(auth::AccessControl* access) { access_ = access; }
+  // Where ListIPUAttributes finds the agents of a restricted caller's
+  // allocations; unset: such callers get INTERNAL (never everything).
+  void set_inventory(Inventory* inventory) { inventory_ = inventory; }
 
   grpc::Status ListPartitions(grpc::ServerContext*, const virmgrpc::ListPartitionsRequest*,
                               virmgrpc::ListPartitionsReply*) override;
@@ -45,6 +49,7 @@ class UserService final : public virmgrpc::UserService::Service {
   const AgentRegistry* registry_;
   const Readiness* readiness_ = nullptr;
   auth::AccessControl* access_ = nullptr;
+  Inventory* inventory_ = nullptr;
 };
 
 class VersionService final : public virmgrpc::VersionService::Service {

@@ -117,6 +117,9 @@ class WriteTxn : public ReadTxn {
   // ALREADY_EXISTS for a duplicate id.
   absl::Status InsertUser(const UserRecord& user);
   absl::Status DeleteUser(std::string_view id);  // NOT_FOUND when absent
+  // Rewrites the key hash, the admin flag and the allocations of the user
+  // `user.id`; the creation time stays. NOT_FOUND when absent.
+  absl::Status UpdateUser(const UserRecord& user);
   // The mark goes away with the partition (ON DELETE CASCADE).
   absl::Status SetPartitionShared(std::string_view partition_id, bool shared);
 };

@@ -108,6 +108,21 @@ absl::Status WriteTxn::DeleteUser(std::string_view id) {
   return absl::OkStatus();
 }
 
+absl::Status WriteTxn::UpdateUser(const UserRecord& user) {
+  absl::StatusOr<Statement> stmt = conn_->Prepare(
+      "UPDATE users SET key_hash = ?2, is_admin = ?3, allocations = ?4 WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, user.id)
+      .BindText(2, user.key_hash)
+      .BindInt(3, user.is_admin ? 1 : 0)
+      .BindText(4, EncodeStringList(user.allocations));
+  if (absl::Status s = stmt->Run(); !s.ok()) return s;
+  if (conn_->changes() == 0) {
+    return absl::NotFoundError(absl::StrCat("user ", user.id, " not found"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteTxn::SetPartitionShared(std::string_view partition_id, bool shared) {
   absl::StatusOr<Statement> stmt =
       conn_->Prepare(shared ? "INSERT OR IGNORE INTO partition_shares (partition_id) VALUES (?1)"

@@ -23,6 +23,13 @@ listen = "127.0.0.1:8090"
 # StateDirectory makes /var/lib/vipu writable for the vipu user.
 db = "/var/lib/vipu/vipu.db"
 
+# Audit log: one JSON line per mutating call, allowed or refused. With
+# `secure` it defaults to audit.log next to `db`; "off" turns it off.
+# Rotated beyond audit-log-max-bytes into .1 .. .N (audit-log-keep).
+# audit-log = "/var/lib/vipu/audit.log"
+# audit-log-max-bytes = 10485760
+# audit-log-keep = 5
+
 # OpenMetrics endpoint (GET /metrics); "off" to disable.
 metrics-listen = "127.0.0.1:2113"
 

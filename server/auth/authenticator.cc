@@ -35,9 +35,11 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
                                                    "'; give --api-access-key"));
   }
   const std::string cache_key = CacheKey(user_id, access_key);
+  uint64_t forgets_before = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = cache_.find(cache_key); it != cache_.end()) return it->second;
+    forgets_before = forgets_;
   }
   std::optional<storage::UserRecord> user;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
@@ -65,6 +67,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
   caller.is_admin = user->is_admin;
   caller.allocations = user->allocations;
   std::lock_guard<std::mutex> lock(mu_);
+  if (forgets_ != forgets_before) return caller;  // the row may have changed since it was read
   if (cache_.size() >= kMaxCached) cache_.clear();
   cache_[cache_key] = caller;
   return caller;
@@ -73,6 +76,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
 void Authenticator::Forget(const std::string& user_id) {
   const std::string prefix = absl::StrCat(user_id, std::string(1, '\0'));
   std::lock_guard<std::mutex> lock(mu_);
+  ++forgets_;
   for (auto it = cache_.lower_bound(prefix);
        it != cache_.end() && it->first.compare(0, prefix.size(), prefix) == 0;) {
     it = cache_.erase(it);

@@ -1,6 +1,9 @@
 // Checks a user id and access key against the users table. A verified pair
 // is cached in memory keyed by (user, SHA-256 of the key), so PBKDF2 runs
 // once per key and process, not once per call. Failures are not cached.
+// Thread-safe. A pair verified while Forget ran for any user is not cached,
+// so a key rotated or a user changed during a slow verification never
+// comes back from the cache.
 #ifndef VIPU_SERVER_AUTH_AUTHENTICATOR_H_
 #define VIPU_SERVER_AUTH_AUTHENTICATOR_H_
 
@@ -26,7 +29,9 @@ class Authenticator {
   // for both, so that user ids cannot be probed). INTERNAL for storage errors.
   absl::StatusOr<Caller> Authenticate(const std::string& user_id, const std::string& access_key);
 
-  // Drops the cached pairs of `user_id` (after the user is removed).
+  // Drops the cached pairs of `user_id`. Call it after the user's row has
+  // changed (removed, new key, allocations or admin flag): the next call
+  // reads the row again.
   void Forget(const std::string& user_id);
 
   // Verifications that ran PBKDF2 (tests of the cache).
@@ -37,6 +42,9 @@ class Authenticator {
   mutable std::mutex mu_;
   std::map<std::string, Caller> cache_;  // "user\0sha256(key)"
   uint64_t slow_verifications_ = 0;
+  // Calls of Forget so far: a verification that began before one does not
+  // cache its result (it may have read the row before it changed).
+  uint64_t forgets_ = 0;
 };
 
 }  // namespace vipu::server::auth

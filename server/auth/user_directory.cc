@@ -1,4 +1,4 @@
-// UserDirectory: create, list and remove secure-mode users, and ensure the default admin.
+// UserDirectory: create, list, update and remove secure-mode users, and ensure the default admin.
 #include "server/auth/user_directory.h"
 
 #include <set>
@@ -10,11 +10,9 @@
 #include "spdlog/spdlog.h"
 
 namespace vipu::server::auth {
+namespace {
 
-absl::StatusOr<std::string> UserDirectory::Create(const std::string& id,
-                                                  const std::vector<std::string>& allocations,
-                                                  bool is_admin) {
-  if (absl::Status s = fabric::ValidateId("user id", id); !s.ok()) return s;
+absl::Status ValidateAllocationIds(const std::vector<std::string>& allocations) {
   std::set<std::string> seen;
   for (const std::string& a : allocations) {
     if (absl::Status s = fabric::ValidateId("allocations", a); !s.ok()) return s;
@@ -23,6 +21,34 @@ absl::StatusOr<std::string> UserDirectory::Create(const std::string& id,
           absl::StrCat("allocations: allocation '", a, "' is listed twice"));
     }
   }
+  return absl::OkStatus();
+}
+
+// Inside the transaction that grants them, so that a concurrent removal of
+// an allocation cannot slip in between.
+absl::Status CheckAllocationsExist(storage::ReadTxn& txn,
+                                   const std::vector<std::string>& allocations) {
+  for (const std::string& a : allocations) {
+    auto allocation = txn.GetAllocation(a);
+    if (absl::IsNotFound(allocation.status())) {
+      return absl::NotFoundError(absl::StrCat("allocations: allocation '", a, "' not found"));
+    }
+    if (!allocation.ok()) return allocation.status();
+  }
+  return absl::OkStatus();
+}
+
+std::string DescribeAllocations(const std::vector<std::string>& allocations) {
+  return allocations.empty() ? std::string("all") : absl::StrJoin(allocations, ",");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> UserDirectory::Create(const std::string& id,
+                                                  const std::vector<std::string>& allocations,
+                                                  bool is_admin) {
+  if (absl::Status s = fabric::ValidateId("user id", id); !s.ok()) return s;
+  if (absl::Status s = ValidateAllocationIds(allocations); !s.ok()) return s;
   std::string key = NewAccessKey();
   auto hash = HashAccessKey(key, hash_iterations_);
   if (!hash.ok()) return hash.status();
@@ -33,13 +59,7 @@ absl::StatusOr<std::string> UserDirectory::Create(const std::string& id,
   user.allocations = allocations;
   user.created_unix_ms = absl::ToUnixMillis(absl::Now());
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
-    for (const std::string& a : allocations) {
-      auto allocation = txn.GetAllocation(a);
-      if (absl::IsNotFound(allocation.status())) {
-        return absl::NotFoundError(absl::StrCat("allocations: allocation '", a, "' not found"));
-      }
-      if (!allocation.ok()) return allocation.status();
-    }
+    if (absl::Status e = CheckAllocationsExist(txn, allocations); !e.ok()) return e;
     absl::Status inserted = txn.InsertUser(user);
     if (absl::IsAlreadyExists(inserted)) {
       return absl::AlreadyExistsError(absl::StrCat("user id: user '", id, "' already exists"));
@@ -48,7 +68,7 @@ absl::StatusOr<std::string> UserDirectory::Create(const std::string& id,
   });
   if (!s.ok()) return s;
   spdlog::info("user {} created ({}, allocations: {})", id, is_admin ? "admin" : "user",
-               allocations.empty() ? std::string("all") : absl::StrJoin(allocations, ","));
+               DescribeAllocations(allocations));
   return key;
 }
 
@@ -88,6 +108,63 @@ absl::Status UserDirectory::Remove(const std::string& id) {
   if (authenticator_ != nullptr) authenticator_->Forget(id);
   spdlog::info("user {} removed", id);
   return absl::OkStatus();
+}
+
+absl::StatusOr<UpdatedUser> UserDirectory::Update(const std::string& id, const UserUpdate& update) {
+  if (absl::Status s = fabric::ValidateId("user id", id); !s.ok()) return s;
+  if (update.Empty()) {
+    return absl::InvalidArgumentError(
+        "update user: nothing to change; give allocations, the admin flag or a key rotation");
+  }
+  if (update.allocations) {
+    if (absl::Status s = ValidateAllocationIds(*update.allocations); !s.ok()) return s;
+  }
+  UpdatedUser out;
+  std::string new_hash;
+  if (update.rotate_key) {
+    out.access_key = NewAccessKey();
+    auto hash = HashAccessKey(out.access_key, hash_iterations_);
+    if (!hash.ok()) return hash.status();
+    new_hash = *std::move(hash);
+  }
+  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+    auto user = txn.GetUser(id);
+    if (absl::IsNotFound(user.status())) {
+      return absl::NotFoundError(absl::StrCat("user id: user '", id, "' not found"));
+    }
+    if (!user.ok()) return user.status();
+    storage::UserRecord changed = *user;
+    if (update.allocations) {
+      if (absl::Status e = CheckAllocationsExist(txn, *update.allocations); !e.ok()) return e;
+      changed.allocations = *update.allocations;
+    }
+    if (update.is_admin) {
+      if (user->is_admin && !*update.is_admin) {
+        auto all = txn.ListUsers();
+        if (!all.ok()) return all.status();
+        int admins = 0;
+        for (const storage::UserRecord& u : *all) admins += u.is_admin ? 1 : 0;
+        if (admins <= 1) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("admin: '", id,
+                           "' is the last admin; make another user an admin before taking "
+                           "the flag from this one"));
+        }
+      }
+      changed.is_admin = *update.is_admin;
+    }
+    if (update.rotate_key) changed.key_hash = new_hash;
+    if (absl::Status e = txn.UpdateUser(changed); !e.ok()) return e;
+    out.user = std::move(changed);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  // After the commit: a call arriving now reads the new row.
+  if (authenticator_ != nullptr) authenticator_->Forget(id);
+  spdlog::info("user {} updated ({}, allocations: {}{})", id, out.user.is_admin ? "admin" : "user",
+               DescribeAllocations(out.user.allocations),
+               update.rotate_key ? ", new access key" : "");
+  return out;
 }
 
 absl::StatusOr<std::optional<std::string>> UserDirectory::EnsureDefaultAdmin(

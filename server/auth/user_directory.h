@@ -1,6 +1,7 @@
-// Users of the secure mode: create (the only time the access key is seen),
-// list, remove, and the default admin created on the first secure start.
-// Each operation validates completely, then commits in one transaction.
+// Users of the secure mode: create and key rotation (the only times an
+// access key is seen), list, update, remove, and the default admin created
+// on the first secure start. Each operation validates completely, then
+// commits in one transaction. Thread-safe (the store serialises writes).
 #ifndef VIPU_SERVER_AUTH_USER_DIRECTORY_H_
 #define VIPU_SERVER_AUTH_USER_DIRECTORY_H_
 
@@ -14,6 +15,23 @@
 #include "storage/store.h"
 
 namespace vipu::server::auth {
+
+// What UserDirectory::Update changes; unset members stay as they are.
+struct UserUpdate {
+  // Replaces the allocations granted; an empty list grants every allocation.
+  std::optional<std::vector<std::string>> allocations;
+  std::optional<bool> is_admin;
+  // A new access key; the old one stops working at once.
+  bool rotate_key = false;
+
+  bool Empty() const { return !allocations && !is_admin && !rotate_key; }
+};
+
+// What UserDirectory::Update leaves behind.
+struct UpdatedUser {
+  storage::UserRecord user;  // as committed (key_hash included)
+  std::string access_key;    // the new key when rotate_key; else empty
+};
 
 class UserDirectory {
  public:
@@ -31,6 +49,14 @@ class UserDirectory {
   // NOT_FOUND; FAILED_PRECONDITION for the last admin (nobody could manage
   // users any more).
   absl::Status Remove(const std::string& id);
+  // Applies `update` to user `id` in one transaction and forgets its cached
+  // keys, so that the next call of that user sees the change. Asking for a
+  // value the user already has is not an error. INVALID_ARGUMENT for a bad
+  // id, an empty update ("nothing to change") or bad allocations (as
+  // Create); NOT_FOUND for an unknown user or allocation;
+  // FAILED_PRECONDITION when the admin flag would be taken from the last
+  // admin (whoever asks, the user itself included).
+  absl::StatusOr<UpdatedUser> Update(const std::string& id, const UserUpdate& update);
 
   // When no user exists, creates `id` as an admin and returns its key;
   // nullopt when users exist already.

@@ -217,6 +217,24 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{kA, W{"create", "partition", "p1", "--size", "0"}, "--size: must be an integer"},
         UsageCase{kA, W{"list", "bananas"}, "unknown object 'bananas'"}));
 
+INSTANTIATE_TEST_SUITE_P(
+    UpdateUser, UsageErrorTest,
+    ::testing::Values(
+        UsageCase{kA, W{"update", "user", "alice"}, "update user: nothing to change"},
+        UsageCase{kA, W{"update", "user", "--admin"}, "update user: missing user id"},
+        UsageCase{kA, W{"update", "user", "a b", "--admin"}, "user id"},
+        UsageCase{kA, W{"update", "user", "alice", "--admin", "--no-admin"},
+                  "--no-admin: contradicts --admin"},
+        UsageCase{kA, W{"update", "user", "alice", "--allocations", "a1", "--all-allocations"},
+                  "--all-allocations: contradicts --allocations"},
+        UsageCase{kA, W{"update", "user", "alice", "--allocations", ""}, "--allocations: empty"},
+        UsageCase{kA, W{"update", "user", "alice", "--allocations", "a1,,a2"},
+                  "--allocations: empty allocation id"},
+        UsageCase{kA, W{"update", "user", "alice", "--allocations", "a/1"},
+                  "--allocations: allocation id"},
+        UsageCase{kA, W{"update", "user", "alice", "--rotate-key", "yes"}, "yes"},
+        UsageCase{kV, W{"update", "user", "alice", "--admin"}, "update"}));
+
 TEST_F(CommandLineTest, VersionPrintsClientVersion) {
   Result r = Run(kV, {"--version"});
   EXPECT_EQ(r.code, 0);

@@ -150,6 +150,97 @@ TEST_F(AuthTest, RemoveRefusesUnknownBadAndTheLastAdmin) {
   EXPECT_TRUE(users_->Remove("root").ok());
 }
 
+TEST_F(AuthTest, RotatedKeyReplacesTheCachedOldOneAtOnce) {
+  ASSERT_TRUE(users_->Create("root", {}, true).ok());
+  auto old_key = users_->Create("alice", {"a1"}, false);
+  ASSERT_TRUE(old_key.ok());
+  ASSERT_TRUE(authenticator_->Authenticate("alice", *old_key).ok());  // now cached
+  UserUpdate rotate;
+  rotate.rotate_key = true;
+  auto updated = users_->Update("alice", rotate);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  ASSERT_FALSE(updated->access_key.empty());
+  EXPECT_NE(updated->access_key, *old_key);
+  EXPECT_EQ(authenticator_->Authenticate("alice", *old_key).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  auto fresh = authenticator_->Authenticate("alice", updated->access_key);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->allocations, std::vector<std::string>{"a1"});  // grants kept
+}
+
+TEST_F(AuthTest, UpdateChangesGrantsSeenByTheNextCall) {
+  ASSERT_TRUE(users_->Create("root", {}, true).ok());
+  auto key = users_->Create("alice", {"a1"}, false);
+  ASSERT_TRUE(key.ok());
+  ASSERT_TRUE(authenticator_->Authenticate("alice", *key).ok());  // cached with a1
+  UserUpdate update;
+  update.allocations = std::vector<std::string>{"a2"};
+  update.is_admin = true;
+  auto updated = users_->Update("alice", update);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_TRUE(updated->access_key.empty());
+  auto caller = authenticator_->Authenticate("alice", *key);
+  ASSERT_TRUE(caller.ok()) << caller.status();
+  EXPECT_EQ(caller->allocations, std::vector<std::string>{"a2"});
+  EXPECT_TRUE(caller->is_admin);
+  // An empty list grants every allocation.
+  UserUpdate all;
+  all.allocations = std::vector<std::string>{};
+  ASSERT_TRUE(users_->Update("alice", all).ok());
+  EXPECT_TRUE(authenticator_->Authenticate("alice", *key)->allocations.empty());
+}
+
+TEST_F(AuthTest, UpdateRefusesEmptyUnknownBadAndChangesNothing) {
+  ASSERT_TRUE(users_->Create("root", {}, true).ok());
+  ASSERT_TRUE(users_->Create("alice", {"a1"}, false).ok());
+  auto before = users_->List();
+  ASSERT_TRUE(before.ok());
+  UserUpdate nothing;
+  auto empty = users_->Update("alice", nothing);
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(empty.status()), HasSubstr("nothing to change"));
+  UserUpdate admin;
+  admin.is_admin = true;
+  EXPECT_EQ(users_->Update("ghost", admin).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(users_->Update("bad id", admin).status().code(), absl::StatusCode::kInvalidArgument);
+  UserUpdate twice;
+  twice.allocations = std::vector<std::string>{"a1", "a1"};
+  twice.is_admin = true;
+  EXPECT_THAT(Msg(users_->Update("alice", twice).status()), HasSubstr("listed twice"));
+  UserUpdate missing;
+  missing.allocations = std::vector<std::string>{"a9"};
+  missing.is_admin = true;
+  auto m = users_->Update("alice", missing);
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Msg(m.status()), HasSubstr("allocation 'a9' not found"));
+  UserUpdate bad;
+  bad.allocations = std::vector<std::string>{"no/slash"};
+  EXPECT_EQ(users_->Update("alice", bad).status().code(), absl::StatusCode::kInvalidArgument);
+  auto after = users_->List();
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), before->size());
+  for (size_t i = 0; i < after->size(); ++i) {
+    EXPECT_EQ((*after)[i].is_admin, (*before)[i].is_admin);
+    EXPECT_EQ((*after)[i].allocations, (*before)[i].allocations);
+    EXPECT_EQ((*after)[i].key_hash, (*before)[i].key_hash);
+  }
+}
+
+TEST_F(AuthTest, LastAdminKeepsTheFlagButAnotherAdminMayDropIt) {
+  ASSERT_TRUE(users_->Create("root", {}, true).ok());
+  UserUpdate demote;
+  demote.is_admin = false;
+  auto last = users_->Update("root", demote);
+  EXPECT_EQ(last.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Msg(last.status()), HasSubstr("last admin"));
+  ASSERT_TRUE(users_->Create("root2", {}, true).ok());
+  auto ok = users_->Update("root", demote);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_FALSE(ok->user.is_admin);
+  // Asking for what the user already has is not an error.
+  EXPECT_TRUE(users_->Update("root", demote).ok());
+}
+
 TEST_F(AuthTest, DefaultAdminIsCreatedOnlyOnce) {
   auto first = users_->EnsureDefaultAdmin("john");
   ASSERT_TRUE(first.ok());

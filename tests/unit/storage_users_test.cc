@@ -51,6 +51,32 @@ TEST_F(StorageUsersTest, InsertGetListDelete) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(StorageUsersTest, UpdateRewritesKeyAdminAndAllocationsButNotCreation) {
+  UserRecord alice{"alice", "hash-a", false, {"a1"}, 5};
+  ASSERT_TRUE(store_->Write([&](WriteTxn& txn) { return txn.InsertUser(alice); }).ok());
+  UserRecord changed{"alice", "hash-b", true, {"a2", "a3"}, 99};
+  ASSERT_TRUE(store_->Write([&](WriteTxn& txn) { return txn.UpdateUser(changed); }).ok());
+  // Reopening shows what was committed, not what a cache held.
+  store_.reset();
+  auto reopened = Store::Open(dir_.File("vipu.db"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  store_ = *std::move(reopened);
+  ASSERT_TRUE(store_
+                  ->Read([&](ReadTxn& txn) -> absl::Status {
+                    auto got = txn.GetUser("alice");
+                    EXPECT_TRUE(got.ok()) << got.status();
+                    EXPECT_EQ(got->key_hash, "hash-b");
+                    EXPECT_TRUE(got->is_admin);
+                    EXPECT_EQ(got->allocations, (std::vector<std::string>{"a2", "a3"}));
+                    EXPECT_EQ(got->created_unix_ms, 5);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  UserRecord ghost{"ghost", "h", false, {}, 1};
+  EXPECT_EQ(store_->Write([&](WriteTxn& txn) { return txn.UpdateUser(ghost); }).code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_F(StorageUsersTest, SharesNeedThePartitionAndGoWithIt) {
   absl::Status s = store_->Write([](WriteTxn& txn) { return txn.SetPartitionShared("p", true); });
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
