@@ -13,6 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "fabric/enum_names.h"
+#include "server/tls_init.h"
+#include "tls/tls_files.h"
 #include "spdlog/spdlog.h"
 
 extern char** environ;
@@ -21,6 +23,28 @@ namespace vipu::server {
 namespace {
 
 constexpr uint32_t kMachinesPerProcess = 16;
+
+// The flags that give an agent process of `group` its certificate, issued
+// first unless a usable one (same CA, right key) is there.
+absl::StatusOr<std::vector<std::string>> AgentTlsFlags(const std::string& tls_dir,
+                                                       const std::vector<std::string>& group) {
+  const std::string dir = absl::StrCat(tls_dir, "/agents/", group.front());
+  tls::TlsFiles files{dir + "/ca.pem", dir + "/cert.pem", dir + "/key.pem"};
+  // ca.pem of the agent must be the pod CA the server trusts.
+  files.ca = absl::StrCat(tls_dir, "/ca.pem");
+  if (!tls::LoadTlsFiles(files).ok()) {
+    AgentCertificateSpec spec{group, {"127.0.0.1", "localhost"}};
+    auto issued = IssueAgentCertificate(tls_dir, spec);
+    if (!issued.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("simulate: cannot issue the certificate of agents ", group.front(), "..: ",
+                       issued.status().message()));
+    }
+    spdlog::info("simulate: issued the agent certificate {}/cert.pem", *issued);
+  }
+  return std::vector<std::string>{"--tls-ca", files.ca, "--tls-cert", files.cert, "--tls-key",
+                                  files.key};
+}
 
 }  // namespace
 
@@ -51,6 +75,14 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
                                      "--log-level",
                                      options.log_level,
                                      "--exit-with-parent"};
+    if (!options.tls_dir.empty()) {
+      auto flags = AgentTlsFlags(options.tls_dir, group);
+      if (!flags.ok()) {
+        sim->Stop();
+        return flags.status();
+      }
+      args.insert(args.end(), flags->begin(), flags->end());
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

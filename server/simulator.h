@@ -21,8 +21,15 @@ class Simulator {
     std::string agent_binary;
     std::string server_address;  // where the agents register
     std::string log_level = "info";
+    // Secure mode: the --tls-dir with the pod CA. Each agent process gets
+    // the certificate DIR/agents/<first id of its group>/, naming its agent
+    // ids, 127.0.0.1 and localhost; a missing or unusable one is issued with
+    // DIR/ca-key.pem. Empty: plaintext.
+    std::string tls_dir;
   };
 
+  // FAILED_PRECONDITION for an agent binary that cannot run or an agent
+  // certificate that cannot be issued (naming the file).
   static absl::StatusOr<std::unique_ptr<Simulator>> Start(const fabric::PodSpec& pod,
                                                           const Options& options);
   ~Simulator();  // Stop()

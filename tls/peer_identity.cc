@@ -1,0 +1,31 @@
+// PeerNames: the certificate names of a call's peer, from gRPC's AuthContext.
+#include "tls/peer_identity.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_join.h"
+
+namespace vipu::tls {
+
+std::vector<std::string> PeerNames(const grpc::AuthContext* context) {
+  std::vector<std::string> names;
+  if (context == nullptr) return names;
+  for (const char* property : {"x509_subject_alternative_name", "x509_common_name"}) {
+    for (const grpc::string_ref& value : context->FindPropertyValues(property)) {
+      names.emplace_back(value.data(), value.size());
+    }
+  }
+  return names;
+}
+
+bool PeerHasName(const grpc::AuthContext* context, const std::string& name) {
+  const std::vector<std::string> names = PeerNames(context);
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string DescribePeer(const grpc::AuthContext* context) {
+  const std::vector<std::string> names = PeerNames(context);
+  return names.empty() ? "no certificate" : absl::StrJoin(names, ",");
+}
+
+}  // namespace vipu::tls
