@@ -32,7 +32,11 @@ absl::StatusOr<std::vector<std::string>> AgentTlsFlags(const std::string& tls_di
   tls::TlsFiles files{dir + "/ca.pem", dir + "/cert.pem", dir + "/key.pem"};
   // ca.pem of the agent must be the pod CA the server trusts.
   files.ca = absl::StrCat(tls_dir, "/ca.pem");
-  if (!tls::LoadTlsFiles(files).ok()) {
+  auto pem = tls::LoadTlsFiles(files);
+  std::vector<std::string> names = group;
+  names.push_back("localhost");
+  if (!pem.ok() || tls::CertificateExpired(pem->cert) ||
+      !tls::CheckCertificateNames(pem->cert, names, {"127.0.0.1"}).ok()) {
     AgentCertificateSpec spec{group, {"127.0.0.1", "localhost"}};
     auto issued = IssueAgentCertificate(tls_dir, spec);
     if (!issued.ok()) {

@@ -6,6 +6,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
 
 #include <fstream>
 #include <memory>
@@ -60,6 +61,27 @@ Cert ParseCert(const std::string& pem) {
 }
 
 }  // namespace
+
+absl::Status CheckCertificateNames(const std::string& cert_pem,
+                                   const std::vector<std::string>& dns_names,
+                                   const std::vector<std::string>& ip_addresses) {
+  Cert cert = ParseCert(cert_pem);
+  ERR_clear_error();
+  if (!cert) return absl::InvalidArgumentError("not a PEM certificate");
+  for (const std::string& name : dns_names) {
+    if (X509_check_host(cert.get(), name.data(), name.size(), X509_CHECK_FLAG_NO_WILDCARDS,
+                        nullptr) != 1) {
+      return absl::NotFoundError(absl::StrCat("the certificate does not name ", name));
+    }
+  }
+  for (const std::string& ip : ip_addresses) {
+    if (X509_check_ip_asc(cert.get(), ip.c_str(), 0) != 1) {
+      return absl::NotFoundError(absl::StrCat("the certificate does not name ", ip));
+    }
+  }
+  ERR_clear_error();
+  return absl::OkStatus();
+}
 
 bool CertificateExpired(const std::string& cert_pem) {
   Cert cert = ParseCert(cert_pem);

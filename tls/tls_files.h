@@ -8,6 +8,7 @@
 #define VIPU_TLS_TLS_FILES_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -34,6 +35,13 @@ struct TlsPem {
 // failure returns FAILED_PRECONDITION whose message starts with the path of
 // the offending file.
 absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files);
+
+// OK when the certificate in `cert_pem` carries every one of `dns_names`
+// and `ip_addresses` as subject alternative names; NOT_FOUND naming the
+// first that is missing (INVALID_ARGUMENT when it does not parse).
+absl::Status CheckCertificateNames(const std::string& cert_pem,
+                                   const std::vector<std::string>& dns_names,
+                                   const std::vector<std::string>& ip_addresses);
 
 // True when the certificate in `cert_pem` is past its notAfter; false when
 // it is valid or does not parse.
