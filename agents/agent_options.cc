@@ -156,9 +156,8 @@ absl::Status ValidateTlsFlags(const std::string& ca, const std::string& cert,
                                     {"tls-cert", &cert},
                                     {"tls-key", &key}}) {
     if (value->empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(flag, ": --tls-ca, --tls-cert and --tls-key go together; --", flag,
-                       " is missing"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": --tls-ca, --tls-cert and --tls-key go together; --", flag, " is missing"));
     }
   }
   return absl::OkStatus();

@@ -85,10 +85,10 @@ grpc::Status AgentService::RequireServer(const grpc::ServerContext* context,
   const std::string peer = tls::DescribePeer(auth.get());
   spdlog::warn("agent {}: refused {} from {} (certificate {}): not vipu-server",
                machine_->agent_id(), call, context->peer(), peer);
-  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                      absl::StrCat("agent ", machine_->agent_id(), ": ", call,
-                                   " is accepted only from vipu-server's certificate, not from ",
-                                   peer));
+  return grpc::Status(
+      grpc::StatusCode::PERMISSION_DENIED,
+      absl::StrCat("agent ", machine_->agent_id(), ": ", call,
+                   " is accepted only from vipu-server's certificate, not from ", peer));
 }
 
 grpc::Status AgentService::GetInfo(grpc::ServerContext* context,

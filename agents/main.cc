@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
   std::shared_ptr<grpc::ServerCredentials> server_credentials = grpc::InsecureServerCredentials();
   std::shared_ptr<grpc::ChannelCredentials> channel_credentials;
   if (options.tls()) {
-    auto live = vipu::tls::LiveCertificates::Start(
-        {options.tls_ca, options.tls_cert, options.tls_key});
+    auto live =
+        vipu::tls::LiveCertificates::Start({options.tls_ca, options.tls_cert, options.tls_key});
     if (!live.ok()) {
       spdlog::error("TLS: {}", std::string(live.status().message()));
       std::cerr << "vipu-agent: TLS: " << live.status().message() << "\n";

@@ -13,8 +13,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "fabric/types.h"
-#include "server/agent_registry.h"
 #include "grpcpp/security/credentials.h"
+#include "server/agent_registry.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::server {

@@ -65,8 +65,8 @@ absl::StatusOr<std::unique_ptr<Endpoints>> Endpoints::Start(const EndpointSpec& 
   if (!admin.ok()) return admin.status();
   (*admin)->services.insert((*admin)->services.end(), spec.admin_services.begin(),
                             spec.admin_services.end());
-  auto agent = listener_for(spec.agent_listen.empty() ? spec.user_listen : spec.agent_listen, tls,
-                            "agent");
+  auto agent =
+      listener_for(spec.agent_listen.empty() ? spec.user_listen : spec.agent_listen, tls, "agent");
   if (!agent.ok()) return agent.status();
   (*agent)->services.insert((*agent)->services.end(), spec.agent_services.begin(),
                             spec.agent_services.end());

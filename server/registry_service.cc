@@ -108,8 +108,8 @@ grpc::Status RegistryService::CheckCaller(const grpc::ServerContext* context,
   for (const std::string& agent_id : agent_ids) {
     if (named.count(agent_id) > 0) continue;
     const std::string peer = tls::DescribePeer(auth.get());
-    spdlog::warn("refused a call for agent {} from {} (certificate {})", agent_id,
-                 context->peer(), peer);
+    spdlog::warn("refused a call for agent {} from {} (certificate {})", agent_id, context->peer(),
+                 peer);
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         absl::StrCat("agent certificate is for ", peer, ", not ", agent_id));
   }

@@ -14,8 +14,8 @@
 #include "absl/time/clock.h"
 #include "fabric/enum_names.h"
 #include "server/tls_init.h"
-#include "tls/tls_files.h"
 #include "spdlog/spdlog.h"
+#include "tls/tls_files.h"
 
 extern char** environ;
 
@@ -41,13 +41,13 @@ absl::StatusOr<std::vector<std::string>> AgentTlsFlags(const std::string& tls_di
     auto issued = IssueAgentCertificate(tls_dir, spec);
     if (!issued.ok()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("simulate: cannot issue the certificate of agents ", group.front(), "..: ",
-                       issued.status().message()));
+          absl::StrCat("simulate: cannot issue the certificate of agents ", group.front(),
+                       "..: ", issued.status().message()));
     }
     spdlog::info("simulate: issued the agent certificate {}/cert.pem", *issued);
   }
-  return std::vector<std::string>{"--tls-ca", files.ca, "--tls-cert", files.cert, "--tls-key",
-                                  files.key};
+  return std::vector<std::string>{"--tls-ca", files.ca,    "--tls-cert",
+                                  files.cert, "--tls-key", files.key};
 }
 
 }  // namespace

@@ -25,8 +25,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "fabric/validation.h"
-#include "tls/peer_identity.h"
 #include "spdlog/spdlog.h"
+#include "tls/peer_identity.h"
 
 namespace vipu::server {
 namespace {
@@ -311,7 +311,8 @@ absl::StatusOr<TlsInitResult> GenerateTlsCertificates(const TlsInitOptions& opti
     return absl::InvalidArgumentError(
         absl::StrCat("--tls-validity-days: must be at most 36500, got ", options.validity_days));
   }
-  std::string sans = absl::StrCat("URI:", tls::kServerCertificateUri, ",DNS:localhost,IP:127.0.0.1");
+  std::string sans =
+      absl::StrCat("URI:", tls::kServerCertificateUri, ",DNS:localhost,IP:127.0.0.1");
   for (const AgentCertificateSpec& agent : options.agents) {
     if (auto spec = AgentSpec(agent, options.validity_days); !spec.ok()) return spec.status();
   }

@@ -24,8 +24,7 @@ namespace vipu::tls {
 std::shared_ptr<grpc::ServerCredentials> MutualTlsServerCredentials(const LiveCertificates& live);
 
 // `live` must outlive every channel built with the result.
-std::shared_ptr<grpc::ChannelCredentials> MutualTlsChannelCredentials(
-    const LiveCertificates& live);
+std::shared_ptr<grpc::ChannelCredentials> MutualTlsChannelCredentials(const LiveCertificates& live);
 
 }  // namespace vipu::tls
 

@@ -36,7 +36,8 @@ absl::Status WriteAtomically(const fs::path& path, const std::string& data, mode
   const fs::path tmp = path.string() + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) {
-    return absl::InternalError(absl::StrCat("cannot write ", tmp.string(), ": ", std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot write ", tmp.string(), ": ", std::strerror(errno)));
   }
   fchmod(fd, mode);
   size_t done = 0;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
 #include "vipu_agent.grpc.pb.h"
 
@@ -81,7 +82,8 @@ class AgentTlsTest : public ::testing::Test {
   void SetUp() override {
     work_ = MakeTempDir();
     tls_ = work_ + "/tls";
-    CommandResult init = TlsInit(tls_, {"--tls-agents", "agA@127.0.0.1,agB@127.0.0.1"});
+    CommandResult init =
+        TlsInit(tls_, {"--tls-agents", "agA@127.0.0.1,agB@127.0.0.1,sp0+sp1+sp2@127.0.0.1"});
     ASSERT_EQ(init.exit_code, 0) << init.err;
     // Another pod's CA and certificates.
     ASSERT_EQ(TlsInit(work_ + "/other").exit_code, 0);
@@ -100,11 +102,11 @@ class AgentTlsTest : public ::testing::Test {
     ASSERT_FALSE(root_key_.empty());
   }
   CommandResult Vipu(const std::vector<std::string>& args) const {
-    return server_->Vipu(Join({"--api-user-id", "root", "--api-access-key", root_key_,
-                               "--api-tls-ca", tls_ + "/client/ca.pem", "--api-tls-cert",
-                               tls_ + "/client/cert.pem", "--api-tls-key",
-                               tls_ + "/client/key.pem"},
-                              args));
+    return server_->Vipu(
+        Join({"--api-user-id", "root", "--api-access-key", root_key_, "--api-tls-ca",
+              tls_ + "/client/ca.pem", "--api-tls-cert", tls_ + "/client/cert.pem", "--api-tls-key",
+              tls_ + "/client/key.pem"},
+             args));
   }
   std::string Log() const { return ReadFile(server_->dir() + "/server.log"); }
 
@@ -113,7 +115,8 @@ class AgentTlsTest : public ::testing::Test {
 };
 
 TEST_F(AgentTlsTest, EveryPortRefusesPlaintextAndForeignCertificates) {
-  Start();
+  const int http_port = FreePort();
+  Start({"--http-listen", absl::StrCat("127.0.0.1:", http_port)});
   const std::map<std::string, std::string> agents = AgentAddresses(Log());
   ASSERT_FALSE(agents.empty()) << Log();
   std::vector<std::pair<std::string, std::string>> ports = {{server_->address(), ""}};
@@ -130,6 +133,57 @@ TEST_F(AgentTlsTest, EveryPortRefusesPlaintextAndForeignCertificates) {
   for (const auto& [id, address] : agents) {
     EXPECT_TRUE(GetInfo(address, {tls_ + "/client"}, id).ok()) << id;
   }
+  // The HTTP listener (console and /metrics) is HTTPS with the server
+  // certificate and no client certificate: a browser has none. It is off
+  // by default and meant for loopback (docs/security.md).
+  EXPECT_THAT(HttpGetRaw(http_port, "/metrics"), ::testing::Not(HasSubstr("vipu_agents")));
+  CommandResult scrape =
+      RunCommand({"curl", "-sS", "--max-time", "10", "--cacert", tls_ + "/ca.pem",
+                  absl::StrCat("https://127.0.0.1:", http_port, "/metrics")});
+  EXPECT_EQ(scrape.exit_code, 0) << scrape.err;
+  EXPECT_THAT(scrape.out, HasSubstr("vipu_agents"));
+}
+
+TEST_F(AgentTlsTest, SharedPortAgentsServeAndRegisterOverTls) {
+  Start({"--auto-add-agents"});
+  const std::string certs = tls_ + "/agents/sp0";
+  Daemon agent({VIPU_AGENT_BIN, "--server", server_->address(), "--machines", "3", "--id-prefix",
+                "sp", "--exit-with-parent", "--tls-ca", certs + "/ca.pem", "--tls-cert",
+                certs + "/cert.pem", "--tls-key", certs + "/key.pem"},
+               server_->dir() + "/sp.log");
+  std::string address;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        static const std::regex line(R"(machines 3 listening on (\S+:\d+))");
+        std::smatch m;
+        const std::string log = ReadFile(agent.log());
+        if (!std::regex_search(log, m, line)) return false;
+        address = m[1];
+        return true;
+      },
+      absl::Seconds(20)))
+      << ReadFile(agent.log());
+  const std::vector<std::string> admin = {"--api-user-id",
+                                          "root",
+                                          "--api-access-key",
+                                          root_key_,
+                                          "--api-tls-ca",
+                                          tls_ + "/client/ca.pem",
+                                          "--api-tls-cert",
+                                          tls_ + "/client/cert.pem",
+                                          "--api-tls-key",
+                                          tls_ + "/client/key.pem",
+                                          "list",
+                                          "agents"};
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(server_->VipuAdmin(admin).out, "sp2"); },
+                      absl::Seconds(20)))
+      << ReadFile(agent.log());
+  EXPECT_EQ(GetInfo(address, {""}, "sp1").error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(GetInfo(address, {work_ + "/other/client"}, "sp1").error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(GetInfo(address, {tls_ + "/client"}, "sp1").ok());
+  // The server's view: the certificate names every machine behind the port.
+  EXPECT_TRUE(GetInfo(address, {tls_ + "/server"}, "sp2", "sp2").ok());
 }
 
 TEST_F(AgentTlsTest, ClientCertificateRunsDataPlaneButNoControlCalls) {
@@ -198,8 +252,8 @@ TEST_F(AgentTlsTest, AgentCannotRegisterWithAnotherAgentsCertificate) {
   }
   CommandResult agents = server_->VipuAdmin(
       Join({"--api-user-id", "root", "--api-access-key", root_key_, "--api-tls-ca",
-            tls_ + "/client/ca.pem", "--api-tls-cert", tls_ + "/client/cert.pem",
-            "--api-tls-key", tls_ + "/client/key.pem"},
+            tls_ + "/client/ca.pem", "--api-tls-cert", tls_ + "/client/cert.pem", "--api-tls-key",
+            tls_ + "/client/key.pem"},
            {"list", "agents"}));
   EXPECT_THAT(agents.out, ::testing::Not(HasSubstr("agA"))) << agents.err;
   {
@@ -220,28 +274,37 @@ void CopyRole(const std::string& from, const std::string& to) {
 TEST_F(AgentTlsTest, CertificatesRenewOnSighupWithoutDisturbingPartitions) {
   Start();
   ASSERT_EQ(Vipu({"create", "partition", "p1", "--size", "4"}).exit_code, 0);
-  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(Vipu({"list", "partitions"}).out, "ACTIVE"); },
-                      absl::Seconds(30)));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(Vipu({"list", "partitions"}).out, "ACTIVE");
+      },
+      absl::Seconds(30)));
   // Same CA, certificates that expired yesterday.
   const std::string expired = work_ + "/expired";
   const std::string valid = work_ + "/valid";
   fs::copy(tls_, expired, fs::copy_options::recursive);
   fs::copy(tls_, valid, fs::copy_options::recursive);
-  ASSERT_EQ(TlsInit(expired, {"--tls-validity-days", "0", "--tls-agents",
-                              "ag1@127.0.0.1+localhost"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      TlsInit(expired, {"--tls-validity-days", "0", "--tls-agents", "ag1@127.0.0.1+localhost"})
+          .exit_code,
+      0);
 
   // The server.
   CopyRole(expired + "/server", tls_ + "/server");
   kill(server_->pid(), SIGHUP);
-  EXPECT_TRUE(WaitFor([&] { return Vipu({"list", "partitions"}).exit_code != 0; },
-                      absl::Seconds(15)))
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Vipu({"list", "partitions"}).exit_code != 0;
+      },
+      absl::Seconds(15)))
       << Log();
   CopyRole(valid + "/server", tls_ + "/server");
   kill(server_->pid(), SIGHUP);
-  EXPECT_TRUE(WaitFor([&] { return Vipu({"list", "partitions"}).exit_code == 0; },
-                      absl::Seconds(15)))
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Vipu({"list", "partitions"}).exit_code == 0;
+      },
+      absl::Seconds(15)))
       << Log();
 
   // An agent: ag1 is alone in pod4's only agent process.
@@ -346,8 +409,7 @@ TEST_F(AgentTlsTest, MalformedFilesOrPartialFlagsStopTheAgentNamingIt) {
     EXPECT_THAT(r.err, HasSubstr(copy + "/" + c.named_file));
   }
   const std::string a = tls_ + "/agents/agA";
-  for (const auto& [flags, missing] :
-       std::vector<std::pair<std::vector<std::string>, std::string>>{
+  for (const auto& [flags, missing] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--tls-ca", a + "/ca.pem"}, "--tls-cert"},
            {{"--tls-ca", a + "/ca.pem", "--tls-cert", a + "/cert.pem"}, "--tls-key"},
            {{"--tls-cert", a + "/cert.pem", "--tls-key", a + "/key.pem"}, "--tls-ca"}}) {
