@@ -86,8 +86,10 @@ LiveCertificates::~LiveCertificates() {
 
 absl::Status LiveCertificates::Install(const TlsPem& pem) {
   const fs::path dir(live_dir_);
-  // The key first: until the certificate follows, the watcher sees a pair
-  // that does not match and keeps serving the old one.
+  // Each file is replaced whole. A refresh that falls between the key and
+  // the certificate may read a pair that does not match; handshakes in that
+  // moment fail and the next refresh (kRefreshSeconds later) reads the
+  // matching pair.
   if (absl::Status s = WriteAtomically(dir / "key.pem", pem.key, 0600); !s.ok()) return s;
   if (absl::Status s = WriteAtomically(dir / "cert.pem", pem.cert, 0600); !s.ok()) return s;
   return WriteAtomically(dir / "ca.pem", pem.ca, 0600);

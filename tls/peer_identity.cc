@@ -1,4 +1,4 @@
-// PeerNames: the certificate names of a call's peer, from gRPC's AuthContext.
+// PeerNames: the subject alternative names of a call's peer, from gRPC's AuthContext.
 #include "tls/peer_identity.h"
 
 #include <algorithm>
@@ -10,10 +10,9 @@ namespace vipu::tls {
 std::vector<std::string> PeerNames(const grpc::AuthContext* context) {
   std::vector<std::string> names;
   if (context == nullptr) return names;
-  for (const char* property : {"x509_subject_alternative_name", "x509_common_name"}) {
-    for (const grpc::string_ref& value : context->FindPropertyValues(property)) {
-      names.emplace_back(value.data(), value.size());
-    }
+  for (const grpc::string_ref& value :
+       context->FindPropertyValues("x509_subject_alternative_name")) {
+    names.emplace_back(value.data(), value.size());
   }
   return names;
 }
@@ -25,7 +24,13 @@ bool PeerHasName(const grpc::AuthContext* context, const std::string& name) {
 
 std::string DescribePeer(const grpc::AuthContext* context) {
   const std::vector<std::string> names = PeerNames(context);
-  return names.empty() ? "no certificate" : absl::StrJoin(names, ",");
+  if (!names.empty()) return absl::StrJoin(names, ",");
+  if (context != nullptr) {
+    for (const grpc::string_ref& cn : context->FindPropertyValues("x509_common_name")) {
+      return "CN=" + std::string(cn.data(), cn.size());
+    }
+  }
+  return "no certificate";
 }
 
 }  // namespace vipu::tls

@@ -1,6 +1,7 @@
-// Who is on the other end of a mutual-TLS call, from the names in its
-// certificate: the subject alternative names and the common name that gRPC
-// puts in the call's AuthContext. Certificates of the pod (docs/security.md):
+// Who is on the other end of a mutual-TLS call, from the subject alternative
+// names of its certificate that gRPC puts in the call's AuthContext. Common
+// names are not identities here: the CLI certificate's CN "vipu-client" is a
+// valid agent id. Certificates of the pod (docs/security.md):
 //   vipu-server   SAN URI urn:vipu:server (kServerCertificateUri)
 //   agents        SAN DNS:<agent-id> for every agent id it serves
 //   CLI clients   neither
@@ -19,15 +20,15 @@ namespace vipu::tls {
 
 inline constexpr char kServerCertificateUri[] = "urn:vipu:server";
 
-// Every subject alternative name, then the common name. Empty for a
-// plaintext call or a null context.
+// Every subject alternative name (DNS, URI and IP). Empty for a plaintext
+// call, a certificate without SANs or a null context.
 std::vector<std::string> PeerNames(const grpc::AuthContext* context);
 
 // True when `name` is among PeerNames(context).
 bool PeerHasName(const grpc::AuthContext* context, const std::string& name);
 
-// How the peer is named in refusals: its names joined by ',', or
-// "no certificate".
+// How the peer is named in refusals: its SANs joined by ',', else
+// "CN=<common name>", else "no certificate".
 std::string DescribePeer(const grpc::AuthContext* context);
 
 }  // namespace vipu::tls

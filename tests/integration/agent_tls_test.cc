@@ -251,6 +251,17 @@ TEST_F(AgentTlsTest, AgentCannotRegisterWithAnotherAgentsCertificate) {
     EXPECT_EQ(stub->Register(&ctx, request, &reply).error_code(),
               grpc::StatusCode::PERMISSION_DENIED);
   }
+  {
+    // Common names are no identity: the CLI certificate's CN is a valid id.
+    grpc::ClientContext ctx;
+    vipuagent::RegisterReply reply;
+    vipuagent::RegisterRequest as_cn = request;
+    as_cn.set_agent_id("vipu-client");
+    auto stub = vipuagent::AgentRegistry::NewStub(Dial(server_->address(), {tls_ + "/client"}));
+    grpc::Status s = stub->Register(&ctx, as_cn, &reply);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_THAT(s.error_message(), HasSubstr("agent certificate is for CN=vipu-client"));
+  }
   CommandResult agents = server_->VipuAdmin(
       Join({"--api-user-id", "root", "--api-access-key", root_key_, "--api-tls-ca",
             tls_ + "/client/ca.pem", "--api-tls-cert", tls_ + "/client/cert.pem", "--api-tls-key",
