@@ -104,7 +104,11 @@ void AddSecurityFlags(CLI::App& app, ServerOptions* o) {
       ->delimiter(',');
   app.add_option("--tls-agents", o->tls_agents,
                  "agent certificates for --tls-init: ID[+ID...][@HOST[+HOST...]],... "
-                 "(DIR/agents/<first id>/)");
+                 "(DIR/agents/<first id>/)")
+      ->check([](const std::string& value) -> std::string {
+        auto agents = ParseTlsAgents(value);
+        return agents.ok() ? "" : std::string(agents.status().message());
+      });
   app.add_option("--tls-validity-days", o->tls_validity_days,
                  "validity of --tls-init certificates; <= 0: already expired (tests)")
       ->group("");

@@ -437,7 +437,7 @@ TEST_F(AgentTlsTest, MalformedFilesOrPartialFlagsStopTheAgentNamingIt) {
 
 TEST_F(AgentTlsTest, TlsAgentsFlagRefusesInvalidValues) {
   for (const std::string& bad :
-       {std::string("@127.0.0.1"), std::string("ag 1"), std::string("-ag"),
+       {std::string(""), std::string("@127.0.0.1"), std::string("ag 1"), std::string("-ag"),
         std::string("ag1@bad host"), std::string("ag1,ag1"), std::string("ag1,,ag2"),
         std::string("ag1@"), std::string("ag1+@h")}) {
     SCOPED_TRACE(bad);
