@@ -26,6 +26,7 @@
 #include "spdlog/spdlog.h"
 #include "tls/credentials.h"
 #include "tls/live_certificates.h"
+#include "tls/tls_files.h"
 
 namespace {
 
@@ -80,6 +81,19 @@ int main(int argc, char** argv) {
     if (!live.ok()) {
       spdlog::error("TLS: {}", std::string(live.status().message()));
       std::cerr << "vipu-agent: TLS: " << live.status().message() << "\n";
+      return 2;
+    }
+    // The server checks the agent id against the certificate at every
+    // connection; a certificate for other ids would only fail later, call
+    // by call. The first and the last id stand for a long generated list.
+    std::vector<std::string> ids = options.agent_ids;
+    if (ids.size() > 64) ids = {options.agent_ids.front(), options.agent_ids.back()};
+    auto pem = vipu::tls::LoadTlsFiles({options.tls_ca, options.tls_cert, options.tls_key});
+    absl::Status named =
+        pem.ok() ? vipu::tls::CheckCertificateNames(pem->cert, ids, {}) : pem.status();
+    if (!named.ok()) {
+      std::cerr << "vipu-agent: TLS: " << options.tls_cert << ": " << named.message()
+                << " (issue it with vipu-server --tls-init DIR --tls-agents ID+ID...@HOST)\n";
       return 2;
     }
     certificates = *std::move(live);

@@ -429,6 +429,13 @@ TEST_F(AgentTlsTest, MalformedFilesOrPartialFlagsStopTheAgentNamingIt) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_THAT(r.err, HasSubstr(missing + " is missing"));
   }
+  // A certificate for other agent ids.
+  CommandResult other = RunCommand(
+      Join(base, {"--tls-ca", tls_ + "/agents/agB/ca.pem", "--tls-cert",
+                  tls_ + "/agents/agB/cert.pem", "--tls-key", tls_ + "/agents/agB/key.pem"}));
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_THAT(other.err,
+              HasSubstr(tls_ + "/agents/agB/cert.pem: the certificate does not name agA"));
   // The environment works like the flags.
   CommandResult env = RunCommand(base, {{"VIPU_AGENT_TLS_CA", a + "/ca.pem"}});
   EXPECT_EQ(env.exit_code, 2);
