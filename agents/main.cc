@@ -97,6 +97,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     certificates = *std::move(live);
+    if (certificates->CertificateExpired()) {
+      spdlog::warn("{} has expired: the server and other agents will refuse it", options.tls_cert);
+    }
     server_credentials = vipu::tls::MutualTlsServerCredentials(*certificates);
     channel_credentials = vipu::tls::MutualTlsChannelCredentials(*certificates);
     spdlog::info("mutual TLS with {} (CA {})", options.tls_cert, options.tls_ca);
@@ -228,6 +231,10 @@ int main(int argc, char** argv) {
                     std::string(s.message()));
     } else {
       spdlog::info("SIGHUP: reloaded {}; new connections use it", options.tls_cert);
+      if (certificates->CertificateExpired()) {
+        spdlog::warn("{} has expired: the server and other agents will refuse it",
+                     options.tls_cert);
+      }
     }
   }
   spdlog::info("signal {} received: shutting down {} machine(s)", signal_number, machines.size());

@@ -228,6 +228,10 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
                        " (create the certificates with vipu-server --tls-init ", o.tls_dir, ")"));
     }
     s->certificates_ = *std::move(live);
+    if (s->certificates_->CertificateExpired()) {
+      spdlog::warn("{} has expired: clients and agents will refuse it",
+                   s->certificates_->files().cert);
+    }
     s->credentials_ = tls::MutualTlsServerCredentials(*s->certificates_);
     s->agent_channel_credentials_ = tls::MutualTlsChannelCredentials(*s->certificates_);
     if (absl::Status e = EnsureDefaultAdmin(*s->users_, o); !e.ok()) return e;
@@ -254,6 +258,9 @@ absl::Status Security::ReloadCertificates() {
   }
   spdlog::info("SIGHUP: reloaded the certificates of {}; new connections use them",
                certificates_->files().cert);
+  if (certificates_->CertificateExpired()) {
+    spdlog::warn("{} has expired: clients and agents will refuse it", certificates_->files().cert);
+  }
   return absl::OkStatus();
 }
 

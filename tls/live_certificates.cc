@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -93,6 +95,13 @@ absl::Status LiveCertificates::Install(const TlsPem& pem) {
   if (absl::Status s = WriteAtomically(dir / "key.pem", pem.key, 0600); !s.ok()) return s;
   if (absl::Status s = WriteAtomically(dir / "cert.pem", pem.cert, 0600); !s.ok()) return s;
   return WriteAtomically(dir / "ca.pem", pem.ca, 0600);
+}
+
+bool LiveCertificates::CertificateExpired() const {
+  std::ifstream in(fs::path(live_dir_) / "cert.pem");
+  std::stringstream pem;
+  pem << in.rdbuf();
+  return tls::CertificateExpired(pem.str());
 }
 
 absl::Status LiveCertificates::Reload() {

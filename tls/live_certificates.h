@@ -47,6 +47,10 @@ class LiveCertificates {
   // leaves the certificates in use unchanged.
   absl::Status Reload();
 
+  // True when the certificate in use is past its notAfter: peers refuse
+  // it, which is worth a warning after a start or a reload.
+  bool CertificateExpired() const;
+
   const TlsFiles& files() const { return files_; }
   // The private copies the provider watches (for tests and logs).
   const std::string& live_dir() const { return live_dir_; }

@@ -145,6 +145,8 @@ TEST_F(TlsLibraryTest, LiveCertificatesReloadOrKeepTheOldOnes) {
   EXPECT_EQ(ReadAll(live_dir + "/cert.pem"), ReadAll(dir_ + "/pod/client/cert.pem"));
   EXPECT_EQ(ReadAll(live_dir + "/key.pem"), ReadAll(dir_ + "/pod/client/key.pem"));
 
+  EXPECT_FALSE((*live)->CertificateExpired());
+
   live->reset();
   EXPECT_FALSE(fs::exists(live_dir));
 }
