@@ -109,9 +109,9 @@ class AgentTlsTest : public ::testing::Test {
     server_.reset();
     RemoveTree(work_);
   }
-  void Start(const std::vector<std::string>& extra = {}) {
+  void Start(const std::vector<std::string>& extra = {}, const std::string& pod = "pod4") {
     server_ = ServerProcess::Start(
-        "pod4", Join({"--secure", "--tls-dir", tls_, "--default-user-id", "root"}, extra));
+        pod, Join({"--secure", "--tls-dir", tls_, "--default-user-id", "root"}, extra));
     for (const std::string& line :
          std::vector<std::string>(absl::StrSplit(ReadFile(server_->dir() + "/server.log"), '\n'))) {
       if (absl::StartsWith(line, "Access key: '")) root_key_ = line.substr(13, line.size() - 14);
@@ -240,6 +240,35 @@ TEST_F(AgentTlsTest, ClientCertificateRunsDataPlaneButNoControlCalls) {
   // The server's own control calls went through: the pod is usable.
   CommandResult created = Vipu({"create", "partition", "p1", "--size", "4"});
   EXPECT_EQ(created.exit_code, 0) << created.err;
+}
+
+TEST_F(AgentTlsTest, WorkloadSpanningMachinesChecksPeersOverTls) {
+  Start({}, "pod16");
+  ASSERT_EQ(Vipu({"create", "partition", "p8", "--size", "8"}).exit_code, 0);
+  const std::map<std::string, std::string> agents = AgentAddresses(Log());
+  std::vector<std::string> holders;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        holders.clear();
+        for (const auto& [id, address] : agents) {
+          if (HeldGeneration(address, {tls_ + "/client"}, id, "p8") != 0) holders.push_back(id);
+        }
+        return holders.size() == 2;
+      },
+      absl::Seconds(30)));
+  // As the IPUoF client does: the CLI client certificate, the agent's host.
+  auto stub = vipuagent::Agent::NewStub(Dial(agents.at(holders[0]), {tls_ + "/client"}));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  vipuagent::RunWorkloadRequest request;
+  request.set_agent_id(holders[0]);
+  request.set_partition_id("p8");
+  request.mutable_workload()->set_model("resnet50");
+  request.set_steps(1);
+  vipuagent::RunWorkloadReply reply;
+  grpc::Status s = stub->RunWorkload(&ctx, request, &reply);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(reply.agent_ids_size(), 2);
 }
 
 TEST_F(AgentTlsTest, AgentCannotRegisterWithAnotherAgentsCertificate) {
