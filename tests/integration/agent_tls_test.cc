@@ -399,6 +399,16 @@ TEST_F(AgentTlsTest, ReloadOfBadFilesKeepsTheOldCertificates) {
       << Log();
   EXPECT_THAT(Log(), HasSubstr(tls_ + "/server/cert.pem"));
   EXPECT_EQ(Vipu({"list", "partitions"}).exit_code, 0);
+
+  // An agent the same way.
+  const std::map<std::string, std::string> agents = AgentAddresses(Log());
+  ASSERT_EQ(agents.count("ag1"), 1u);
+  std::ofstream(tls_ + "/agents/ag1/key.pem") << "not a key\n";
+  for (pid_t pid : server_->Children()) kill(pid, SIGHUP);
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(Log(), tls_ + "/agents/ag1/key.pem"); },
+                      absl::Seconds(10)))
+      << Log();
+  EXPECT_TRUE(GetInfo(agents.at("ag1"), {tls_ + "/client"}, "ag1").ok());
 }
 
 struct BadFiles {
