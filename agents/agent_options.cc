@@ -148,6 +148,21 @@ absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view name) {
       absl::StrCat("log-level: must be trace, debug, info, warn or error, got '", A(name), "'"));
 }
 
+absl::Status ValidateTlsFlags(const std::string& ca, const std::string& cert,
+                              const std::string& key) {
+  const bool any = !ca.empty() || !cert.empty() || !key.empty();
+  if (!any) return absl::OkStatus();
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"tls-ca", &ca},
+                                    {"tls-cert", &cert},
+                                    {"tls-key", &key}}) {
+    if (value->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": --tls-ca, --tls-cert and --tls-key go together; --", flag, " is missing"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::ostream& out,
                                         std::ostream& err) {
   CLI::App app{"vipu-agent: simulated IPU-Machines (4 IPUs each) for vipu-server"};
@@ -179,6 +194,15 @@ ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::
                  "comma-separated ports, one per agent id (default: pick free ports)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
+  std::string tls_ca, tls_cert, tls_key;
+  app.add_option("--tls-ca", tls_ca,
+                 "pod CA (PEM): turns on mutual TLS for every port and the server connection")
+      ->envname("VIPU_AGENT_TLS_CA");
+  app.add_option("--tls-cert", tls_cert,
+                 "this agent's certificate (PEM), SAN DNS:<agent-id> for each id and the host")
+      ->envname("VIPU_AGENT_TLS_CERT");
+  app.add_option("--tls-key", tls_key, "the certificate's private key (PEM)")
+      ->envname("VIPU_AGENT_TLS_KEY");
   app.add_flag("--exit-with-parent", exit_with_parent,
                "terminate when the parent process dies (for agents started by vipu-server)");
 
@@ -202,6 +226,10 @@ ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::
   options.host = host;
   options.exit_with_parent = exit_with_parent;
   absl::Status status = ValidateServerAddress(server);
+  if (status.ok()) status = ValidateTlsFlags(tls_ca, tls_cert, tls_key);
+  options.tls_ca = tls_ca;
+  options.tls_cert = tls_cert;
+  options.tls_key = tls_key;
   if (status.ok() && host.empty()) status = absl::InvalidArgumentError("host: must not be empty");
   options.shared_port = shared_port || machines_option->count() > 0;
   if (status.ok() && ids_option->count() == 0 && machines_option->count() == 0) {

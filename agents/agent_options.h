@@ -29,6 +29,12 @@ struct AgentOptions {
   // port), requests dispatched by agent_id, and registration and heartbeats
   // sent in batches. Set by --shared-port or by --machines.
   bool shared_port = false;
+  // Mutual TLS (docs/security.md, Agents over mutual TLS): all three or
+  // none. --tls-ca/--tls-cert/--tls-key, or VIPU_AGENT_TLS_CA/_CERT/_KEY.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  bool tls() const { return !tls_ca.empty(); }
 };
 
 // Most machines one vipu-agent process serves: 65,536 IPUs, the design limit.
@@ -51,6 +57,9 @@ absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t c
 absl::Status ValidateServerAddress(std::string_view address);
 // trace|debug|info|warn|error
 absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view name);
+// All three TLS files or none; INVALID_ARGUMENT naming the missing flag.
+absl::Status ValidateTlsFlags(const std::string& ca, const std::string& cert,
+                              const std::string& key);
 
 struct ParsedCommandLine {
   std::optional<AgentOptions> options;  // set when the agent should run

@@ -12,7 +12,9 @@
 #include "fabric/fault_request.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "spdlog/spdlog.h"
+#include "tls/peer_identity.h"
 
 namespace vipu::agents {
 namespace {
@@ -75,6 +77,20 @@ grpc::Status AgentService::Gate(grpc::ServerContext* context) const {
                       absl::StrCat("agent ", machine_->agent_id(), ": not answering (hung)"));
 }
 
+grpc::Status AgentService::RequireServer(const grpc::ServerContext* context,
+                                         const char* call) const {
+  if (!peer_credentials_) return grpc::Status::OK;
+  std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
+  if (tls::PeerHasName(auth.get(), tls::kServerCertificateUri)) return grpc::Status::OK;
+  const std::string peer = tls::DescribePeer(auth.get());
+  spdlog::warn("agent {}: refused {} from {} (certificate {}): not vipu-server",
+               machine_->agent_id(), call, context->peer(), peer);
+  return grpc::Status(
+      grpc::StatusCode::PERMISSION_DENIED,
+      absl::StrCat("agent ", machine_->agent_id(), ": ", call,
+                   " is accepted only from vipu-server's certificate, not from ", peer));
+}
+
 grpc::Status AgentService::GetInfo(grpc::ServerContext* context,
                                    const vipuagent::GetInfoRequest* request,
                                    vipuagent::GetInfoReply* reply) {
@@ -89,6 +105,7 @@ grpc::Status AgentService::ConfigurePartition(grpc::ServerContext* context,
                                               const vipuagent::ConfigurePartitionRequest* request,
                                               vipuagent::ConfigurePartitionReply*) {
   if (grpc::Status s = Gate(context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(context, "ConfigurePartition"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::StatusOr<PartitionConfig> config = FromProto(*request);
   if (!config.ok()) return ToGrpcStatus(config.status());
@@ -104,6 +121,7 @@ grpc::Status AgentService::ResetPartition(grpc::ServerContext* context,
                                           const vipuagent::ResetPartitionRequest* request,
                                           vipuagent::ResetPartitionReply*) {
   if (grpc::Status s = Gate(context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(context, "ResetPartition"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::Status status = machine_->Reset(request->partition_id(), request->generation());
   if (!status.ok()) {
@@ -117,6 +135,7 @@ grpc::Status AgentService::ReleasePartition(grpc::ServerContext* context,
                                             const vipuagent::ReleasePartitionRequest* request,
                                             vipuagent::ReleasePartitionReply*) {
   if (grpc::Status s = Gate(context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(context, "ReleasePartition"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::Status status = machine_->Release(request->partition_id(), request->generation());
   if (!status.ok()) {
@@ -130,16 +149,18 @@ grpc::Status AgentService::SetTopology(grpc::ServerContext* context,
                                        const vipuagent::SetTopologyRequest* request,
                                        vipuagent::SetTopologyReply*) {
   if (grpc::Status s = Gate(context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(context, "SetTopology"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::StatusOr<MachineTopology> topology = FromProto(*request);
   if (!topology.ok()) return ToGrpcStatus(topology.status());
   return ToGrpcStatus(machine_->SetTopology(std::move(*topology)));
 }
 
-grpc::Status AgentService::InjectFault(grpc::ServerContext*,
+grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
                                        const vipuagent::InjectFaultRequest* request,
                                        vipuagent::InjectFaultReply* reply) {
   // No Gate: the BMC answers while the machine hangs.
+  if (grpc::Status s = RequireServer(context, "InjectFault"); !s.ok()) return s;
   if (machine_->crashed()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         absl::StrCat("agent ", machine_->agent_id(), ": crashed"));
@@ -187,6 +208,7 @@ grpc::Status AgentService::TestLinks(grpc::ServerContext* context,
                                      const vipuagent::TestLinksRequest* request,
                                      vipuagent::TestLinksReply* reply) {
   if (grpc::Status s = Gate(context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(context, "TestLinks"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   if (!vipuagent::LinkTestKind_IsValid(request->kind()) ||
       request->kind() == vipuagent::LINK_TEST_UNDEFINED) {
@@ -218,8 +240,15 @@ std::shared_ptr<vipuagent::Agent::Stub> AgentService::PeerStub(const PartitionMe
   std::lock_guard<std::mutex> lock(mu_);
   auto& stub = peers_[address];
   if (!stub) {
-    stub =
-        vipuagent::Agent::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    if (peer_credentials_) {
+      // The other machine proves its agent id (SAN DNS:<agent-id>).
+      grpc::ChannelArguments args;
+      args.SetSslTargetNameOverride(member.agent_id);
+      stub = vipuagent::Agent::NewStub(grpc::CreateCustomChannel(address, peer_credentials_, args));
+    } else {
+      stub = vipuagent::Agent::NewStub(
+          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    }
   }
   return stub;
 }

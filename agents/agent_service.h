@@ -14,6 +14,7 @@
 #include <string>
 
 #include "agents/simulated_machine.h"
+#include "grpcpp/security/credentials.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::agents {
@@ -25,6 +26,18 @@ class AgentService final : public vipuagent::Agent::Service {
   // the machine stops serving.
   explicit AgentService(SimulatedMachine* machine, std::function<void()> on_crash = nullptr)
       : machine_(machine), on_crash_(std::move(on_crash)) {}
+
+  // Secure mode. Control calls (configure, reset, release, topology, faults,
+  // link tests: everything that changes the machine or is the server's to
+  // ask) are then accepted only from a peer whose certificate is the
+  // server's (tls::kServerCertificateUri), others get PERMISSION_DENIED;
+  // data-plane calls (GetInfo, RunWorkload, CheckPartition) from any
+  // certificate of the pod CA, which the listener already checked. Other
+  // machines are dialed with `peer_credentials`, verifying their
+  // certificate against their agent id. Set before the service serves.
+  void set_tls(std::shared_ptr<grpc::ChannelCredentials> peer_credentials) {
+    peer_credentials_ = std::move(peer_credentials);
+  }
 
   grpc::Status GetInfo(grpc::ServerContext* context, const vipuagent::GetInfoRequest* request,
                        vipuagent::GetInfoReply* reply) override;
@@ -62,10 +75,13 @@ class AgentService final : public vipuagent::Agent::Service {
   // UNAVAILABLE when crashed; waits while hung, DEADLINE_EXCEEDED when the
   // call's deadline passes first.
   grpc::Status Gate(grpc::ServerContext* context) const;
+  // Secure mode: PERMISSION_DENIED unless the peer is vipu-server.
+  grpc::Status RequireServer(const grpc::ServerContext* context, const char* call) const;
   std::shared_ptr<vipuagent::Agent::Stub> PeerStub(const PartitionMember& member);
 
   SimulatedMachine* const machine_;
   const std::function<void()> on_crash_;
+  std::shared_ptr<grpc::ChannelCredentials> peer_credentials_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<vipuagent::Agent::Stub>> peers_;  // by host:port
 };

@@ -24,6 +24,9 @@
 #include "grpcpp/server_builder.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
+#include "tls/credentials.h"
+#include "tls/live_certificates.h"
+#include "tls/tls_files.h"
 
 namespace {
 
@@ -59,6 +62,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);  // reload the certificates
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   // stdout carries only the "listening" lines a parent process reads.
@@ -66,6 +70,40 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_level(options.log_level);
   spdlog::flush_on(spdlog::level::info);
+
+  // Checked before any port opens: a bad file is a start-up error naming it.
+  std::unique_ptr<vipu::tls::LiveCertificates> certificates;
+  std::shared_ptr<grpc::ServerCredentials> server_credentials = grpc::InsecureServerCredentials();
+  std::shared_ptr<grpc::ChannelCredentials> channel_credentials;
+  if (options.tls()) {
+    auto live =
+        vipu::tls::LiveCertificates::Start({options.tls_ca, options.tls_cert, options.tls_key});
+    if (!live.ok()) {
+      spdlog::error("TLS: {}", std::string(live.status().message()));
+      std::cerr << "vipu-agent: TLS: " << live.status().message() << "\n";
+      return 2;
+    }
+    // The server checks the agent id against the certificate at every
+    // connection; a certificate for other ids would only fail later, call
+    // by call. The first and the last id stand for a long generated list.
+    std::vector<std::string> ids = options.agent_ids;
+    if (ids.size() > 64) ids = {options.agent_ids.front(), options.agent_ids.back()};
+    auto pem = vipu::tls::LoadTlsFiles({options.tls_ca, options.tls_cert, options.tls_key});
+    absl::Status named =
+        pem.ok() ? vipu::tls::CheckCertificateNames(pem->cert, ids, {}) : pem.status();
+    if (!named.ok()) {
+      std::cerr << "vipu-agent: TLS: " << options.tls_cert << ": " << named.message()
+                << " (issue it with vipu-server --tls-init DIR --tls-agents ID+ID...@HOST)\n";
+      return 2;
+    }
+    certificates = *std::move(live);
+    if (certificates->CertificateExpired()) {
+      spdlog::warn("{} has expired: the server and other agents will refuse it", options.tls_cert);
+    }
+    server_credentials = vipu::tls::MutualTlsServerCredentials(*certificates);
+    channel_credentials = vipu::tls::MutualTlsChannelCredentials(*certificates);
+    spdlog::info("mutual TLS with {} (CA {})", options.tls_cert, options.tls_ca);
+  }
 
   std::vector<std::unique_ptr<SimulatedMachine>> machines;
   std::vector<std::unique_ptr<AgentService>> services;
@@ -110,6 +148,7 @@ int main(int argc, char** argv) {
       // An injected crash marks the machine crashed: it refuses calls and
       // stops heartbeating, while the other machines on the port serve on.
       services.push_back(std::make_unique<AgentService>(machines.back().get()));
+      if (channel_credentials) services.back()->set_tls(channel_credentials);
       members.push_back({machines.back().get(), services.back().get()});
     }
     shared_service = std::make_unique<vipu::agents::SharedPortService>(members);
@@ -117,7 +156,7 @@ int main(int argc, char** argv) {
     grpc::ServerBuilder builder;
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int selected_port = 0;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
+    builder.AddListeningPort(address, server_credentials, &selected_port);
     builder.RegisterService(shared_service.get());
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     if (server == nullptr || selected_port == 0) {
@@ -139,13 +178,14 @@ int main(int argc, char** argv) {
     machines.push_back(std::make_unique<SimulatedMachine>(id, options.machine_type));
     services.push_back(
         std::make_unique<AgentService>(machines.back().get(), [crash, i] { crash(i); }));
+    if (channel_credentials) services.back()->set_tls(channel_credentials);
     const std::string address = HostPort(options.host, options.ports[i]);
     grpc::ServerBuilder builder;
     // gRPC sets SO_REUSEPORT by default: a second agent could then share a
     // port that is already in use instead of failing.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int selected_port = 0;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
+    builder.AddListeningPort(address, server_credentials, &selected_port);
     builder.RegisterService(services.back().get());
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     if (server == nullptr || selected_port == 0) {
@@ -172,13 +212,31 @@ int main(int argc, char** argv) {
   registration_options.server_address = options.server;
   registration_options.advertised_host = options.host;
   registration_options.batched = options.shared_port;
+  registration_options.credentials = channel_credentials;
   std::vector<SimulatedMachine*> machine_ptrs;
   for (auto& machine : machines) machine_ptrs.push_back(machine.get());
   vipu::agents::RegistrationClient registration(registration_options, machine_ptrs);
   registration.Start();
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  for (;;) {
+    sigwait(&stop_signals, &signal_number);
+    if (signal_number != SIGHUP) break;
+    // The listeners and the partitions held stay; new handshakes use the
+    // reloaded files.
+    if (!certificates) {
+      spdlog::info("SIGHUP: no certificates to reload without --tls-ca");
+    } else if (absl::Status s = certificates->Reload(); !s.ok()) {
+      spdlog::error("SIGHUP: certificates not reloaded, keeping the old ones: {}",
+                    std::string(s.message()));
+    } else {
+      spdlog::info("SIGHUP: reloaded {}; new connections use it", options.tls_cert);
+      if (certificates->CertificateExpired()) {
+        spdlog::warn("{} has expired: the server and other agents will refuse it",
+                     options.tls_cert);
+      }
+    }
+  }
   spdlog::info("signal {} received: shutting down {} machine(s)", signal_number, machines.size());
   registration.Stop();
   shutdown_servers();

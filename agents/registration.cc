@@ -22,8 +22,11 @@ std::shared_ptr<grpc::Channel> MakeChannel(const RegistrationOptions& options) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(options.min_backoff.count()));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(options.min_backoff.count()));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(options.max_backoff.count()));
-  return grpc::CreateCustomChannel(options.server_address, grpc::InsecureChannelCredentials(),
-                                   args);
+  // The server's certificate is checked against the host of
+  // server_address, like any TLS client would.
+  return grpc::CreateCustomChannel(
+      options.server_address,
+      options.credentials ? options.credentials : grpc::InsecureChannelCredentials(), args);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agents/simulated_machine.h"
+#include "grpcpp/security/credentials.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::agents {
@@ -31,6 +32,9 @@ struct RegistrationStats {
 struct RegistrationOptions {
   std::string server_address;   // "host:port" (or "unix:path") of vipu-server
   std::string advertised_host;  // where the server reaches the machines
+  // Mutual TLS with the agent's certificate (tls::MutualTlsChannelCredentials);
+  // null: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
   std::chrono::milliseconds min_backoff{50};
   std::chrono::milliseconds max_backoff{1000};
   std::chrono::milliseconds rpc_timeout{2000};

@@ -74,8 +74,18 @@ std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubAt(const std::string& a
   Channel& channel = channels_[address];
   if (inserted) ++channel.agents;
   if (!channel.stub) {
-    channel.stub = std::shared_ptr<vipuagent::Agent::Stub>(vipuagent::Agent::NewStub(
-        grpc::CreateChannel(address, grpc::InsecureChannelCredentials())));
+    std::shared_ptr<grpc::Channel> created;
+    if (credentials_) {
+      // The agent proves it is `agent_id`: its certificate must carry SAN
+      // DNS:<agent-id>. Agents sharing an address share a certificate
+      // naming all of them, so the first one's id stands for the channel.
+      grpc::ChannelArguments args;
+      args.SetSslTargetNameOverride(agent_id);
+      created = grpc::CreateCustomChannel(address, credentials_, args);
+    } else {
+      created = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+    }
+    channel.stub = std::shared_ptr<vipuagent::Agent::Stub>(vipuagent::Agent::NewStub(created));
   }
   return channel.stub;
 }

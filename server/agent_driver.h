@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "fabric/types.h"
+#include "grpcpp/security/credentials.h"
 #include "server/agent_registry.h"
 #include "vipu_agent.grpc.pb.h"
 
@@ -38,6 +39,14 @@ class AgentDriver {
   // Unset: no ports are claimed (agents then check no link ownership).
   void set_link_ports(PortsFn fn) { link_ports_ = std::move(fn); }
 
+  // Secure mode: channels to agents use `credentials` (mutual TLS with the
+  // server's certificate) and verify the agent's certificate against the
+  // agent id (GRPC_SSL_TARGET_NAME_OVERRIDE_ARG), not its host. Null:
+  // plaintext. Set before the first call.
+  void set_channel_credentials(std::shared_ptr<grpc::ChannelCredentials> credentials) {
+    credentials_ = std::move(credentials);
+  }
+
   // A stub for a registered agent at its current address; nullptr when the
   // agent is not registered. For the calls this class does not wrap.
   std::shared_ptr<vipuagent::Agent::Stub> Stub(const std::string& agent_id);
@@ -59,6 +68,7 @@ class AgentDriver {
   const AgentRegistry* registry_;
   const absl::Duration deadline_;
   PortsFn link_ports_;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
   struct Channel {
     std::shared_ptr<vipuagent::Agent::Stub> stub;
     size_t agents = 0;  // agents last seen at this address; the channel goes at 0

@@ -65,12 +65,8 @@ absl::StatusOr<std::unique_ptr<Endpoints>> Endpoints::Start(const EndpointSpec& 
   if (!admin.ok()) return admin.status();
   (*admin)->services.insert((*admin)->services.end(), spec.admin_services.begin(),
                             spec.admin_services.end());
-  if (spec.agent_listen.empty() && tls) {
-    return absl::InvalidArgumentError(
-        "--agent-api-listen: required with --secure (agents register without TLS)");
-  }
-  auto agent = listener_for(spec.agent_listen.empty() ? spec.user_listen : spec.agent_listen,
-                            spec.agent_listen.empty() ? tls : false, "agent");
+  auto agent =
+      listener_for(spec.agent_listen.empty() ? spec.user_listen : spec.agent_listen, tls, "agent");
   if (!agent.ok()) return agent.status();
   (*agent)->services.insert((*agent)->services.end(), spec.agent_services.begin(),
                             spec.agent_services.end());

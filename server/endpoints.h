@@ -21,9 +21,9 @@ namespace vipu::server {
 struct EndpointSpec {
   std::string user_listen;   // host:port (port 0: pick one)
   std::string admin_listen;  // empty: same as user_listen
-  std::string agent_listen;  // empty: same as user_listen (refused with TLS credentials)
-  // Credentials of the user and admin listeners; the agent listener is
-  // plain (agents do not speak TLS yet, docs/security.md).
+  std::string agent_listen;  // empty: same as user_listen
+  // Credentials of every listener (mutual TLS with --secure); null:
+  // plaintext.
   std::shared_ptr<grpc::ServerCredentials> api_credentials;
   std::vector<grpc::Service*> user_services;
   std::vector<grpc::Service*> admin_services;

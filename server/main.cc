@@ -129,6 +129,7 @@ int Run(const ServerOptions& opt) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // reload the certificates
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   SystemdNotifier notifier;
@@ -190,6 +191,8 @@ int Run(const ServerOptions& opt) {
   }
   user_service.set_access_control((*security)->access());
   user_service.set_inventory(&inventory);
+  driver.set_channel_credentials((*security)->agent_channel_credentials());
+  registry_service.set_require_agent_certificates(opt.secure);
   admin_service.set_access_control((*security)->access());
   allocation_service.set_access_control((*security)->access());
   admin_service.set_readiness(&readiness);
@@ -288,6 +291,7 @@ int Run(const ServerOptions& opt) {
                      agent_address.substr(agent_address.rfind(':')));
     so.log_level = opt.log_level;
     so.ports = RememberedAgentPorts(inventory);
+    if (opt.secure) so.tls_dir = opt.tls_dir;
     auto started = Simulator::Start(*pod, so);
     if (!started.ok()) {
       spdlog::critical("{}", std::string(started.status().message()));
@@ -366,7 +370,17 @@ int Run(const ServerOptions& opt) {
   notifier.Ready(absl::StrCat("serving on ", address, ", ", registry.size(), " agents registered"));
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    // Running partitions and open connections are not touched: only new
+    // handshakes see the reloaded certificates.
+    if (opt.secure) {
+      (void)(*security)->ReloadCertificates();
+    } else {
+      spdlog::info("SIGHUP: no certificates to reload without --secure");
+    }
+  }
   spdlog::info("signal {}: stopping", sig);
   notifier.Stopping(absl::StrCat("stopping on signal ", sig));
   server->SetServing(false);

@@ -12,6 +12,7 @@
 #include "fabric/validation.h"
 #include "server/grpc_status.h"
 #include "spdlog/spdlog.h"
+#include "tls/peer_identity.h"
 
 namespace vipu::server {
 namespace {
@@ -98,9 +99,27 @@ absl::Status ValidateBatchIds(const Entries& entries) {
 
 }  // namespace
 
-grpc::Status RegistryService::Register(grpc::ServerContext*,
+grpc::Status RegistryService::CheckCaller(const grpc::ServerContext* context,
+                                          const std::vector<std::string>& agent_ids) const {
+  if (!require_certificates_) return grpc::Status::OK;
+  std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
+  const std::vector<std::string> names = tls::PeerNames(auth.get());
+  const std::set<std::string> named(names.begin(), names.end());
+  for (const std::string& agent_id : agent_ids) {
+    if (named.count(agent_id) > 0) continue;
+    const std::string peer = tls::DescribePeer(auth.get());
+    spdlog::warn("refused a call for agent {} from {} (certificate {})", agent_id, context->peer(),
+                 peer);
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        absl::StrCat("agent certificate is for ", peer, ", not ", agent_id));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status RegistryService::Register(grpc::ServerContext* context,
                                        const vipuagent::RegisterRequest* request,
                                        vipuagent::RegisterReply* reply) {
+  if (grpc::Status s = CheckCaller(context, {request->agent_id()}); !s.ok()) return s;
   absl::StatusOr<Registration> r = ToRegistration(*request, "");
   if (!r.ok()) return ToGrpc(r.status());
   const fabric::Agent& agent = r->agent;
@@ -117,19 +136,23 @@ grpc::Status RegistryService::Register(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status RegistryService::Heartbeat(grpc::ServerContext*,
+grpc::Status RegistryService::Heartbeat(grpc::ServerContext* context,
                                         const vipuagent::HeartbeatRequest* request,
                                         vipuagent::HeartbeatReply* reply) {
+  if (grpc::Status s = CheckCaller(context, {request->agent_id()}); !s.ok()) return s;
   if (!registry_->Heartbeat(request->agent_id(), absl::Now(), ToHealth(*request))) {
     reply->set_reregister(true);
   }
   return grpc::Status::OK;
 }
 
-grpc::Status RegistryService::RegisterBatch(grpc::ServerContext*,
+grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
                                             const vipuagent::RegisterBatchRequest* request,
                                             vipuagent::RegisterBatchReply* reply) {
   if (absl::Status s = ValidateBatchIds(request->agents()); !s.ok()) return ToGrpc(s);
+  std::vector<std::string> ids;
+  for (const vipuagent::RegisterRequest& agent : request->agents()) ids.push_back(agent.agent_id());
+  if (grpc::Status s = CheckCaller(context, ids); !s.ok()) return s;
   std::vector<Registration> batch;
   batch.reserve(request->agents_size());
   std::vector<fabric::Agent> agents;
@@ -177,10 +200,13 @@ grpc::Status RegistryService::RegisterBatch(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status RegistryService::HeartbeatBatch(grpc::ServerContext*,
+grpc::Status RegistryService::HeartbeatBatch(grpc::ServerContext* context,
                                              const vipuagent::HeartbeatBatchRequest* request,
                                              vipuagent::HeartbeatBatchReply* reply) {
   if (absl::Status s = ValidateBatchIds(request->agents()); !s.ok()) return ToGrpc(s);
+  std::vector<std::string> ids;
+  for (const vipuagent::HeartbeatRequest& beat : request->agents()) ids.push_back(beat.agent_id());
+  if (grpc::Status s = CheckCaller(context, ids); !s.ok()) return s;
   std::vector<std::pair<std::string, AgentHealth>> beats;
   beats.reserve(request->agents_size());
   for (const vipuagent::HeartbeatRequest& beat : request->agents()) {

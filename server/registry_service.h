@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "server/agent_registry.h"
 #include "server/inventory.h"
@@ -29,6 +31,12 @@ class RegistryService final : public vipuagent::AgentRegistry::Service {
         controller_(controller),
         auto_add_agents_(auto_add_agents) {}
 
+  // Secure mode: every call must come from a certificate that names the
+  // agent it is about (SAN DNS:<agent-id>, docs/security.md); otherwise
+  // PERMISSION_DENIED "agent certificate is for X, not Y" and nothing is
+  // recorded. Set before the service serves.
+  void set_require_agent_certificates(bool require) { require_certificates_ = require; }
+
   grpc::Status Register(grpc::ServerContext*, const vipuagent::RegisterRequest*,
                         vipuagent::RegisterReply*) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const vipuagent::HeartbeatRequest*,
@@ -48,7 +56,13 @@ class RegistryService final : public vipuagent::AgentRegistry::Service {
   Inventory* inventory_;
   AgentRegistry* registry_;
   PartitionController* controller_;
+  // PERMISSION_DENIED unless the caller's certificate names every one of
+  // `agent_ids`.
+  grpc::Status CheckCaller(const grpc::ServerContext* context,
+                           const std::vector<std::string>& agent_ids) const;
+
   const bool auto_add_agents_;
+  bool require_certificates_ = false;
 };
 
 }  // namespace vipu::server

@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/validation.h"
 #include "server/listen_policy.h"
-#include "server/tls_credentials.h"
 #include "server/tls_init.h"
 #include "spdlog/spdlog.h"
+#include "tls/credentials.h"
 
 namespace vipu::server {
 namespace {
@@ -50,12 +50,20 @@ absl::Status InitTls(const std::string& dir, const ServerOptions& options) {
   tls.dir = dir;
   tls.extra_hosts = options.tls_hosts;
   tls.validity_days = options.tls_validity_days;
+  if (!options.tls_agents.empty()) {
+    auto agents = ParseTlsAgents(options.tls_agents);
+    if (!agents.ok()) return agents.status();
+    tls.agents = *std::move(agents);
+  }
   auto result = GenerateTlsCertificates(tls);
   if (!result.ok()) return result.status();
   std::printf("Generated server TLS certificates in the directory: %s\n",
               result->server_dir.c_str());
   std::printf("Generated client TLS certificates in the directory: %s\n",
               result->client_dir.c_str());
+  for (const std::string& agent_dir : result->agent_dirs) {
+    std::printf("Generated agent TLS certificates in the directory: %s\n", agent_dir.c_str());
+  }
   std::fflush(stdout);
   return absl::OkStatus();
 }
@@ -99,6 +107,13 @@ void AddSecurityFlags(CLI::App& app, ServerOptions* o) {
   app.add_option("--tls-hosts", o->tls_hosts,
                  "extra server names or IPs for --tls-init (besides localhost, 127.0.0.1)")
       ->delimiter(',');
+  app.add_option("--tls-agents", o->tls_agents,
+                 "agent certificates for --tls-init: ID[+ID...][@HOST[+HOST...]],... "
+                 "(DIR/agents/<first id>/)")
+      ->check([](const std::string& value) -> std::string {
+        auto agents = ParseTlsAgents(value);
+        return agents.ok() ? "" : std::string(agents.status().message());
+      });
   app.add_option("--tls-validity-days", o->tls_validity_days,
                  "validity of --tls-init certificates; <= 0: already expired (tests)")
       ->group("");
@@ -109,8 +124,8 @@ void AddSecurityFlags(CLI::App& app, ServerOptions* o) {
   app.add_option("--admin-api-listen", o->admin_api_listen,
                  "host:port of the admin API (default: same as the user API)");
   app.add_option("--agent-api-listen", o->agent_api_listen,
-                 "host:port where agents register (default: the user API's; with --secure "
-                 "127.0.0.1:0)");
+                 "host:port where agents register (default: the user API's; mutual TLS "
+                 "with --secure)");
   app.add_option("--rate-limit-per-second", o->rate_limit_per_second,
                  "mutating calls per second per user (per peer host without --secure); 0: off")
       ->capture_default_str();
@@ -137,7 +152,6 @@ void ResolveSecurityDefaults(ServerOptions* o) {
   }
   if (o->user_api_listen.empty()) o->user_api_listen = o->listen;
   if (o->admin_api_listen.empty()) o->admin_api_listen = o->user_api_listen;
-  if (o->agent_api_listen.empty() && o->secure) o->agent_api_listen = "127.0.0.1:0";
   if (o->audit_log.empty() && o->secure) {
     fs::path db(o->db);
     o->audit_log = (db.has_parent_path() ? db.parent_path() / kDefaultAuditLogName
@@ -164,6 +178,12 @@ int RunSecurityCommands(const ServerOptions& o) {
   if (o.audit_log_keep < 1 || o.audit_log_keep > 1000) {
     return Fail(absl::StrCat("--audit-log-keep: must be in 1..1000, got ", o.audit_log_keep), 2);
   }
+  if (!o.tls_agents.empty()) {
+    if (auto agents = ParseTlsAgents(o.tls_agents); !agents.ok()) {
+      return Fail(agents.status().message(), 2);
+    }
+    if (o.tls_init.empty()) return Fail("--tls-agents: only with --tls-init", 2);
+  }
   if (!o.tls_init.empty()) {
     if (absl::Status s = InitTls(o.tls_init, o); !s.ok()) {
       return Fail(s.message(), absl::IsInvalidArgument(s) ? 2 : 1);
@@ -185,10 +205,10 @@ int RunSecurityCommands(const ServerOptions& o) {
       return Fail(s.message(), 2);
     }
   }
-  if (!o.agent_api_listen.empty() && !IsLoopbackAddress(o.agent_api_listen)) {
+  if (!o.secure && !o.agent_api_listen.empty() && !IsLoopbackAddress(o.agent_api_listen)) {
     spdlog::warn(
-        "--agent-api-listen {}: the agent API has no TLS yet; keep it on a management "
-        "network (docs/security.md)",
+        "--agent-api-listen {}: agents register without TLS and are not authenticated; keep it "
+        "on a management network or use --secure (docs/security.md)",
         o.agent_api_listen);
   }
   if (!o.init) return -1;
@@ -238,9 +258,22 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
     spdlog::warn("secure mode without an audit log (--audit-log off)");
   }
   if (o.secure) {
-    auto credentials = LoadServerTlsCredentials(o.tls_dir);
-    if (!credentials.ok()) return credentials.status();
-    s->credentials_ = *credentials;
+    const fs::path dir = fs::path(o.tls_dir) / "server";
+    tls::TlsFiles files{(dir / "ca.pem").string(), (dir / "cert.pem").string(),
+                        (dir / "key.pem").string()};
+    auto live = tls::LiveCertificates::Start(files);
+    if (!live.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("--tls-dir: ", live.status().message(),
+                       " (create the certificates with vipu-server --tls-init ", o.tls_dir, ")"));
+    }
+    s->certificates_ = *std::move(live);
+    if (s->certificates_->CertificateExpired()) {
+      spdlog::warn("{} has expired: clients and agents will refuse it",
+                   s->certificates_->files().cert);
+    }
+    s->credentials_ = tls::MutualTlsServerCredentials(*s->certificates_);
+    s->agent_channel_credentials_ = tls::MutualTlsChannelCredentials(*s->certificates_);
     if (absl::Status e = EnsureDefaultAdmin(*s->users_, o); !e.ok()) return e;
     spdlog::info("secure mode: mutual TLS with {}, users required", o.tls_dir);
   } else {
@@ -254,6 +287,21 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
                  o.rate_limit_burst == 0 ? o.rate_limit_per_second : o.rate_limit_burst);
   }
   return s;
+}
+
+absl::Status Security::ReloadCertificates() {
+  if (!certificates_) return absl::OkStatus();
+  if (absl::Status s = certificates_->Reload(); !s.ok()) {
+    spdlog::error("SIGHUP: certificates not reloaded, keeping the old ones: {}",
+                  std::string(s.message()));
+    return s;
+  }
+  spdlog::info("SIGHUP: reloaded the certificates of {}; new connections use them",
+               certificates_->files().cert);
+  if (certificates_->CertificateExpired()) {
+    spdlog::warn("{} has expired: clients and agents will refuse it", certificates_->files().cert);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace vipu::server

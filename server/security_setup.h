@@ -19,10 +19,11 @@
 #include "server/server_options.h"
 #include "server/user_admin_service.h"
 #include "storage/store.h"
+#include "tls/live_certificates.h"
 
 namespace vipu::server {
 
-// --secure, --insecure, --tls-dir, --tls-init, --tls-hosts, --init,
+// --secure, --insecure, --tls-dir, --tls-init, --tls-hosts, --tls-agents, --init,
 // --default-user-id, --user-api-listen, --admin-api-listen,
 // --agent-api-listen, --rate-limit-per-second, --rate-limit-burst,
 // --audit-log, --audit-log-max-bytes, --audit-log-keep, and the hidden
@@ -30,8 +31,7 @@ namespace vipu::server {
 void AddSecurityFlags(CLI::App& app, ServerOptions* options);
 
 // Fills the defaults that depend on other flags (tls_dir next to --db, the
-// API addresses from --listen, the agent address with --secure, the audit
-// log next to --db with --secure).
+// API addresses from --listen, the audit log next to --db with --secure).
 void ResolveSecurityDefaults(ServerOptions* options);
 
 // Runs the one-shot commands and the start-up checks. Returns the exit code
@@ -40,12 +40,15 @@ void ResolveSecurityDefaults(ServerOptions* options);
 int RunSecurityCommands(const ServerOptions& options);
 
 // The run-time side: users, the access gate, the rate limit, the audit log
-// and the TLS credentials of the user and admin end-points.
+// and the TLS credentials of every gRPC end-point and of the channels to the
+// agents. Thread safety: ReloadCertificates() may run on any thread while the
+// credentials are in use.
 class Security {
  public:
-  // With --secure: loads the certificates and creates the default admin
-  // when there is no user yet (its key is printed once on stdout). Opens
-  // the audit log; FAILED_PRECONDITION naming the path when it cannot.
+  // With --secure: loads and checks the certificates (FAILED_PRECONDITION
+  // naming the bad file) and creates the default admin when there is no
+  // user yet (its key is printed once on stdout). Opens the audit log;
+  // FAILED_PRECONDITION naming the path when it cannot.
   static absl::StatusOr<std::unique_ptr<Security>> Start(const ServerOptions& options,
                                                          storage::Store* store);
 
@@ -53,6 +56,17 @@ class Security {
   auth::UserDirectory* users() { return users_.get(); }
   // Null: plaintext (no --secure).
   std::shared_ptr<grpc::ServerCredentials> credentials() const { return credentials_; }
+  // What the server dials agents with: its own certificate, verifying the
+  // agent's against the pod CA. Null: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> agent_channel_credentials() const {
+    return agent_channel_credentials_;
+  }
+  // Null: plaintext.
+  tls::LiveCertificates* certificates() { return certificates_.get(); }
+  // SIGHUP: checks the --tls-dir server files again and, when they pass,
+  // serves new handshakes with them; otherwise logs the error naming the
+  // file and keeps the old ones. OK without --secure.
+  absl::Status ReloadCertificates();
   grpc::Service* user_admin_service() { return user_admin_service_.get(); }
   // Null: no audit log (--audit-log off, or unset without --secure).
   AuditLog* audit_log() { return audit_log_.get(); }
@@ -63,7 +77,9 @@ class Security {
   std::unique_ptr<auth::UserDirectory> users_;
   std::unique_ptr<auth::RateLimiter> limiter_;
   std::unique_ptr<auth::AccessControl> access_;
+  std::unique_ptr<tls::LiveCertificates> certificates_;
   std::shared_ptr<grpc::ServerCredentials> credentials_;
+  std::shared_ptr<grpc::ChannelCredentials> agent_channel_credentials_;
   std::unique_ptr<UserAdminService> user_admin_service_;
   std::unique_ptr<AuditLog> audit_log_;
 };

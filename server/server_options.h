@@ -33,11 +33,12 @@ struct ServerOptions {
   std::string tls_dir;                 // default: "tls" next to --db
   std::string tls_init;                // --tls-init DIR: write certificates, then exit
   std::vector<std::string> tls_hosts;  // extra server names for --tls-init
+  std::string tls_agents;              // --tls-agents ID[+ID][@HOST[+HOST]],... for --tls-init
   int tls_validity_days = 825;
   std::string default_user_id;       // default: the current user
   std::string user_api_listen;       // default: --listen
   std::string admin_api_listen;      // default: the user API's address
-  std::string agent_api_listen;      // default: the user API's; 127.0.0.1:0 with --secure
+  std::string agent_api_listen;      // default: the user API's
   double rate_limit_per_second = 0;  // mutating calls per caller; 0: off
   double rate_limit_burst = 0;       // 0: same as the rate
   int key_hash_iterations = 100000;

@@ -14,7 +14,9 @@
 #include "absl/time/clock.h"
 #include "fabric/enum_names.h"
 #include "server/simulated_ports.h"
+#include "server/tls_init.h"
 #include "spdlog/spdlog.h"
+#include "tls/tls_files.h"
 
 extern char** environ;
 
@@ -22,6 +24,32 @@ namespace vipu::server {
 namespace {
 
 constexpr uint32_t kMachinesPerProcess = 16;
+
+// The flags that give an agent process of `group` its certificate, issued
+// first unless a usable one (same CA, right key) is there.
+absl::StatusOr<std::vector<std::string>> AgentTlsFlags(const std::string& tls_dir,
+                                                       const std::vector<std::string>& group) {
+  const std::string dir = absl::StrCat(tls_dir, "/agents/", group.front());
+  tls::TlsFiles files{dir + "/ca.pem", dir + "/cert.pem", dir + "/key.pem"};
+  // ca.pem of the agent must be the pod CA the server trusts.
+  files.ca = absl::StrCat(tls_dir, "/ca.pem");
+  auto pem = tls::LoadTlsFiles(files);
+  std::vector<std::string> names = group;
+  names.push_back("localhost");
+  if (!pem.ok() || tls::CertificateExpired(pem->cert) ||
+      !tls::CheckCertificateNames(pem->cert, names, {"127.0.0.1"}).ok()) {
+    AgentCertificateSpec spec{group, {"127.0.0.1", "localhost"}};
+    auto issued = IssueAgentCertificate(tls_dir, spec);
+    if (!issued.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("simulate: cannot issue the certificate of agents ", group.front(),
+                       "..: ", issued.status().message()));
+    }
+    spdlog::info("simulate: issued the agent certificate {}/cert.pem", *issued);
+  }
+  return std::vector<std::string>{"--tls-ca", files.ca,    "--tls-cert",
+                                  files.cert, "--tls-key", files.key};
+}
 
 }  // namespace
 
@@ -60,6 +88,14 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
     for (const std::string& id : group) ports.push_back(assigned.at(id));
     args.push_back("--ports");
     args.push_back(absl::StrJoin(ports, ","));
+    if (!options.tls_dir.empty()) {
+      auto flags = AgentTlsFlags(options.tls_dir, group);
+      if (!flags.ok()) {
+        sim->Stop();
+        return flags.status();
+      }
+      args.insert(args.end(), flags->begin(), flags->end());
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

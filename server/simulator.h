@@ -34,11 +34,18 @@ class Simulator {
     // How long a remembered port may stay taken before Start gives up: the
     // agents of a server that was just killed release theirs as they exit.
     absl::Duration port_wait = absl::Seconds(5);
+    // Secure mode: the --tls-dir with the pod CA. Each agent process gets
+    // the certificate DIR/agents/<first id of its group>/, naming its agent
+    // ids, 127.0.0.1 and localhost; a missing or unusable one is issued with
+    // DIR/ca-key.pem. Empty: plaintext.
+    std::string tls_dir;
   };
 
   // FAILED_PRECONDITION naming the agent and the port when a remembered
-  // port stays in use by another process: moving the machine would leave
-  // the IPUoF configs that point at it dead.
+  // port stays in use by another process (moving the machine would leave
+  // the IPUoF configs that point at it dead), for an agent binary that
+  // cannot run, or for an agent certificate that cannot be issued (naming
+  // the file).
   static absl::StatusOr<std::unique_ptr<Simulator>> Start(const fabric::PodSpec& pod,
                                                           const Options& options);
   ~Simulator();  // Stop()

@@ -18,10 +18,15 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <set>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "fabric/validation.h"
 #include "spdlog/spdlog.h"
+#include "tls/peer_identity.h"
 
 namespace vipu::server {
 namespace {
@@ -54,17 +59,17 @@ bool IsIpLiteral(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-absl::Status ValidateHost(const std::string& host) {
-  if (host.empty()) return absl::InvalidArgumentError("--tls-hosts: empty host name");
+absl::Status ValidateHost(const std::string& host, const char* flag = "--tls-hosts") {
+  if (host.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": empty host name"));
   if (IsIpLiteral(host)) return absl::OkStatus();
   if (host.size() > 253) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--tls-hosts: host name longer than 253 characters: ", host.substr(0, 20)));
+        absl::StrCat(flag, ": host name longer than 253 characters: ", host.substr(0, 20)));
   }
   for (char c : host) {
     if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '*') {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--tls-hosts: '", host, "' is neither an IP address nor a DNS name ([A-Za-z0-9.-*])"));
+          flag, ": '", host, "' is neither an IP address nor a DNS name ([A-Za-z0-9.-*])"));
     }
   }
   return absl::OkStatus();
@@ -225,7 +230,80 @@ absl::Status WriteRole(const fs::path& dir, const CertSpec& spec, X509* ca, EVP_
   return s;
 }
 
+absl::StatusOr<std::pair<Cert, Key>> ReadCa(const fs::path& dir) {
+  auto c = ReadCert(dir / "ca.pem");
+  if (!c.ok()) return absl::FailedPreconditionError(c.status().message());
+  auto k = ReadKey(dir / "ca-key.pem");
+  if (!k.ok()) return absl::FailedPreconditionError(k.status().message());
+  if (X509_check_private_key(c->get(), k->get()) != 1) {
+    ERR_clear_error();
+    return absl::FailedPreconditionError(absl::StrCat(
+        dir.string(), ": ca-key.pem does not belong to ca.pem; remove both to start afresh"));
+  }
+  return std::make_pair(*std::move(c), *std::move(k));
+}
+
+absl::StatusOr<CertSpec> AgentSpec(const AgentCertificateSpec& agent, int validity_days) {
+  if (agent.ids.empty()) return absl::InvalidArgumentError("--tls-agents: an entry names no agent");
+  std::string sans;
+  for (const std::string& id : agent.ids) {
+    if (absl::Status s = fabric::ValidateId("agent id", id); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--tls-agents: ", s.message()));
+    }
+    absl::StrAppend(&sans, sans.empty() ? "" : ",", "DNS:", id);
+  }
+  for (const std::string& host : agent.hosts) {
+    if (absl::Status s = ValidateHost(host, "--tls-agents"); !s.ok()) return s;
+    absl::StrAppend(&sans, ",", IsIpLiteral(host) ? "IP:" : "DNS:", host);
+  }
+  return CertSpec{agent.ids.front(), false, "serverAuth,clientAuth", sans, validity_days};
+}
+
+absl::StatusOr<std::string> IssueAgent(const fs::path& dir, const AgentCertificateSpec& agent,
+                                       int validity_days, X509* ca, EVP_PKEY* ca_key) {
+  auto spec = AgentSpec(agent, validity_days);
+  if (!spec.ok()) return spec.status();
+  const fs::path agent_dir = dir / "agents" / agent.ids.front();
+  if (absl::Status s = WriteRole(agent_dir, *spec, ca, ca_key); !s.ok()) return s;
+  return agent_dir.string();
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<AgentCertificateSpec>> ParseTlsAgents(const std::string& list) {
+  std::vector<AgentCertificateSpec> agents;
+  std::set<std::string> seen;
+  for (absl::string_view entry : absl::StrSplit(list, ',')) {
+    if (entry.empty()) return absl::InvalidArgumentError("--tls-agents: empty entry");
+    AgentCertificateSpec agent;
+    const size_t at = entry.find('@');
+    absl::string_view ids = entry.substr(0, at);
+    for (absl::string_view id : absl::StrSplit(ids, '+')) agent.ids.emplace_back(id);
+    if (at != absl::string_view::npos) {
+      for (absl::string_view host : absl::StrSplit(entry.substr(at + 1), '+')) {
+        agent.hosts.emplace_back(host);
+      }
+    }
+    auto spec = AgentSpec(agent, 1);
+    if (!spec.ok()) return spec.status();
+    for (const std::string& id : agent.ids) {
+      if (!seen.insert(id).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--tls-agents: agent id '", id, "' given twice"));
+      }
+    }
+    agents.push_back(std::move(agent));
+  }
+  return agents;
+}
+
+absl::StatusOr<std::string> IssueAgentCertificate(const std::string& dir,
+                                                  const AgentCertificateSpec& agent,
+                                                  int validity_days) {
+  auto ca = ReadCa(fs::path(dir));
+  if (!ca.ok()) return ca.status();
+  return IssueAgent(fs::path(dir), agent, validity_days, ca->first.get(), ca->second.get());
+}
 
 absl::StatusOr<TlsInitResult> GenerateTlsCertificates(const TlsInitOptions& options) {
   if (options.dir.empty()) return absl::InvalidArgumentError("--tls-init: must name a directory");
@@ -233,7 +311,11 @@ absl::StatusOr<TlsInitResult> GenerateTlsCertificates(const TlsInitOptions& opti
     return absl::InvalidArgumentError(
         absl::StrCat("--tls-validity-days: must be at most 36500, got ", options.validity_days));
   }
-  std::string sans = "DNS:localhost,IP:127.0.0.1";
+  std::string sans =
+      absl::StrCat("URI:", tls::kServerCertificateUri, ",DNS:localhost,IP:127.0.0.1");
+  for (const AgentCertificateSpec& agent : options.agents) {
+    if (auto spec = AgentSpec(agent, options.validity_days); !spec.ok()) return spec.status();
+  }
   for (const std::string& host : options.extra_hosts) {
     if (absl::Status s = ValidateHost(host); !s.ok()) return s;
     absl::StrAppend(&sans, ",", IsIpLiteral(host) ? "IP:" : "DNS:", host);
@@ -252,16 +334,10 @@ absl::StatusOr<TlsInitResult> GenerateTlsCertificates(const TlsInitOptions& opti
   Cert ca;
   Key ca_key;
   if (fs::exists(dir / "ca.pem") && fs::exists(dir / "ca-key.pem")) {
-    auto c = ReadCert(dir / "ca.pem");
-    if (!c.ok()) return c.status();
-    auto k = ReadKey(dir / "ca-key.pem");
-    if (!k.ok()) return k.status();
-    if (X509_check_private_key(c->get(), k->get()) != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          options.dir, ": ca-key.pem does not belong to ca.pem; remove both to start afresh"));
-    }
-    ca = *std::move(c);
-    ca_key = *std::move(k);
+    auto pair = ReadCa(dir);
+    if (!pair.ok()) return absl::InvalidArgumentError(pair.status().message());
+    ca = std::move(pair->first);
+    ca_key = std::move(pair->second);
     result.reused_ca = true;
   } else {
     auto k = NewKey();
@@ -274,13 +350,18 @@ absl::StatusOr<TlsInitResult> GenerateTlsCertificates(const TlsInitOptions& opti
     ca = *std::move(c);
     ca_key = *std::move(k);
   }
-  CertSpec server{"vipu-server", false, "serverAuth", sans, options.validity_days};
+  CertSpec server{"vipu-server", false, "serverAuth,clientAuth", sans, options.validity_days};
   if (absl::Status s = WriteRole(dir / "server", server, ca.get(), ca_key.get()); !s.ok()) {
     return s;
   }
   CertSpec client{"vipu-client", false, "clientAuth", "", options.validity_days};
   if (absl::Status s = WriteRole(dir / "client", client, ca.get(), ca_key.get()); !s.ok()) {
     return s;
+  }
+  for (const AgentCertificateSpec& agent : options.agents) {
+    auto agent_dir = IssueAgent(dir, agent, options.validity_days, ca.get(), ca_key.get());
+    if (!agent_dir.ok()) return agent_dir.status();
+    result.agent_dirs.push_back(*agent_dir);
   }
   spdlog::debug("tls-init: {} ({} CA), validity {} days", options.dir,
                 result.reused_ca ? "kept the" : "new", options.validity_days);

@@ -12,8 +12,12 @@ listen = "127.0.0.1:8090"
 
 # To serve beyond loopback, use mutual TLS and access keys
 # (/usr/share/doc/vipu/security.md). Make the certificates once:
-#   vipu-server --tls-init /etc/vipu/tls --tls-hosts "$(hostname -f)"
+#   vipu-server --tls-init /etc/vipu/tls --tls-hosts "$(hostname -f)" \
+#     --tls-agents ipum1+ipum2+ipum3+ipum4@127.0.0.1
 #   chown -R root:vipu /etc/vipu/tls && chmod -R g+rX /etc/vipu/tls
+# (--tls-agents: one certificate per agent process, copied to the agent
+# host; agents then speak mutual TLS too.) `systemctl reload vipu-server`
+# loads renewed certificates without a restart.
 # then replace the line above with:
 # listen = "0.0.0.0:8090"
 # secure = true

@@ -106,6 +106,29 @@ TEST(AgentCommandLineTest, BadValues) {
                 "log-level: must be trace, debug, info, warn or error");
 }
 
+TEST(AgentCommandLineTest, TlsFlagsGoTogether) {
+  const std::vector<std::string> base = {"--server", "h:1", "--agent-ids", "ag1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  ExpectRefused(with({"--tls-ca", "ca.pem"}), "--tls-cert is missing");
+  ExpectRefused(with({"--tls-ca", "ca.pem", "--tls-cert", "c.pem"}), "--tls-key is missing");
+  ExpectRefused(with({"--tls-cert", "c.pem", "--tls-key", "k.pem"}), "--tls-ca is missing");
+  ExpectRefused(with({"--tls-key", "k.pem"}), "--tls-ca is missing");
+  CommandLineRun run =
+      Parse(with({"--tls-ca", "ca.pem", "--tls-cert", "c.pem", "--tls-key", "k.pem"}));
+  ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
+  EXPECT_TRUE(run.parsed.options->tls());
+  EXPECT_EQ(run.parsed.options->tls_ca, "ca.pem");
+  EXPECT_EQ(run.parsed.options->tls_cert, "c.pem");
+  EXPECT_EQ(run.parsed.options->tls_key, "k.pem");
+  CommandLineRun plain = Parse(base);
+  ASSERT_TRUE(plain.parsed.options.has_value());
+  EXPECT_FALSE(plain.parsed.options->tls());
+}
+
 TEST(ValidateAgentIdTest, AcceptsValidIds) {
   for (const std::string& id :
        {std::string("a"), std::string("ag1"), std::string("0"), std::string("ag.13.01"),

@@ -98,6 +98,44 @@ TEST_F(TlsInitTest, WritesCertificatesThatVerify) {
   X509_free(server);
 }
 
+TEST_F(TlsInitTest, WritesAgentCertificatesAndAServerCertificateThatDials) {
+  TlsInitOptions o;
+  o.dir = dir_ + "/certs";
+  o.agents = {{{"a1", "a2"}, {"10.0.0.1", "m1.example"}}, {{"b1"}, {}}};
+  auto result = GenerateTlsCertificates(o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const fs::path d(o.dir);
+  EXPECT_EQ(result->agent_dirs,
+            (std::vector<std::string>{(d / "agents/a1").string(), (d / "agents/b1").string()}));
+  // The server dials agents with its certificate.
+  EXPECT_EQ(Verify(d / "ca.pem", d / "server/cert.pem", X509_PURPOSE_SSL_CLIENT), X509_V_OK);
+  for (const char* role : {"agents/a1", "agents/b1"}) {
+    EXPECT_EQ(Verify(d / "ca.pem", d / role / "cert.pem", X509_PURPOSE_SSL_SERVER), X509_V_OK);
+    EXPECT_EQ(Verify(d / "ca.pem", d / role / "cert.pem", X509_PURPOSE_SSL_CLIENT), X509_V_OK);
+    EXPECT_EQ(Mode(d / role / "key.pem"), 0600u) << role;
+    EXPECT_TRUE(fs::exists(d / role / "ca.pem"));
+  }
+  X509* agent = ReadCert(d / "agents/a1/cert.pem");
+  ASSERT_NE(agent, nullptr);
+  for (const char* name : {"a1", "a2", "m1.example"}) {
+    EXPECT_EQ(X509_check_host(agent, name, 0, 0, nullptr), 1) << name;
+  }
+  EXPECT_EQ(X509_check_host(agent, "b1", 0, 0, nullptr), 0);
+  EXPECT_EQ(X509_check_ip_asc(agent, "10.0.0.1", 0), 1);
+  X509_free(agent);
+
+  // One more agent later, with the same CA; none without a CA.
+  auto later = IssueAgentCertificate(o.dir, {{"c1"}, {"127.0.0.1"}});
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(Verify(d / "ca.pem", fs::path(*later) / "cert.pem", X509_PURPOSE_SSL_SERVER),
+            X509_V_OK);
+  auto no_ca = IssueAgentCertificate(dir_ + "/empty", {{"c1"}, {}});
+  EXPECT_EQ(no_ca.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(no_ca.status().message()), HasSubstr("ca.pem"));
+  auto bad_id = IssueAgentCertificate(o.dir, {{"-x"}, {}});
+  EXPECT_EQ(bad_id.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(TlsInitTest, NonPositiveValidityIssuesExpiredCertificates) {
   TlsInitOptions o;
   o.dir = dir_;
