@@ -267,6 +267,7 @@ int Run(const ServerOptions& opt) {
     deps.registry = &registry;
     deps.controller = &controller;
     deps.access = (*security)->access();
+    deps.audit = (*security)->audit_log();
     auto started = console::ConsoleServer::Start(console_options, deps);
     if (!started.ok()) {
       spdlog::critical("{}", std::string(started.status().message()));

@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "fabric/enum_names.h"
 #include "fabric/ipuof_config.h"
+#include "server/audit_log.h"
 #include "server/cluster_links.h"
 #include "server/console/assets.h"
 #include "server/console/json_writer.h"
@@ -464,22 +465,39 @@ void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response&
   if (!action.ok()) return Fail(res, action.status());
   auto id = PartitionIdParam(*form, "id");
   if (!id.ok()) return Fail(res, id.status());
-  std::optional<Session> s = SessionOf(req);
-  if (!s) return Fail(res, absl::UnauthenticatedError("action: no session; reload the console"));
-  if (!TokensEqual(req.get_header_value(kCsrfHeader), s->csrf)) {
-    return Fail(res, absl::PermissionDeniedError("csrf: missing or wrong X-CSRF-Token"));
-  }
   const char* verb = *action == PartitionAction::kRemove ? "remove" : "reset";
-  if (options_.secure && !s->caller.is_admin) {
-    return Fail(
-        res, absl::PermissionDeniedError(absl::StrCat("permission denied: ", verb,
-                                                      " partition from the console needs an admin "
-                                                      "user; '",
-                                                      s->caller.user_id, "' is not one")));
+  std::optional<Session> s = SessionOf(req);
+  const absl::Status done = [&]() -> absl::Status {
+    if (!s) return absl::UnauthenticatedError("action: no session; reload the console");
+    if (!TokensEqual(req.get_header_value(kCsrfHeader), s->csrf)) {
+      return absl::PermissionDeniedError("csrf: missing or wrong X-CSRF-Token");
+    }
+    if (options_.secure && !s->caller.is_admin) {
+      return absl::PermissionDeniedError(absl::StrCat("permission denied: ", verb,
+                                                      " partition from the console needs an "
+                                                      "admin user; '",
+                                                      s->caller.user_id, "' is not one"));
+    }
+    return *action == PartitionAction::kRemove
+               ? deps_.controller->Remove(*id, /*force=*/false, s->caller)
+               : deps_.controller->Reset(*id, s->caller);
+  }();
+  // The console changes partitions as the APIs do, so it leaves the same
+  // trail, allowed or refused.
+  if (deps_.audit != nullptr) {
+    AuditRecord record;
+    record.time = absl::Now();
+    record.user = s ? s->caller.user_id : "";
+    record.peer = absl::StrCat("http:", req.remote_addr, ":", req.remote_port);
+    record.action =
+        *action == PartitionAction::kRemove ? "console/RemovePartition" : "console/ResetPartition";
+    record.object = *id;
+    record.result = absl::StatusCodeToString(done.code());
+    record.message = std::string(done.message());
+    if (absl::Status a = deps_.audit->Append(record); !a.ok()) {
+      spdlog::error("console: audit: {}", std::string(a.message()));
+    }
   }
-  absl::Status done = *action == PartitionAction::kRemove
-                          ? deps_.controller->Remove(*id, /*force=*/false, s->caller)
-                          : deps_.controller->Reset(*id, s->caller);
   if (!done.ok()) return Fail(res, done);
   spdlog::info("console: {} {} partition {}", s->caller.Name(),
                *action == PartitionAction::kRemove ? "removed" : "reset", *id);

@@ -46,6 +46,10 @@ struct Request;
 struct Response;
 }  // namespace httplib
 
+namespace vipu::server {
+class AuditLog;
+}  // namespace vipu::server
+
 namespace vipu::server::console {
 
 struct ConsoleOptions {
@@ -70,6 +74,8 @@ struct ConsoleDeps {
   const AgentRegistry* registry = nullptr;
   PartitionController* controller = nullptr;
   auth::AccessControl* access = nullptr;
+  // Where remove and reset from the console are recorded; null: nowhere.
+  AuditLog* audit = nullptr;
 };
 
 // Owns its listener, watcher thread, event hub, history and sessions.

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,8 +21,10 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/audit_log.h"
 #include "server/console/console_http.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
@@ -71,7 +74,11 @@ class ConsoleHttpTest : public ::testing::Test {
     ConsoleOptions options;
     options.address = "127.0.0.1:0";
     options.tick = absl::Hours(1);  // tests call Refresh() themselves
+    auto audit = AuditLog::Open({dir_ + "/audit.log"});
+    ASSERT_TRUE(audit.ok()) << audit.status();
+    audit_ = *std::move(audit);
     ConsoleDeps deps;
+    deps.audit = audit_.get();
     deps.store = store_.get();
     deps.registry = registry_.get();
     deps.controller = controller_.get();
@@ -129,6 +136,7 @@ class ConsoleHttpTest : public ::testing::Test {
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<AgentDriver> driver_;
   std::unique_ptr<PartitionController> controller_;
+  std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<ConsoleServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };
@@ -309,6 +317,33 @@ TEST_F(ConsoleHttpTest, ActionWithSessionAndCsrfReachesTheController) {
   auto after = client_->Post("/api/action", headers, "action=reset&id=p2", form);
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, 401);
+}
+
+// Remove and reset from the console leave the same trail as the APIs: one
+// audit line per request, allowed or refused.
+TEST_F(ConsoleHttpTest, ActionsWriteOneAuditLineEach) {
+  Create("p2", 4);
+  auto [cookie, csrf] = Session();
+  const std::string form = "application/x-www-form-urlencoded";
+  auto reset = client_->Post("/api/action", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}},
+                             "action=reset&id=p2", form);
+  ASSERT_TRUE(reset);
+  EXPECT_EQ(reset->status, 200) << reset->body;
+  auto forged = client_->Post("/api/action", {{"Cookie", cookie}}, "action=remove&id=p2", form);
+  ASSERT_TRUE(forged);
+  EXPECT_EQ(forged->status, 403);
+  std::ifstream in(dir_ + "/audit.log");
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["action"], "console/ResetPartition");
+  EXPECT_EQ(lines[0]["object"], "p2");
+  EXPECT_EQ(lines[0]["result"], "OK");
+  EXPECT_THAT(lines[0]["peer"].get<std::string>(), ::testing::StartsWith("http:127.0.0.1:"));
+  EXPECT_EQ(lines[1]["action"], "console/RemovePartition");
+  EXPECT_EQ(lines[1]["result"], "PERMISSION_DENIED");
+  EXPECT_THAT(lines[1]["message"].get<std::string>(), HasSubstr("csrf"));
+  EXPECT_EQ(PartitionCount(), 1u);
 }
 
 TEST_F(ConsoleHttpTest, SessionCookieIsHttpOnlyAndStrict) {
