@@ -559,6 +559,7 @@ TEST_F(FaultsTest, ResetRelocatableMovesOrSaysWhyNot) {
   EXPECT_THAT(r.err, HasSubstr("cannot move partition 'p1' away from agent "));
   EXPECT_EQ(FirstTopologyId(*server_, "p1"), p1_);
   EXPECT_EQ(Field(*server_, "p1", "State"), "ERROR");
+}
 
 // The POD128 commands of the BERT benchmark: a partition over two ILDs takes
 // the same positions in both, so it owns the GW-Links between its machines.
