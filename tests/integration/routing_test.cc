@@ -25,13 +25,13 @@ vipuagent::WorkloadSpec BertLarge16x4() {
   return *ipuof::ToWorkloadSpec(w);
 }
 
-struct Run {
+struct RunResult {
   double samples_per_sec = 0;
   virmgrpc::IpuLinkRoutingType routing = virmgrpc::IRT_UNDEFINED;
   virmgrpc::SyncType sync_type = virmgrpc::ST_UNDEFINED;
 };
 
-Run RunOn(const ServerProcess& server, const std::string& partition) {
+RunResult RunOn(const ServerProcess& server, const std::string& partition) {
   auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server.port(), partition, 0,
                                                       absl::Seconds(10));
   EXPECT_TRUE(client.ok()) << client.status();
@@ -45,7 +45,7 @@ Run RunOn(const ServerProcess& server, const std::string& partition) {
 TEST(RoutingTest, MachinesConfigureReportAndUseTheRoutingAndSyncType) {
   auto server = ServerProcess::Start("bow-pod64");
   ASSERT_EQ(server->Vipu({"create", "partition", "ring", "--size", "64"}).exit_code, 0);
-  const Run ring = RunOn(*server, "ring");
+  const RunResult ring = RunOn(*server, "ring");
   EXPECT_EQ(ring.routing, virmgrpc::IRT_RINGSWNC);  // the default on a whole torus ILD
   EXPECT_EQ(ring.sync_type, virmgrpc::ST_POD_NATIVE_DEFAULT);
   ASSERT_EQ(server->Vipu({"remove", "partition", "ring"}).exit_code, 0);
@@ -53,7 +53,7 @@ TEST(RoutingTest, MachinesConfigureReportAndUseTheRoutingAndSyncType) {
   CommandResult r = server->Vipu({"create", "partition", "dnc", "--size", "64", "--routing", "dnc",
                                   "--sync-type", "pod-native-replicated-pipeline"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const Run dnc = RunOn(*server, "dnc");
+  const RunResult dnc = RunOn(*server, "dnc");
   EXPECT_EQ(dnc.routing, virmgrpc::IRT_DNC);
   EXPECT_EQ(dnc.sync_type, virmgrpc::ST_POD_NATIVE_REPLICATED_PIPELINE);
   // Without the wrap links each column's ring comes back over its own
