@@ -57,7 +57,11 @@ class PortHolder {
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = htons(static_cast<uint16_t>(port));
-    held_ = fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+    // Connections the stopped agents closed may linger in TIME_WAIT on the
+    // port; like gRPC's listeners, this one binds regardless of them.
+    const int on = 1;
+    held_ = fd_ >= 0 && setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 &&
+            bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
             listen(fd_, 1) == 0;
   }
   ~PortHolder() {
