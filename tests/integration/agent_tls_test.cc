@@ -31,11 +31,6 @@ CommandResult TlsInit(const std::string& dir, const std::vector<std::string>& ex
   return RunCommand(argv);
 }
 
-std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 // A client identity: the files of a role directory written by --tls-init.
 struct Identity {
   std::string dir;  // empty: plaintext

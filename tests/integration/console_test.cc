@@ -28,11 +28,6 @@ std::string Shot(const std::string& name) {
   return absl::StrCat(VIPU_SCREENSHOT_DIR, "/", name, ".png");
 }
 
-std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 TEST(ConsoleListenTest, HttpListenServesConsoleAndMetrics) {
   const int port = FreePort();
   auto server = ServerProcess::Start("pod4", {"--http-listen", absl::StrCat("127.0.0.1:", port)});
@@ -194,20 +189,6 @@ TEST_F(ConsoleBrowserTest, ShowsEveryIldWithItsGwLinks) {
 }
 
 // --- Secure mode --------------------------------------------------------
-
-std::vector<std::string> ClientTls(const std::string& tls) {
-  return {"--api-tls-ca",           tls + "/client/ca.pem", "--api-tls-cert",
-          tls + "/client/cert.pem", "--api-tls-key",        tls + "/client/key.pem"};
-}
-
-std::string DefaultAdminKey(const ServerProcess& server) {
-  for (absl::string_view line : absl::StrSplit(ReadFile(server.dir() + "/server.log"), '\n')) {
-    if (absl::ConsumePrefix(&line, "Access key: '") && absl::ConsumeSuffix(&line, "'")) {
-      return std::string(line);
-    }
-  }
-  return "";
-}
 
 // The key printed by `vipu-admin create user`.
 std::string KeyOf(const std::string& out) {

@@ -220,4 +220,23 @@ CommandResult ServerProcess::VipuAdmin(const std::vector<std::string>& args) con
   return RunCommand(argv, {{"HOME", home()}});
 }
 
+std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<std::string> ClientTls(const std::string& tls) {
+  return {"--api-tls-ca",           tls + "/client/ca.pem", "--api-tls-cert",
+          tls + "/client/cert.pem", "--api-tls-key",        tls + "/client/key.pem"};
+}
+
+std::string DefaultAdminKey(const ServerProcess& server) {
+  for (absl::string_view line : absl::StrSplit(ReadFile(server.dir() + "/server.log"), '\n')) {
+    if (absl::ConsumePrefix(&line, "Access key: '") && absl::ConsumeSuffix(&line, "'")) {
+      return std::string(line);
+    }
+  }
+  return "";
+}
+
 }  // namespace vipu::testing

@@ -72,6 +72,16 @@ class ServerProcess {
   int port_ = 0;
 };
 
+// `a` followed by `b`: argument lists built from parts.
+std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b);
+
+// Secure mode. --api-tls-* for the client files `vipu-server --tls-init
+// DIR` wrote under `tls`.
+std::vector<std::string> ClientTls(const std::string& tls);
+// The default admin's access key, printed once on the server's stdout (its
+// log); empty when it was not printed.
+std::string DefaultAdminKey(const ServerProcess& server);
+
 }  // namespace vipu::testing
 
 #endif  // VIPU_TESTS_INTEGRATION_HARNESS_H_

@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "popdist/ipuof_client.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/secure_pod.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::testing {
@@ -28,16 +29,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// The default admin's key, printed once in the server's log.
-std::string DefaultAdminKey(const ServerProcess& server) {
-  for (absl::string_view line : absl::StrSplit(ReadFile(server.dir() + "/server.log"), '\n')) {
-    if (absl::ConsumePrefix(&line, "Access key: '") && absl::ConsumeSuffix(&line, "'")) {
-      return std::string(line);
-    }
-  }
-  return "";
-}
 
 // A machine's agent that serves RunWorkload over mutual TLS with the pod's
 // server certificate (SAN 127.0.0.1 and localhost), on `address`.
@@ -77,21 +68,11 @@ class TlsAgent final : public vipuagent::Agent::Service {
   std::unique_ptr<grpc::Server> server_;
 };
 
-class IpuofSecureTest : public ::testing::Test {
+class IpuofSecureTest : public SecurePodTest {
  protected:
   void SetUp() override {
-    work_ = MakeTempDir();
-    tls_ = work_ + "/tls";
-    CommandResult init = RunCommand({VIPU_SERVER_BIN, "--tls-init", tls_});
-    ASSERT_EQ(init.exit_code, 0) << init.err;
-    server_ =
-        ServerProcess::Start("pod16", {"--secure", "--tls-dir", tls_, "--default-user-id", "root"});
-    root_key_ = DefaultAdminKey(*server_);
-    ASSERT_FALSE(root_key_.empty()) << ReadFile(server_->dir() + "/server.log");
-  }
-  void TearDown() override {
-    server_.reset();
-    RemoveTree(work_);
+    SecurePodTest::SetUp();
+    StartSecure();
   }
 
   // The admin's credentials as the CLIs take them from the environment.
@@ -112,13 +93,7 @@ class IpuofSecureTest : public ::testing::Test {
     return env;
   }
   CommandResult Vipu(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {"--api-user-id",    "root",
-                                     "--api-access-key", root_key_,
-                                     "--api-tls-ca",     tls_ + "/client/ca.pem",
-                                     "--api-tls-cert",   tls_ + "/client/cert.pem",
-                                     "--api-tls-key",    tls_ + "/client/key.pem"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return server_->Vipu(argv);
+    return server_->Vipu(Join(As("root", root_key_), args));
   }
   // An IPUoF config naming one device at host:port.
   std::string WriteIpuofConfig(const std::string& host, int port) const {
@@ -128,9 +103,6 @@ class IpuofSecureTest : public ::testing::Test {
                         << "\",\"server_port\":" << port << ",\"ipu_id\":0}]}";
     return path;
   }
-
-  std::string work_, tls_, root_key_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(IpuofSecureTest, AttachesToTheServerOverTlsWithTheAccessKey) {

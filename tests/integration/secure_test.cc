@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/secure_pod.h"
 
 namespace vipu::testing {
 namespace {
@@ -23,27 +24,6 @@ CommandResult TlsInit(const std::string& dir, const std::vector<std::string>& ex
   std::vector<std::string> argv = {VIPU_SERVER_BIN, "--tls-init", dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return RunCommand(argv);
-}
-
-// --api-tls-* for the client files under `tls`.
-std::vector<std::string> ClientTls(const std::string& tls) {
-  return {"--api-tls-ca",           tls + "/client/ca.pem", "--api-tls-cert",
-          tls + "/client/cert.pem", "--api-tls-key",        tls + "/client/key.pem"};
-}
-
-std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-// The default admin's key, printed once on the server's stdout.
-std::string DefaultAdminKey(const ServerProcess& server) {
-  for (absl::string_view line : absl::StrSplit(ReadFile(server.dir() + "/server.log"), '\n')) {
-    if (absl::ConsumePrefix(&line, "Access key: '") && absl::ConsumeSuffix(&line, "'")) {
-      return std::string(line);
-    }
-  }
-  return "";
 }
 
 // Runs a CLI in `cwd` (create user writes ID.vipu-cli.hcl there).
@@ -59,31 +39,8 @@ bool OneLine(const std::string& text) {
   return !text.empty() && text.find('\n') == text.size() - 1;
 }
 
-class SecureTest : public ::testing::Test {
+class SecureTest : public SecurePodTest {
  protected:
-  void SetUp() override {
-    work_ = MakeTempDir();
-    tls_ = work_ + "/tls";
-    CommandResult init = TlsInit(tls_);
-    ASSERT_EQ(init.exit_code, 0) << init.err;
-  }
-  void TearDown() override {
-    server_.reset();
-    RemoveTree(work_);
-  }
-
-  void StartSecure(const std::vector<std::string>& extra = {}) {
-    server_ = ServerProcess::Start(
-        "pod16", Join({"--secure", "--tls-dir", tls_, "--default-user-id", "root"}, extra));
-    root_key_ = DefaultAdminKey(*server_);
-    ASSERT_FALSE(root_key_.empty()) << ReadFile(server_->dir() + "/server.log");
-  }
-  std::vector<std::string> As(const std::string& user, const std::string& key) const {
-    return Join({"--api-user-id", user, "--api-access-key", key}, ClientTls(tls_));
-  }
-  CommandResult Admin(const std::vector<std::string>& args) const {
-    return server_->VipuAdmin(Join(As("root", root_key_), args));
-  }
   // Creates `id` and returns its key, checking the three lines `create user` prints.
   std::string CreateUser(const std::string& id, const std::vector<std::string>& flags) {
     std::vector<std::string> args =
@@ -107,9 +64,6 @@ class SecureTest : public ::testing::Test {
     return RunCommand(Join({VIPU_CLI_BIN, "--config", work_ + "/" + id + ".vipu-cli.hcl"}, args),
                       {{"HOME", server_->home()}});
   }
-
-  std::string work_, tls_, root_key_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(SecureTest, TlsInitWritesTheSpecLinesAndPrivateKeys) {

@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/secure_pod.h"
 #include "vipu_admin.grpc.pb.h"
 
 namespace vipu::testing {
@@ -26,21 +27,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
-
-std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-// The default admin's key, printed once on the server's stdout.
-std::string DefaultAdminKey(const ServerProcess& server) {
-  for (absl::string_view line : absl::StrSplit(ReadFile(server.dir() + "/server.log"), '\n')) {
-    if (absl::ConsumePrefix(&line, "Access key: '") && absl::ConsumeSuffix(&line, "'")) {
-      return std::string(line);
-    }
-  }
-  return "";
-}
 
 // The audit log's lines, each parsed; a line that does not parse fails the test.
 std::vector<Json> AuditLines(const std::string& path) {
@@ -53,35 +39,8 @@ std::vector<Json> AuditLines(const std::string& path) {
   return out;
 }
 
-class SecureUsersTest : public ::testing::Test {
+class SecureUsersTest : public SecurePodTest {
  protected:
-  void SetUp() override {
-    work_ = MakeTempDir();
-    tls_ = work_ + "/tls";
-    CommandResult init = RunCommand({VIPU_SERVER_BIN, "--tls-init", tls_});
-    ASSERT_EQ(init.exit_code, 0) << init.err;
-  }
-  void TearDown() override {
-    server_.reset();
-    RemoveTree(work_);
-  }
-
-  void StartSecure(const std::vector<std::string>& extra = {}) {
-    server_ = ServerProcess::Start(
-        "pod16", Join({"--secure", "--tls-dir", tls_, "--default-user-id", "root"}, extra));
-    root_key_ = DefaultAdminKey(*server_);
-    ASSERT_FALSE(root_key_.empty()) << ReadFile(server_->dir() + "/server.log");
-  }
-  std::vector<std::string> As(const std::string& user, const std::string& key) const {
-    return {"--api-user-id",    user,
-            "--api-access-key", key,
-            "--api-tls-ca",     tls_ + "/client/ca.pem",
-            "--api-tls-cert",   tls_ + "/client/cert.pem",
-            "--api-tls-key",    tls_ + "/client/key.pem"};
-  }
-  CommandResult Admin(const std::vector<std::string>& args) const {
-    return server_->VipuAdmin(Join(As("root", root_key_), args));
-  }
   // Two allocations of pod16: a1 = ag1, ag2 and a2 = ag3, ag4.
   void SplitIntoTwoAllocations() {
     ASSERT_EQ(Admin({"remove", "allocation", "default"}).exit_code, 0);
@@ -142,9 +101,6 @@ class SecureUsersTest : public ::testing::Test {
     ctx->AddMetadata("vipu-access-key", root_key_);
     ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   }
-
-  std::string work_, tls_, root_key_;
-  std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(SecureUsersTest, IpuAttributesShowOnlyTheAgentsOfTheCallersAllocations) {
