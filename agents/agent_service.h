@@ -10,9 +10,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "agents/simulated_machine.h"
 #include "vipu_agent.grpc.pb.h"
 
@@ -66,8 +67,9 @@ class AgentService final : public vipuagent::Agent::Service {
 
   SimulatedMachine* const machine_;
   const std::function<void()> on_crash_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<vipuagent::Agent::Stub>> peers_;  // by host:port
+  absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<vipuagent::Agent::Stub>> peers_
+      ABSL_GUARDED_BY(mu_);  // by host:port
 };
 
 }  // namespace vipu::agents

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,11 +72,11 @@ int main(int argc, char** argv) {
   servers.reserve(options.agent_ids.size());
   // An injected crash stops the machine's server from another thread (not
   // from inside its own handler, which Shutdown would wait for).
-  std::mutex crash_mu;
+  absl::Mutex crash_mu;  // for crash_threads
   std::vector<std::thread> crash_threads;
   auto shutdown_servers = [&] {
     {
-      std::lock_guard<std::mutex> lock(crash_mu);
+      absl::MutexLock lock(&crash_mu);
       for (std::thread& t : crash_threads) t.join();
       crash_threads.clear();
     }
@@ -94,7 +93,7 @@ int main(int argc, char** argv) {
       }).detach();
       return;
     }
-    std::lock_guard<std::mutex> lock(crash_mu);
+    absl::MutexLock lock(&crash_mu);
     crash_threads.emplace_back([&servers, index] {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       if (index < servers.size()) servers[index]->Shutdown(std::chrono::system_clock::now());

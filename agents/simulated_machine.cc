@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::agents {
@@ -222,7 +223,7 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
     }
   }
 
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = held_.find(config.partition_id);
   if (it != held_.end()) {
     const uint64_t held_generation = it->second.config.generation;
@@ -275,7 +276,7 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
 
 absl::Status SimulatedMachine::Reset(std::string_view partition_id, uint64_t generation) {
   if (partition_id.empty()) return absl::InvalidArgumentError("partition id: must not be empty");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
@@ -299,7 +300,7 @@ absl::Status SimulatedMachine::Reset(std::string_view partition_id, uint64_t gen
 
 absl::Status SimulatedMachine::Release(std::string_view partition_id, uint64_t generation) {
   if (partition_id.empty()) return absl::InvalidArgumentError("partition id: must not be empty");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) return absl::OkStatus();
   if (generation < it->second.config.generation) {
@@ -314,7 +315,7 @@ absl::Status SimulatedMachine::Release(std::string_view partition_id, uint64_t g
 }
 
 std::vector<HeldPartition> SimulatedMachine::Held() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<HeldPartition> out;
   out.reserve(held_.size());
   for (const auto& [id, holding] : held_) {
@@ -324,7 +325,7 @@ std::vector<HeldPartition> SimulatedMachine::Held() const {
 }
 
 absl::StatusOr<PartitionConfig> SimulatedMachine::Config(std::string_view partition_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
@@ -334,7 +335,7 @@ absl::StatusOr<PartitionConfig> SimulatedMachine::Config(std::string_view partit
 }
 
 uint32_t SimulatedMachine::ResetCount(std::string_view partition_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   return it == held_.end() ? 0 : it->second.resets;
 }
@@ -345,7 +346,7 @@ absl::Status SimulatedMachine::SetTopology(MachineTopology topology) {
   if (absl::Status s = ValidateTopology(topology); !s.ok()) return s;
   std::sort(topology.ports.begin(), topology.ports.end(),
             [](const PortInfo& a, const PortInfo& b) { return a.port < b.port; });
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   spdlog::info("agent {}: cluster {} ILD {} machine {} of {}, {} ports", agent_id_,
                topology.cluster_id, topology.ild, topology.machine_index, topology.machines_per_ild,
                topology.ports.size());
@@ -354,7 +355,7 @@ absl::Status SimulatedMachine::SetTopology(MachineTopology topology) {
 }
 
 std::optional<MachineTopology> SimulatedMachine::topology() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return topology_;
 }
 
@@ -363,7 +364,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectIpuError(uint32_t ipu) {
     return absl::InvalidArgumentError(
         absl::StrCat("ipu: must be 0..", fabric::kIpusPerMachine - 1, ", got ", ipu));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ipu_errors_[ipu] = "injected fault";
   std::string description = absl::StrCat("agent ", agent_id_, ": IPU ", ipu, " error");
   spdlog::warn("{}", description);
@@ -371,7 +372,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectIpuError(uint32_t ipu) {
 }
 
 absl::StatusOr<std::string> SimulatedMachine::InjectLinkDown(uint32_t port) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!topology_) {
     return absl::FailedPreconditionError(
         absl::StrCat("link: agent ", agent_id_, " has no topology yet (it is not in a cluster)"));
@@ -394,7 +395,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectLinkDown(uint32_t port) {
 }
 
 std::string SimulatedMachine::Hang(std::chrono::milliseconds duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   hang_ = true;
   hang_until_ = duration.count() == 0 ? std::chrono::steady_clock::time_point::max()
                                       : std::chrono::steady_clock::now() + duration;
@@ -410,18 +411,16 @@ std::string SimulatedMachine::MarkCrashed() {
   crashed_.store(true);
   std::string description = absl::StrCat("agent ", agent_id_, ": crashed");
   spdlog::error("{}", description);
-  hang_cv_.notify_all();
   return description;
 }
 
 std::string SimulatedMachine::ClearFaults() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ipu_errors_.clear();
     ports_down_.clear();
     hang_ = false;
   }
-  hang_cv_.notify_all();
   std::string description = absl::StrCat("agent ", agent_id_, ": faults cleared");
   spdlog::info("{}", description);
   return description;
@@ -432,24 +431,25 @@ bool SimulatedMachine::HungLocked(std::chrono::steady_clock::time_point now) con
 }
 
 bool SimulatedMachine::hung() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return HungLocked(std::chrono::steady_clock::now());
 }
 
 bool SimulatedMachine::crashed() const { return crashed_.load(); }
 
 bool SimulatedMachine::AwaitNotHung(std::chrono::steady_clock::time_point deadline) const {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (!HungLocked(now)) return true;
     if (now >= deadline) return false;
-    hang_cv_.wait_until(lock, std::min(deadline, hang_until_));
+    mu_.AwaitWithTimeout(absl::Condition(this, &SimulatedMachine::HangCleared),
+                         absl::FromChrono(std::min(deadline, hang_until_) - now));
   }
 }
 
 std::vector<IpuHealth> SimulatedMachine::IpuHealthReport() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<IpuHealth> out;
   for (uint32_t i = 0; i < fabric::kIpusPerMachine; ++i) {
     auto it = ipu_errors_.find(i);
@@ -460,7 +460,7 @@ std::vector<IpuHealth> SimulatedMachine::IpuHealthReport() const {
 }
 
 std::vector<PortHealth> SimulatedMachine::PortHealthReport() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<PortHealth> out;
   if (!topology_) return out;
   for (const PortInfo& p : topology_->ports) {
@@ -504,7 +504,7 @@ absl::Status SimulatedMachine::CheckPartition(std::string_view partition_id,
   if (crashed()) {
     return absl::UnavailableError(absl::StrCat("agent ", agent_id_, ": crashed"));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(

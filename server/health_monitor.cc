@@ -26,20 +26,22 @@ void HealthMonitor::Start() {
 
 void HealthMonitor::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
 void HealthMonitor::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    lock.unlock();
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+    }
     CheckOnce();
-    lock.lock();
-    cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.tick), [this] { return stopping_; });
+    // One tick between passes; Stop() ends the wait at once.
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.tick);
   }
 }
 

@@ -5,10 +5,11 @@
 #define VIPU_SERVER_AUTH_AUTHENTICATOR_H_
 
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/auth/caller.h"
 #include "storage/store.h"
 
@@ -34,9 +35,9 @@ class Authenticator {
 
  private:
   storage::Store* store_;
-  mutable std::mutex mu_;
-  std::map<std::string, Caller> cache_;  // "user\0sha256(key)"
-  uint64_t slow_verifications_ = 0;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Caller> cache_ ABSL_GUARDED_BY(mu_);  // "user\0sha256(key)"
+  uint64_t slow_verifications_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace vipu::server::auth

@@ -153,10 +153,9 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const Consol
 
 ConsoleServer::~ConsoleServer() {
   {
-    std::lock_guard<std::mutex> lock(stop_mu_);
+    absl::MutexLock lock(&stop_mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
   hub_.Close();
   if (http_) http_->stop();
@@ -212,10 +211,8 @@ void ConsoleServer::Watch() {
     // A pod whose snapshot is slow to take (thousands of machines) is
     // looked at less often rather than keeping a core busy.
     const absl::Duration wait = std::max(options_.tick, 4 * (absl::Now() - start));
-    std::unique_lock<std::mutex> lock(stop_mu_);
-    if (stop_cv_.wait_for(lock, absl::ToChronoMilliseconds(wait), [this] { return stopping_; })) {
-      return;
-    }
+    absl::MutexLock lock(&stop_mu_);
+    if (stop_mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) return;
   }
 }
 

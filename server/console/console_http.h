@@ -19,10 +19,8 @@
 #ifndef VIPU_SERVER_CONSOLE_CONSOLE_HTTP_H_
 #define VIPU_SERVER_CONSOLE_CONSOLE_HTTP_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -128,8 +126,7 @@ class ConsoleServer {
   absl::Time next_sample_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Mutex refresh_mu_;  // one change-detection pass at a time
 
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
+  absl::Mutex stop_mu_;
   bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;
 
   std::unique_ptr<httplib::Server> http_;

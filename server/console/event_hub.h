@@ -9,11 +9,9 @@
 #ifndef VIPU_SERVER_CONSOLE_EVENT_HUB_H_
 #define VIPU_SERVER_CONSOLE_EVENT_HUB_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
