@@ -13,8 +13,8 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "agents/simulated_machine.h"
+#include "base/mutex.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::agents {
@@ -67,7 +67,7 @@ class AgentService final : public vipuagent::Agent::Service {
 
   SimulatedMachine* const machine_;
   const std::function<void()> on_crash_;
-  absl::Mutex mu_;
+  vipu::Mutex mu_;
   std::map<std::string, std::shared_ptr<vipuagent::Agent::Stub>> peers_
       ABSL_GUARDED_BY(mu_);  // by host:port
 };

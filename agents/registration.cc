@@ -52,7 +52,7 @@ void RegistrationClient::Start() {
 
 void RegistrationClient::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     stopping_ = true;
     if (in_flight_ != nullptr) in_flight_->TryCancel();
   }
@@ -60,7 +60,7 @@ void RegistrationClient::Stop() {
 }
 
 bool RegistrationClient::registered(std::string_view agent_id) const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   for (const Slot& slot : slots_) {
     if (slot.machine->agent_id() == agent_id) return slot.registered;
   }
@@ -68,7 +68,7 @@ bool RegistrationClient::registered(std::string_view agent_id) const {
 }
 
 RegistrationStats RegistrationClient::stats() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return stats_;
 }
 
@@ -78,8 +78,7 @@ void RegistrationClient::Run() {
     Clock::time_point next = Clock::time_point::max();
     for (const Slot& slot : slots_) next = std::min(next, slot.due);
     // Until the first slot is due; Stop() ends the wait at once.
-    if (mu_.AwaitWithTimeout(absl::Condition(&stopping_),
-                             absl::FromChrono(next - Clock::now()))) {
+    if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::FromChrono(next - Clock::now()))) {
       break;
     }
     const Clock::time_point now = Clock::now();
@@ -118,12 +117,12 @@ grpc::Status RegistrationClient::Invoke(Call&& call) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + options_.rpc_timeout);
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     if (stopping_) return grpc::Status(grpc::StatusCode::CANCELLED, "stopping");
     in_flight_ = &context;
   }
   grpc::Status status = call(&context);
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   in_flight_ = nullptr;
   if (!status.ok() && !stopping_) ++stats_.failures;
   return status;
@@ -166,7 +165,7 @@ void RegistrationClient::Heartbeat(Slot& slot) {
   grpc::Status status = Invoke(
       [&](grpc::ClientContext* context) { return stub_->Heartbeat(context, request, &reply); });
   if (status.ok()) {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     ++stats_.heartbeats;
   }
   if (status.ok() && !reply.reregister()) {
@@ -294,7 +293,7 @@ void RegistrationClient::HeartbeatBatch(const std::vector<Slot*>& batch) {
     return;
   }
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     stats_.heartbeats += batch.size();
   }
   std::set<std::string> reregister(reply.reregister().begin(), reply.reregister().end());
@@ -337,7 +336,7 @@ void RegistrationClient::RetryBatchLater(const std::vector<Slot*>& batch, std::s
 }
 
 void RegistrationClient::SetRegistered(Slot& slot, bool registered) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   slot.registered = registered;
   if (registered) ++stats_.registrations;
 }

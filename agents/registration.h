@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "agents/simulated_machine.h"
+#include "base/mutex.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::agents {
@@ -96,7 +96,7 @@ class RegistrationClient {
   std::unique_ptr<vipuagent::AgentRegistry::Stub> stub_;
   std::vector<Slot> slots_;
 
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   RegistrationStats stats_ ABSL_GUARDED_BY(mu_);
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;

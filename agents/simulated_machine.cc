@@ -223,7 +223,7 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
     }
   }
 
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(config.partition_id);
   if (it != held_.end()) {
     const uint64_t held_generation = it->second.config.generation;
@@ -276,7 +276,7 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
 
 absl::Status SimulatedMachine::Reset(std::string_view partition_id, uint64_t generation) {
   if (partition_id.empty()) return absl::InvalidArgumentError("partition id: must not be empty");
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
@@ -300,7 +300,7 @@ absl::Status SimulatedMachine::Reset(std::string_view partition_id, uint64_t gen
 
 absl::Status SimulatedMachine::Release(std::string_view partition_id, uint64_t generation) {
   if (partition_id.empty()) return absl::InvalidArgumentError("partition id: must not be empty");
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) return absl::OkStatus();
   if (generation < it->second.config.generation) {
@@ -315,7 +315,7 @@ absl::Status SimulatedMachine::Release(std::string_view partition_id, uint64_t g
 }
 
 std::vector<HeldPartition> SimulatedMachine::Held() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<HeldPartition> out;
   out.reserve(held_.size());
   for (const auto& [id, holding] : held_) {
@@ -325,7 +325,7 @@ std::vector<HeldPartition> SimulatedMachine::Held() const {
 }
 
 absl::StatusOr<PartitionConfig> SimulatedMachine::Config(std::string_view partition_id) const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
@@ -335,7 +335,7 @@ absl::StatusOr<PartitionConfig> SimulatedMachine::Config(std::string_view partit
 }
 
 uint32_t SimulatedMachine::ResetCount(std::string_view partition_id) const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   return it == held_.end() ? 0 : it->second.resets;
 }
@@ -346,7 +346,7 @@ absl::Status SimulatedMachine::SetTopology(MachineTopology topology) {
   if (absl::Status s = ValidateTopology(topology); !s.ok()) return s;
   std::sort(topology.ports.begin(), topology.ports.end(),
             [](const PortInfo& a, const PortInfo& b) { return a.port < b.port; });
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   spdlog::info("agent {}: cluster {} ILD {} machine {} of {}, {} ports", agent_id_,
                topology.cluster_id, topology.ild, topology.machine_index, topology.machines_per_ild,
                topology.ports.size());
@@ -355,7 +355,7 @@ absl::Status SimulatedMachine::SetTopology(MachineTopology topology) {
 }
 
 std::optional<MachineTopology> SimulatedMachine::topology() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return topology_;
 }
 
@@ -364,7 +364,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectIpuError(uint32_t ipu) {
     return absl::InvalidArgumentError(
         absl::StrCat("ipu: must be 0..", fabric::kIpusPerMachine - 1, ", got ", ipu));
   }
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   ipu_errors_[ipu] = "injected fault";
   std::string description = absl::StrCat("agent ", agent_id_, ": IPU ", ipu, " error");
   spdlog::warn("{}", description);
@@ -372,7 +372,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectIpuError(uint32_t ipu) {
 }
 
 absl::StatusOr<std::string> SimulatedMachine::InjectLinkDown(uint32_t port) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   if (!topology_) {
     return absl::FailedPreconditionError(
         absl::StrCat("link: agent ", agent_id_, " has no topology yet (it is not in a cluster)"));
@@ -395,7 +395,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectLinkDown(uint32_t port) {
 }
 
 std::string SimulatedMachine::Hang(std::chrono::milliseconds duration) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   hang_ = true;
   hang_until_ = duration.count() == 0 ? std::chrono::steady_clock::time_point::max()
                                       : std::chrono::steady_clock::now() + duration;
@@ -416,7 +416,7 @@ std::string SimulatedMachine::MarkCrashed() {
 
 std::string SimulatedMachine::ClearFaults() {
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     ipu_errors_.clear();
     ports_down_.clear();
     hang_ = false;
@@ -431,14 +431,14 @@ bool SimulatedMachine::HungLocked(std::chrono::steady_clock::time_point now) con
 }
 
 bool SimulatedMachine::hung() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return HungLocked(std::chrono::steady_clock::now());
 }
 
 bool SimulatedMachine::crashed() const { return crashed_.load(); }
 
 bool SimulatedMachine::AwaitNotHung(std::chrono::steady_clock::time_point deadline) const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (!HungLocked(now)) return true;
@@ -449,7 +449,7 @@ bool SimulatedMachine::AwaitNotHung(std::chrono::steady_clock::time_point deadli
 }
 
 std::vector<IpuHealth> SimulatedMachine::IpuHealthReport() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<IpuHealth> out;
   for (uint32_t i = 0; i < fabric::kIpusPerMachine; ++i) {
     auto it = ipu_errors_.find(i);
@@ -460,7 +460,7 @@ std::vector<IpuHealth> SimulatedMachine::IpuHealthReport() const {
 }
 
 std::vector<PortHealth> SimulatedMachine::PortHealthReport() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<PortHealth> out;
   if (!topology_) return out;
   for (const PortInfo& p : topology_->ports) {
@@ -504,7 +504,7 @@ absl::Status SimulatedMachine::CheckPartition(std::string_view partition_id,
   if (crashed()) {
     return absl::UnavailableError(absl::StrCat("agent ", agent_id_, ": crashed"));
   }
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(

@@ -21,7 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "fabric/link_topology.h"
 #include "fabric/types.h"
 
@@ -226,7 +226,7 @@ class SimulatedMachine {
   // What ends AwaitNotHung's wait before the hang's end: ClearFaults.
   bool HangCleared() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !hang_; }
 
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::map<std::string, Holding, std::less<>> held_ ABSL_GUARDED_BY(mu_);
   std::optional<MachineTopology> topology_ ABSL_GUARDED_BY(mu_);
   std::map<uint32_t, std::string> ipu_errors_ ABSL_GUARDED_BY(mu_);

@@ -14,18 +14,18 @@ class Latch {
  public:
   explicit Latch(int n) : n_(n) {}
   void CountDown() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     --n_;
   }
   void Wait() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(this, &Latch::Done));
   }
 
  private:
   bool Done() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return n_ == 0; }
 
-  absl::Mutex mu_;
+  vipu::Mutex mu_;
   int n_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -61,7 +61,7 @@ std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubAt(const std::string& a
                                                             const std::string& host,
                                                             uint32_t port) {
   std::string address = absl::StrCat(host, ":", port);
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto [seen, inserted] = address_of_.try_emplace(agent_id, address);
   if (!inserted && seen->second != address) {
     // The agent moved: the old address loses a user.

@@ -11,8 +11,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "fabric/types.h"
 #include "server/agent_registry.h"
 #include "vipu_agent.grpc.pb.h"
@@ -64,7 +64,7 @@ class AgentDriver {
     std::shared_ptr<vipuagent::Agent::Stub> stub;
     size_t agents = 0;  // agents last seen at this address; the channel goes at 0
   };
-  absl::Mutex mu_;
+  vipu::Mutex mu_;
   std::map<std::string, std::string> address_of_ ABSL_GUARDED_BY(mu_);  // agent id -> host:port
   std::map<std::string, Channel> channels_ ABSL_GUARDED_BY(mu_);        // host:port -> channel
 };

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "fabric/types.h"
 
 namespace vipu::server {
@@ -115,7 +115,7 @@ class AgentRegistry {
   // Numbers a registration (LiveAgent::epoch).
   void Stamp(LiveAgent& agent, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::map<std::string, LiveAgent> agents_ ABSL_GUARDED_BY(mu_);
   uint64_t last_epoch_ ABSL_GUARDED_BY(mu_) = 0;
 };

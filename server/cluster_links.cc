@@ -6,7 +6,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -21,19 +21,20 @@ bool SameCluster(const fabric::Cluster& a, const fabric::Cluster& b) {
 
 absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
     const fabric::Cluster& cluster) {
-  static absl::Mutex mu(absl::kConstInit);
+  static vipu::Mutex mu;
   // By cluster id, one entry each: clusters are few, and a changed cluster
   // replaces its entry.
-  static auto* built ABSL_PT_GUARDED_BY(mu) = new std::map<std::string, std::shared_ptr<const fabric::ClusterLayout>>;
+  static auto* built ABSL_PT_GUARDED_BY(mu) =
+      new std::map<std::string, std::shared_ptr<const fabric::ClusterLayout>>;
   {
-    absl::MutexLock lock(&mu);
+    vipu::MutexLock lock(&mu);
     auto it = built->find(cluster.id);
     if (it != built->end() && SameCluster(it->second->cluster(), cluster)) return it->second;
   }
   auto layout = fabric::ClusterLayout::Build(cluster);
   if (!layout.ok()) return layout.status();
   auto shared = std::make_shared<const fabric::ClusterLayout>(*std::move(layout));
-  absl::MutexLock lock(&mu);
+  vipu::MutexLock lock(&mu);
   (*built)[cluster.id] = shared;
   return shared;
 }
@@ -41,19 +42,19 @@ absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
 absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(const fabric::Cluster& cluster) {
   auto layout = LayoutOf(cluster);
   if (!layout.ok()) return layout.status();
-  static absl::Mutex mu(absl::kConstInit);
+  static vipu::Mutex mu;
   // The links of each layout LayoutOf handed out: valid while it hands out
   // the same one.
   static auto* built ABSL_PT_GUARDED_BY(mu) =
       new std::map<std::string, std::pair<std::shared_ptr<const fabric::ClusterLayout>,
                                           std::shared_ptr<const ClusterLinks>>>;
   {
-    absl::MutexLock lock(&mu);
+    vipu::MutexLock lock(&mu);
     auto it = built->find(cluster.id);
     if (it != built->end() && it->second.first == *layout) return it->second.second;
   }
   auto links = std::make_shared<const ClusterLinks>(BuildClusterLinks(**layout));
-  absl::MutexLock lock(&mu);
+  vipu::MutexLock lock(&mu);
   (*built)[cluster.id] = {*layout, links};
   return links;
 }

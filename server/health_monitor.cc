@@ -26,7 +26,7 @@ void HealthMonitor::Start() {
 
 void HealthMonitor::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     stopping_ = true;
   }
   if (thread_.joinable()) thread_.join();
@@ -35,12 +35,12 @@ void HealthMonitor::Stop() {
 void HealthMonitor::Run() {
   for (;;) {
     {
-      absl::MutexLock lock(&mu_);
+      vipu::MutexLock lock(&mu_);
       if (stopping_) return;
     }
     CheckOnce();
     // One tick between passes; Stop() ends the wait at once.
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.tick);
   }
 }

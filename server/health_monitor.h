@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
 #include "server/cluster_links.h"
@@ -64,7 +64,7 @@ class HealthMonitor {
   std::map<std::string, bool> up_;  // last liveness seen, for transition logs
   TopologyPusher pusher_;
 
-  absl::Mutex mu_;
+  vipu::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -64,7 +64,7 @@ class Metrics {
     std::function<std::vector<MetricSample>()> collect;
   };
 
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::map<std::string, Family> families_ ABSL_GUARDED_BY(mu_);
 };
 

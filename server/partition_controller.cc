@@ -524,7 +524,7 @@ absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs
 void PartitionController::ReconcileAgent(const std::string& agent_id,
                                          std::vector<HeldPartition> held) {
   {
-    absl::MutexLock lock(&reconcile_mu_);
+    vipu::MutexLock lock(&reconcile_mu_);
     ++reconciling_;
   }
   // Counts the job done when it has run, or when the queue drops it at
@@ -532,7 +532,7 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
   struct Done {
     PartitionController* self;
     ~Done() {
-      absl::MutexLock lock(&self->reconcile_mu_);
+      vipu::MutexLock lock(&self->reconcile_mu_);
       --self->reconciling_;
       ++self->reconciled_;
     }
@@ -582,13 +582,13 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
 }
 
 bool PartitionController::AwaitReconciled(absl::Time deadline) {
-  absl::MutexLock lock(&reconcile_mu_);
+  vipu::MutexLock lock(&reconcile_mu_);
   return reconcile_mu_.AwaitWithDeadline(
       absl::Condition(this, &PartitionController::NoneReconciling), deadline);
 }
 
 uint64_t PartitionController::reconciled() const {
-  absl::MutexLock lock(&reconcile_mu_);
+  vipu::MutexLock lock(&reconcile_mu_);
   return reconciled_;
 }
 

@@ -11,7 +11,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "fabric/ipuof_config.h"
 #include "fabric/types.h"
 #include "server/agent_driver.h"
@@ -134,7 +134,7 @@ class PartitionController {
     return reconciling_ == 0;
   }
 
-  mutable absl::Mutex reconcile_mu_;
+  mutable vipu::Mutex reconcile_mu_;
   int reconciling_ ABSL_GUARDED_BY(reconcile_mu_) = 0;  // ReconcileAgent jobs queued or running
   uint64_t reconciled_ ABSL_GUARDED_BY(reconcile_mu_) = 0;
 

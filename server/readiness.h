@@ -15,8 +15,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -41,7 +41,7 @@ class Readiness {
 
  private:
   std::atomic<bool> ready_{false};
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   absl::Time deadline_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 

@@ -13,7 +13,7 @@ namespace vipu::server {
 
 SystemdNotifier::~SystemdNotifier() {
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     stopping_ = true;
   }
   if (watchdog_.joinable()) watchdog_.join();
@@ -45,12 +45,12 @@ void SystemdNotifier::StartWatchdog(std::function<bool()> alive) {
   watchdog_ = std::thread([this, period, alive = std::move(alive)] {
     for (;;) {
       {
-        absl::MutexLock lock(&mu_);
+        vipu::MutexLock lock(&mu_);
         if (stopping_) return;
       }
       if (alive()) Send("WATCHDOG=1");
       // Half a period between pings; the destructor ends the wait at once.
-      absl::MutexLock lock(&mu_);
+      vipu::MutexLock lock(&mu_);
       mu_.AwaitWithTimeout(absl::Condition(&stopping_), period);
     }
   });

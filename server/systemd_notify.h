@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -38,7 +38,7 @@ class SystemdNotifier {
  private:
   void Send(const std::string& message);
 
-  absl::Mutex mu_;
+  vipu::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread watchdog_;
 };

@@ -60,7 +60,7 @@ TopologyPusher::TopologyPusher(AgentDriver* driver, AgentRegistry* registry, Opt
     : driver_(driver), registry_(registry), options_(options) {}
 
 TopologyPusher::~TopologyPusher() {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   stopping_ = true;
   queue_.clear();
   mu_.Await(absl::Condition(this, &TopologyPusher::NothingRunning));
@@ -80,7 +80,7 @@ const TopologyPusher::Plan& TopologyPusher::PlanFor(
 }
 
 void TopologyPusher::Push(const std::vector<std::shared_ptr<const ClusterLinks>>& clusters) {
-  absl::MutexLock push_lock(&push_mu_);
+  vipu::MutexLock push_lock(&push_mu_);
   // Plans of clusters gone (or changed: new links) go; the plan holds its
   // links, so a key is never a reused address.
   std::set<const ClusterLinks*> current;
@@ -100,7 +100,7 @@ void TopologyPusher::Push(const std::vector<std::shared_ptr<const ClusterLinks>>
     }
   }
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     if (stopping_) return;
     for (auto it = queue_.begin(); it != queue_.end();) {
       if (current.count(it->links.get()) != 0) {
@@ -170,7 +170,7 @@ void TopologyPusher::Finish(Call* call, Outcome outcome, const std::string& erro
   }
   bool more = false;
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     pending_.erase(what.agent_id);
     if (outcome == Outcome::kTold) {
       ++told_;
@@ -204,17 +204,17 @@ void TopologyPusher::EndRoundIfIdle() {
 }
 
 bool TopologyPusher::AwaitIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return mu_.AwaitWithDeadline(absl::Condition(this, &TopologyPusher::Idle), deadline);
 }
 
 uint64_t TopologyPusher::told() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return told_;
 }
 
 uint64_t TopologyPusher::failed() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return failed_;
 }
 

@@ -20,8 +20,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
 #include "server/cluster_links.h"
@@ -99,10 +99,10 @@ class TopologyPusher {
   AgentRegistry* registry_;
   const Options options_;
 
-  absl::Mutex push_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one Push at a time
+  vipu::Mutex push_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one Push at a time
   std::map<const ClusterLinks*, Plan> plans_ ABSL_GUARDED_BY(push_mu_);
 
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> pending_ ABSL_GUARDED_BY(mu_);  // agents queued or in flight
   std::set<std::string> warned_ ABSL_GUARDED_BY(mu_);   // agents whose failure was logged

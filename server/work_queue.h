@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -21,7 +21,7 @@ class WorkQueue {
   ~WorkQueue() { Stop(); }
 
   void Post(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     if (stopping_) return;
     jobs_.push_back(std::move(job));
   }
@@ -29,7 +29,7 @@ class WorkQueue {
   // Runs what is queued, then joins the threads. Idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_) {
     {
-      absl::MutexLock lock(&mu_);
+      vipu::MutexLock lock(&mu_);
       stopping_ = true;
     }
     for (std::thread& t : workers_) {
@@ -46,7 +46,7 @@ class WorkQueue {
     for (;;) {
       std::function<void()> job;
       {
-        absl::MutexLock lock(&mu_);
+        vipu::MutexLock lock(&mu_);
         mu_.Await(absl::Condition(this, &WorkQueue::HasWorkOrStopping));
         if (jobs_.empty()) return;
         job = std::move(jobs_.front());
@@ -56,7 +56,7 @@ class WorkQueue {
     }
   }
 
-  absl::Mutex mu_;
+  vipu::Mutex mu_;
   std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;

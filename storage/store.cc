@@ -17,8 +17,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "spdlog/spdlog.h"
 #include "storage/connection.h"
 #include "storage/schema.h"
@@ -107,7 +107,7 @@ class Store::Impl {
 
   ~Impl() {
     {
-      absl::MutexLock lock(&mu_);
+      vipu::MutexLock lock(&mu_);
       stopping_ = true;
     }
     thread_.join();  // the writer drains the queue before it exits
@@ -129,7 +129,7 @@ class Store::Impl {
     Pending pending{&fn, {}};
     std::future<absl::Status> done = pending.done.get_future();
     {
-      absl::MutexLock lock(&mu_);
+      vipu::MutexLock lock(&mu_);
       if (stopping_) return absl::UnavailableError("store is closing");
       queue_.push_back(&pending);
     }
@@ -179,12 +179,12 @@ class Store::Impl {
 
   uint64_t commits() const { return commits_.load(); }
   void SetCommitObserver(std::function<void(double, size_t)> observer) {
-    absl::MutexLock lock(&observer_mu_);
+    vipu::MutexLock lock(&observer_mu_);
     commit_observer_ = std::move(observer);
   }
   uint64_t writes() const { return writes_.load(); }
   uint64_t pending_writes() const {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     return queue_.size();
   }
 
@@ -197,14 +197,14 @@ class Store::Impl {
   // A read connection borrowed from the pool; ends any open transaction.
   struct Lease {
     explicit Lease(Impl* impl) : impl(impl) {
-      absl::MutexLock lock(&impl->pool_mu_);
+      vipu::MutexLock lock(&impl->pool_mu_);
       impl->pool_mu_.Await(absl::Condition(impl, &Impl::HasFreeReader));
       conn = impl->free_readers_.back();
       impl->free_readers_.pop_back();
     }
     ~Lease() {
       if (!sqlite3_get_autocommit(conn->db())) conn->Exec("ROLLBACK").IgnoreError();
-      absl::MutexLock lock(&impl->pool_mu_);
+      vipu::MutexLock lock(&impl->pool_mu_);
       impl->free_readers_.push_back(conn);
     }
     Impl* impl;
@@ -225,7 +225,7 @@ class Store::Impl {
     std::vector<Pending*> group;
     while (true) {
       {
-        absl::MutexLock lock(&mu_);
+        vipu::MutexLock lock(&mu_);
         mu_.Await(absl::Condition(this, &Impl::HasWorkOrStopping));
         if (queue_.empty()) return;  // stopping, and everything queued is done
         if (options_.group_commit_window_us > 0 && !stopping_) {
@@ -285,7 +285,7 @@ class Store::Impl {
       } else if (absl::Status commit = conn.Exec("COMMIT"); commit.ok()) {
         commits_.fetch_add(1);
         spdlog::debug("storage: committed a group of {} writes", group.size());
-        absl::MutexLock lock(&observer_mu_);
+        vipu::MutexLock lock(&observer_mu_);
         if (commit_observer_) {
           commit_observer_(
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
@@ -331,18 +331,18 @@ class Store::Impl {
     return !free_readers_.empty();
   }
 
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::deque<Pending*> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 
-  absl::Mutex pool_mu_;
+  vipu::Mutex pool_mu_;
   std::vector<Connection*> free_readers_ ABSL_GUARDED_BY(pool_mu_);
 
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> writes_{0};
 
-  absl::Mutex observer_mu_;
+  vipu::Mutex observer_mu_;
   std::function<void(double, size_t)> commit_observer_ ABSL_GUARDED_BY(observer_mu_);
 };
 

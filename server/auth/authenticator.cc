@@ -36,7 +36,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
   }
   const std::string cache_key = CacheKey(user_id, access_key);
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     if (auto it = cache_.find(cache_key); it != cache_.end()) return it->second;
   }
   std::optional<storage::UserRecord> user;
@@ -51,7 +51,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
   if (!s.ok()) return s;
   bool verified = VerifyAccessKey(access_key, user ? user->key_hash : DummyHash());
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     ++slow_verifications_;
   }
   if (!user || !verified) {
@@ -64,7 +64,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
   caller.authenticated = true;
   caller.is_admin = user->is_admin;
   caller.allocations = user->allocations;
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   if (cache_.size() >= kMaxCached) cache_.clear();
   cache_[cache_key] = caller;
   return caller;
@@ -72,7 +72,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
 
 void Authenticator::Forget(const std::string& user_id) {
   const std::string prefix = absl::StrCat(user_id, std::string(1, '\0'));
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   for (auto it = cache_.lower_bound(prefix);
        it != cache_.end() && it->first.compare(0, prefix.size(), prefix) == 0;) {
     it = cache_.erase(it);
@@ -80,7 +80,7 @@ void Authenticator::Forget(const std::string& user_id) {
 }
 
 uint64_t Authenticator::slow_verifications() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return slow_verifications_;
 }
 

@@ -9,7 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "server/auth/caller.h"
 #include "storage/store.h"
 
@@ -35,7 +35,7 @@ class Authenticator {
 
  private:
   storage::Store* store_;
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::map<std::string, Caller> cache_ ABSL_GUARDED_BY(mu_);  // "user\0sha256(key)"
   uint64_t slow_verifications_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -8,8 +8,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "server/auth/token_bucket.h"
 
 namespace vipu::server::auth {
@@ -35,7 +35,7 @@ class RateLimiter {
 
   const double rate_;
   const double burst_;
-  absl::Mutex mu_;
+  vipu::Mutex mu_;
   std::map<std::string, TokenBucket> buckets_ ABSL_GUARDED_BY(mu_);
 };
 

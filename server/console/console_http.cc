@@ -153,7 +153,7 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const Consol
 
 ConsoleServer::~ConsoleServer() {
   {
-    absl::MutexLock lock(&stop_mu_);
+    vipu::MutexLock lock(&stop_mu_);
     stopping_ = true;
   }
   if (watcher_.joinable()) watcher_.join();
@@ -163,17 +163,17 @@ ConsoleServer::~ConsoleServer() {
 }
 
 uint64_t ConsoleServer::version() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return version_;
 }
 
 std::shared_ptr<const PodSnapshot> ConsoleServer::Latest() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return latest_;
 }
 
 uint64_t ConsoleServer::Refresh() {
-  absl::MutexLock pass(&refresh_mu_);
+  vipu::MutexLock pass(&refresh_mu_);
   const absl::Time now = absl::Now();
   auto snapshot = CollectSnapshot(deps_.store, *deps_.registry, *deps_.controller, now);
   if (!snapshot.ok()) {
@@ -184,7 +184,7 @@ uint64_t ConsoleServer::Refresh() {
   uint64_t changed = 0;
   bool sample = false;
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     latest_ = *snapshot;
     if (fingerprint != fingerprint_) {
       fingerprint_ = std::move(fingerprint);
@@ -211,7 +211,7 @@ void ConsoleServer::Watch() {
     // A pod whose snapshot is slow to take (thousands of machines) is
     // looked at less often rather than keeping a core busy.
     const absl::Duration wait = std::max(options_.tick, 4 * (absl::Now() - start));
-    absl::MutexLock lock(&stop_mu_);
+    vipu::MutexLock lock(&stop_mu_);
     if (stop_mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) return;
   }
 }
@@ -367,7 +367,7 @@ void ConsoleServer::HandleState(const httplib::Request& req, httplib::Response& 
   std::shared_ptr<const PodSnapshot> snapshot;
   uint64_t version = 0;
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     snapshot = latest_;
     version = version_;
   }

@@ -18,8 +18,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 
 namespace vipu::server::console {
 
@@ -44,7 +44,7 @@ class Subscription {
 
   EventHub* const hub_;
   const size_t capacity_;
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
   bool dropped_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
@@ -79,7 +79,7 @@ class EventHub {
 
   const size_t max_subscribers_;
   const size_t queue_capacity_;
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::vector<Subscription*> subscribers_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
