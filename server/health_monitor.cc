@@ -13,7 +13,6 @@ HealthMonitor::HealthMonitor(storage::Store* store, AgentRegistry* registry, Age
                              PartitionController* controller, Options options)
     : store_(store),
       registry_(registry),
-      driver_(driver),
       controller_(controller),
       options_(options),
       pusher_(driver, registry, {options.push_deadline, options.max_pushes_in_flight}) {}

@@ -57,7 +57,6 @@ class HealthMonitor {
 
   storage::Store* store_;
   AgentRegistry* registry_;
-  AgentDriver* driver_;
   PartitionController* controller_;
   const Options options_;
 
