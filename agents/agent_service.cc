@@ -237,7 +237,7 @@ grpc::Status AgentService::CheckPartition(grpc::ServerContext* context,
 
 std::shared_ptr<vipuagent::Agent::Stub> AgentService::PeerStub(const PartitionMember& member) {
   const std::string address = HostPort(member.host, member.port);
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto& stub = peers_[address];
   if (!stub) {
     if (peer_credentials_) {

@@ -10,10 +10,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "agents/simulated_machine.h"
+#include "base/mutex.h"
 #include "grpcpp/security/credentials.h"
 #include "vipu_agent.grpc.pb.h"
 
@@ -82,8 +83,9 @@ class AgentService final : public vipuagent::Agent::Service {
   SimulatedMachine* const machine_;
   const std::function<void()> on_crash_;
   std::shared_ptr<grpc::ChannelCredentials> peer_credentials_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<vipuagent::Agent::Stub>> peers_;  // by host:port
+  vipu::Mutex mu_;
+  std::map<std::string, std::shared_ptr<vipuagent::Agent::Stub>> peers_
+      ABSL_GUARDED_BY(mu_);  // by host:port
 };
 
 }  // namespace vipu::agents

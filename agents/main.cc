@@ -7,18 +7,17 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "agents/agent_options.h"
 #include "agents/agent_service.h"
 #include "agents/registration.h"
 #include "agents/shared_port_service.h"
 #include "agents/simulated_machine.h"
+#include "base/mutex.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -111,11 +110,11 @@ int main(int argc, char** argv) {
   servers.reserve(options.agent_ids.size());
   // An injected crash stops the machine's server from another thread (not
   // from inside its own handler, which Shutdown would wait for).
-  std::mutex crash_mu;
+  vipu::Mutex crash_mu;  // for crash_threads
   std::vector<std::thread> crash_threads;
   auto shutdown_servers = [&] {
     {
-      std::lock_guard<std::mutex> lock(crash_mu);
+      vipu::MutexLock lock(&crash_mu);
       for (std::thread& t : crash_threads) t.join();
       crash_threads.clear();
     }
@@ -132,7 +131,7 @@ int main(int argc, char** argv) {
       }).detach();
       return;
     }
-    std::lock_guard<std::mutex> lock(crash_mu);
+    vipu::MutexLock lock(&crash_mu);
     crash_threads.emplace_back([&servers, index] {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       if (index < servers.size()) servers[index]->Shutdown(std::chrono::system_clock::now());

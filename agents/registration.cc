@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/time/time.h"
 #include "agents/wire_translation.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -54,16 +55,15 @@ void RegistrationClient::Start() {
 
 void RegistrationClient::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     stopping_ = true;
     if (in_flight_ != nullptr) in_flight_->TryCancel();
   }
-  cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
 bool RegistrationClient::registered(std::string_view agent_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   for (const Slot& slot : slots_) {
     if (slot.machine->agent_id() == agent_id) return slot.registered;
   }
@@ -71,31 +71,35 @@ bool RegistrationClient::registered(std::string_view agent_id) const {
 }
 
 RegistrationStats RegistrationClient::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return stats_;
 }
 
 void RegistrationClient::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   while (!stopping_) {
     Clock::time_point next = Clock::time_point::max();
     for (const Slot& slot : slots_) next = std::min(next, slot.due);
-    if (cv_.wait_until(lock, next, [this] { return stopping_; })) break;
+    // Until the first slot is due; Stop() ends the wait at once.
+    if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::FromChrono(next - Clock::now()))) {
+      break;
+    }
     const Clock::time_point now = Clock::now();
     if (options_.batched) {
-      lock.unlock();
+      mu_.Unlock();
       StepBatched(now);
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     for (Slot& slot : slots_) {
       if (stopping_) break;
       if (slot.due > now) continue;
-      lock.unlock();
+      mu_.Unlock();
       Step(slot);
-      lock.lock();
+      mu_.Lock();
     }
   }
+  mu_.Unlock();
 }
 
 void RegistrationClient::Step(Slot& slot) {
@@ -116,12 +120,12 @@ grpc::Status RegistrationClient::Invoke(Call&& call) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + options_.rpc_timeout);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     if (stopping_) return grpc::Status(grpc::StatusCode::CANCELLED, "stopping");
     in_flight_ = &context;
   }
   grpc::Status status = call(&context);
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   in_flight_ = nullptr;
   if (!status.ok() && !stopping_) ++stats_.failures;
   return status;
@@ -164,7 +168,7 @@ void RegistrationClient::Heartbeat(Slot& slot) {
   grpc::Status status = Invoke(
       [&](grpc::ClientContext* context) { return stub_->Heartbeat(context, request, &reply); });
   if (status.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     ++stats_.heartbeats;
   }
   if (status.ok() && !reply.reregister()) {
@@ -292,7 +296,7 @@ void RegistrationClient::HeartbeatBatch(const std::vector<Slot*>& batch) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     stats_.heartbeats += batch.size();
   }
   std::set<std::string> reregister(reply.reregister().begin(), reply.reregister().end());
@@ -335,7 +339,7 @@ void RegistrationClient::RetryBatchLater(const std::vector<Slot*>& batch, std::s
 }
 
 void RegistrationClient::SetRegistered(Slot& slot, bool registered) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   slot.registered = registered;
   if (registered) ++stats_.registrations;
 }

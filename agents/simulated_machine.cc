@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::agents {
@@ -229,7 +230,7 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
     }
   }
 
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(config.partition_id);
   if (it != held_.end()) {
     const uint64_t held_generation = it->second.config.generation;
@@ -282,7 +283,7 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
 
 absl::Status SimulatedMachine::Reset(std::string_view partition_id, uint64_t generation) {
   if (partition_id.empty()) return absl::InvalidArgumentError("partition id: must not be empty");
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
@@ -306,7 +307,7 @@ absl::Status SimulatedMachine::Reset(std::string_view partition_id, uint64_t gen
 
 absl::Status SimulatedMachine::Release(std::string_view partition_id, uint64_t generation) {
   if (partition_id.empty()) return absl::InvalidArgumentError("partition id: must not be empty");
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) return absl::OkStatus();
   if (generation < it->second.config.generation) {
@@ -321,7 +322,7 @@ absl::Status SimulatedMachine::Release(std::string_view partition_id, uint64_t g
 }
 
 std::vector<HeldPartition> SimulatedMachine::Held() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<HeldPartition> out;
   out.reserve(held_.size());
   for (const auto& [id, holding] : held_) {
@@ -331,7 +332,7 @@ std::vector<HeldPartition> SimulatedMachine::Held() const {
 }
 
 absl::StatusOr<PartitionConfig> SimulatedMachine::Config(std::string_view partition_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
@@ -341,7 +342,7 @@ absl::StatusOr<PartitionConfig> SimulatedMachine::Config(std::string_view partit
 }
 
 uint32_t SimulatedMachine::ResetCount(std::string_view partition_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   return it == held_.end() ? 0 : it->second.resets;
 }
@@ -352,7 +353,7 @@ absl::Status SimulatedMachine::SetTopology(MachineTopology topology) {
   if (absl::Status s = ValidateTopology(topology); !s.ok()) return s;
   std::sort(topology.ports.begin(), topology.ports.end(),
             [](const PortInfo& a, const PortInfo& b) { return a.port < b.port; });
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   spdlog::info("agent {}: cluster {} ILD {} machine {} of {}, {} ports", agent_id_,
                topology.cluster_id, topology.ild, topology.machine_index, topology.machines_per_ild,
                topology.ports.size());
@@ -361,7 +362,7 @@ absl::Status SimulatedMachine::SetTopology(MachineTopology topology) {
 }
 
 std::optional<MachineTopology> SimulatedMachine::topology() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return topology_;
 }
 
@@ -370,7 +371,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectIpuError(uint32_t ipu) {
     return absl::InvalidArgumentError(
         absl::StrCat("ipu: must be 0..", fabric::kIpusPerMachine - 1, ", got ", ipu));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   ipu_errors_[ipu] = "injected fault";
   std::string description = absl::StrCat("agent ", agent_id_, ": IPU ", ipu, " error");
   spdlog::warn("{}", description);
@@ -378,7 +379,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectIpuError(uint32_t ipu) {
 }
 
 absl::StatusOr<std::string> SimulatedMachine::InjectLinkDown(uint32_t port) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   if (!topology_) {
     return absl::FailedPreconditionError(
         absl::StrCat("link: agent ", agent_id_, " has no topology yet (it is not in a cluster)"));
@@ -401,7 +402,7 @@ absl::StatusOr<std::string> SimulatedMachine::InjectLinkDown(uint32_t port) {
 }
 
 std::string SimulatedMachine::Hang(std::chrono::milliseconds duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   hang_ = true;
   hang_until_ = duration.count() == 0 ? std::chrono::steady_clock::time_point::max()
                                       : std::chrono::steady_clock::now() + duration;
@@ -417,18 +418,16 @@ std::string SimulatedMachine::MarkCrashed() {
   crashed_.store(true);
   std::string description = absl::StrCat("agent ", agent_id_, ": crashed");
   spdlog::error("{}", description);
-  hang_cv_.notify_all();
   return description;
 }
 
 std::string SimulatedMachine::ClearFaults() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     ipu_errors_.clear();
     ports_down_.clear();
     hang_ = false;
   }
-  hang_cv_.notify_all();
   std::string description = absl::StrCat("agent ", agent_id_, ": faults cleared");
   spdlog::info("{}", description);
   return description;
@@ -439,24 +438,25 @@ bool SimulatedMachine::HungLocked(std::chrono::steady_clock::time_point now) con
 }
 
 bool SimulatedMachine::hung() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return HungLocked(std::chrono::steady_clock::now());
 }
 
 bool SimulatedMachine::crashed() const { return crashed_.load(); }
 
 bool SimulatedMachine::AwaitNotHung(std::chrono::steady_clock::time_point deadline) const {
-  std::unique_lock<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (!HungLocked(now)) return true;
     if (now >= deadline) return false;
-    hang_cv_.wait_until(lock, std::min(deadline, hang_until_));
+    mu_.AwaitWithTimeout(absl::Condition(this, &SimulatedMachine::HangCleared),
+                         absl::FromChrono(std::min(deadline, hang_until_) - now));
   }
 }
 
 std::vector<IpuHealth> SimulatedMachine::IpuHealthReport() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<IpuHealth> out;
   for (uint32_t i = 0; i < fabric::kIpusPerMachine; ++i) {
     auto it = ipu_errors_.find(i);
@@ -467,7 +467,7 @@ std::vector<IpuHealth> SimulatedMachine::IpuHealthReport() const {
 }
 
 std::vector<PortHealth> SimulatedMachine::PortHealthReport() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<PortHealth> out;
   if (!topology_) return out;
   for (const PortInfo& p : topology_->ports) {
@@ -511,7 +511,7 @@ absl::Status SimulatedMachine::CheckPartition(std::string_view partition_id,
   if (crashed()) {
     return absl::UnavailableError(absl::StrCat("agent ", agent_id_, ": crashed"));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(

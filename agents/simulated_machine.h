@@ -11,17 +11,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "fabric/link_topology.h"
 #include "fabric/types.h"
 
@@ -196,7 +196,7 @@ class SimulatedMachine {
   // Neither answers nor heartbeats.
   bool silenced() const { return hung() || crashed(); }
   // Waits while hung, at most until `deadline`. True when no longer hung.
-  bool AwaitNotHung(std::chrono::steady_clock::time_point deadline) const;
+  bool AwaitNotHung(std::chrono::steady_clock::time_point deadline) const ABSL_LOCKS_EXCLUDED(mu_);
 
   std::vector<IpuHealth> IpuHealthReport() const;
   // One entry per port of the topology (trained unless downed).
@@ -221,18 +221,20 @@ class SimulatedMachine {
   std::atomic<uint32_t> ipuof_port_{0};
 
   // The first fault among the IPUs and ports of `config`; empty when none.
-  std::string FaultOf(const PartitionConfig& config) const;          // mu_ held
-  bool HungLocked(std::chrono::steady_clock::time_point now) const;  // mu_ held
+  std::string FaultOf(const PartitionConfig& config) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool HungLocked(std::chrono::steady_clock::time_point now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What ends AwaitNotHung's wait before the hang's end: ClearFaults.
+  bool HangCleared() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !hang_; }
 
-  mutable std::mutex mu_;
-  mutable std::condition_variable hang_cv_;
-  std::map<std::string, Holding, std::less<>> held_;  // guarded by mu_
-  std::optional<MachineTopology> topology_;           // guarded by mu_
-  std::map<uint32_t, std::string> ipu_errors_;        // guarded by mu_
-  std::map<uint32_t, uint64_t> port_errors_;          // error counters, guarded by mu_
-  std::map<uint32_t, bool> ports_down_;               // guarded by mu_
-  bool hang_ = false;                                 // guarded by mu_
-  std::chrono::steady_clock::time_point hang_until_;  // guarded by mu_
+  mutable vipu::Mutex mu_;
+  std::map<std::string, Holding, std::less<>> held_ ABSL_GUARDED_BY(mu_);
+  std::optional<MachineTopology> topology_ ABSL_GUARDED_BY(mu_);
+  std::map<uint32_t, std::string> ipu_errors_ ABSL_GUARDED_BY(mu_);
+  std::map<uint32_t, uint64_t> port_errors_ ABSL_GUARDED_BY(mu_);  // error counters
+  std::map<uint32_t, bool> ports_down_ ABSL_GUARDED_BY(mu_);
+  bool hang_ ABSL_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point hang_until_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> crashed_{false};
 };
 

@@ -11,7 +11,8 @@ ctest --test-dir build --output-on-failure -j2 --timeout 300
 if [ "${VIPU_SKIP_SANITIZERS:-0}" != 1 ]; then
   # One sanitizer build serves the tests and the fuzzers: clang, Debug (-O0
   # compiles much faster; the sanitizers instrument our code either way), with
-  # libFuzzer's coverage so that the fuzz targets link in the same tree.
+  # libFuzzer's coverage so that the fuzz targets link in the same tree. Being
+  # clang, it also checks the lock annotations (-Wthread-safety).
   CC=clang CXX=clang++ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug \
     -DVIPU_SANITIZE=ON -DVIPU_FUZZ=ON
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -6,6 +6,8 @@
 # (halt_on_error=0, exitcode=0) and scripts/tsan_reports.py fails the run on
 # any race between two accesses in our own code (tests/tsan.supp says why no
 # module-wide suppression is used). Reports land in build-tsan/tsan-reports/.
+# CI (.ci/run) runs it after the README's commands, within a time bound:
+# the crash test's size below is what keeps it there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${TSAN_BUILD:-build-tsan}

@@ -3,8 +3,6 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <condition_variable>
-
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 
@@ -15,19 +13,20 @@ namespace {
 class Latch {
  public:
   explicit Latch(int n) : n_(n) {}
-  void CountDown() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--n_ == 0) cv_.notify_all();
+  void CountDown() ABSL_LOCKS_EXCLUDED(mu_) {
+    vipu::MutexLock lock(&mu_);
+    --n_;
   }
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return n_ == 0; });
+  void Wait() ABSL_LOCKS_EXCLUDED(mu_) {
+    vipu::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(this, &Latch::Done));
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int n_;
+  bool Done() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return n_ == 0; }
+
+  vipu::Mutex mu_;
+  int n_ ABSL_GUARDED_BY(mu_);
 };
 
 // One machine's part of an operation: the call's state lives here until its
@@ -62,7 +61,7 @@ std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubAt(const std::string& a
                                                             const std::string& host,
                                                             uint32_t port) {
   std::string address = absl::StrCat(host, ":", port);
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto [seen, inserted] = address_of_.try_emplace(agent_id, address);
   if (!inserted && seen->second != address) {
     // The agent moved: the old address loses a user.

@@ -6,12 +6,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "fabric/types.h"
 #include "grpcpp/security/credentials.h"
 #include "server/agent_registry.h"
@@ -73,9 +74,9 @@ class AgentDriver {
     std::shared_ptr<vipuagent::Agent::Stub> stub;
     size_t agents = 0;  // agents last seen at this address; the channel goes at 0
   };
-  std::mutex mu_;
-  std::map<std::string, std::string> address_of_;  // agent id -> host:port
-  std::map<std::string, Channel> channels_;        // host:port -> channel
+  vipu::Mutex mu_;
+  std::map<std::string, std::string> address_of_ ABSL_GUARDED_BY(mu_);  // agent id -> host:port
+  std::map<std::string, Channel> channels_ ABSL_GUARDED_BY(mu_);        // host:port -> channel
 };
 
 }  // namespace vipu::server

@@ -11,14 +11,14 @@ void AgentRegistry::Stamp(LiveAgent& agent, absl::Time now) {
 }
 
 void AgentRegistry::Register(LiveAgent agent, absl::Time now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   Stamp(agent, now);
   std::string id = agent.id;
   agents_[id] = std::move(agent);
 }
 
 bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = agents_.find(id);
   if (it == agents_.end()) return false;
   it->second.last_heartbeat = now;
@@ -26,7 +26,7 @@ bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now) {
 }
 
 bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now, AgentHealth health) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = agents_.find(id);
   if (it == agents_.end()) return false;
   it->second.last_heartbeat = now;
@@ -35,7 +35,7 @@ bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now, AgentHealth
 }
 
 void AgentRegistry::RegisterMany(std::vector<LiveAgent> agents, absl::Time now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   for (LiveAgent& agent : agents) {
     Stamp(agent, now);
     std::string id = agent.id;
@@ -46,7 +46,7 @@ void AgentRegistry::RegisterMany(std::vector<LiveAgent> agents, absl::Time now) 
 std::vector<std::string> AgentRegistry::HeartbeatMany(
     std::vector<std::pair<std::string, AgentHealth>> beats, absl::Time now) {
   std::vector<std::string> unknown;
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   for (auto& [id, health] : beats) {
     auto it = agents_.find(id);
     if (it == agents_.end()) {
@@ -60,7 +60,7 @@ std::vector<std::string> AgentRegistry::HeartbeatMany(
 }
 
 void AgentRegistry::MarkTopologySent(const std::string& id, uint64_t epoch, uint64_t fingerprint) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = agents_.find(id);
   if (it != agents_.end() && it->second.epoch == epoch) it->second.topology_sent = fingerprint;
 }
@@ -69,7 +69,7 @@ std::vector<TopologyDueAgent> AgentRegistry::TopologyDue(const std::vector<std::
                                                          const std::vector<uint64_t>& fingerprints,
                                                          absl::Time now) const {
   std::vector<TopologyDueAgent> due;
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   for (size_t i = 0; i < ids.size() && i < fingerprints.size(); ++i) {
     auto it = agents_.find(ids[i]);
     if (it == agents_.end()) continue;
@@ -81,26 +81,26 @@ std::vector<TopologyDueAgent> AgentRegistry::TopologyDue(const std::vector<std::
 }
 
 void AgentRegistry::Forget(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   agents_.erase(id);
 }
 
 std::optional<LiveAgent> AgentRegistry::Get(const std::string& id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = agents_.find(id);
   if (it == agents_.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<AgentEndpoint> AgentRegistry::EndpointOf(const std::string& id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = agents_.find(id);
   if (it == agents_.end()) return std::nullopt;
   return AgentEndpoint{it->second.host, it->second.port, it->second.epoch};
 }
 
 std::vector<AgentPulse> AgentRegistry::Pulses() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<AgentPulse> out;
   out.reserve(agents_.size());
   for (const auto& [id, a] : agents_) out.push_back({id, a.last_heartbeat});
@@ -108,30 +108,30 @@ std::vector<AgentPulse> AgentRegistry::Pulses() const {
 }
 
 bool AgentRegistry::Contains(const std::string& id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return agents_.count(id) != 0;
 }
 
 size_t AgentRegistry::CountUp(absl::Time now) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   size_t up = 0;
   for (const auto& [id, a] : agents_) up += now - a.last_heartbeat < timeout() ? 1 : 0;
   return up;
 }
 
 bool AgentRegistry::IsUp(const std::string& id, absl::Time now) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = agents_.find(id);
   return it != agents_.end() && now - it->second.last_heartbeat < timeout();
 }
 
 size_t AgentRegistry::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return agents_.size();
 }
 
 std::vector<LiveAgent> AgentRegistry::All() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<LiveAgent> out;
   out.reserve(agents_.size());
   for (const auto& [id, a] : agents_) out.push_back(a);

@@ -6,13 +6,14 @@
 #define VIPU_SERVER_AGENT_REGISTRY_H_
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "fabric/types.h"
 
 namespace vipu::server {
@@ -111,12 +112,12 @@ class AgentRegistry {
 
  private:
   const absl::Duration heartbeat_interval_;
-  // Numbers a registration (LiveAgent::epoch); guarded by mu_.
-  void Stamp(LiveAgent& agent, absl::Time now);
+  // Numbers a registration (LiveAgent::epoch).
+  void Stamp(LiveAgent& agent, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, LiveAgent> agents_;
-  uint64_t last_epoch_ = 0;
+  mutable vipu::Mutex mu_;
+  std::map<std::string, LiveAgent> agents_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_epoch_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace vipu::server

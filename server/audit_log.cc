@@ -53,7 +53,7 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const AuditLogOptions& 
         absl::StrCat("--audit-log-keep: must be at least 1, got ", options.keep));
   }
   std::unique_ptr<AuditLog> log(new AuditLog(options));
-  absl::MutexLock lock(&log->mu_);
+  vipu::MutexLock lock(&log->mu_);
   if (absl::Status s = log->OpenLocked(); !s.ok()) {
     return absl::FailedPreconditionError(s.message());
   }
@@ -61,7 +61,7 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const AuditLogOptions& 
 }
 
 AuditLog::~AuditLog() {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -98,7 +98,7 @@ absl::Status AuditLog::RotateLocked() {
 
 absl::Status AuditLog::Append(const AuditRecord& record) {
   const std::string line = FormatAuditLine(record);
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   absl::Status s;
   if (fd_ >= 0 && size_ > 0 && size_ + static_cast<int64_t>(line.size()) > options_.max_bytes) {
     s = RotateLocked();
@@ -122,7 +122,7 @@ absl::Status AuditLog::Append(const AuditRecord& record) {
 }
 
 uint64_t AuditLog::failures() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return failures_;
 }
 

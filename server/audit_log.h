@@ -17,7 +17,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/time/time.h"
 
 namespace vipu::server {
@@ -75,7 +75,7 @@ class AuditLog {
   absl::Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const AuditLogOptions options_;
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   int fd_ ABSL_GUARDED_BY(mu_) = -1;
   int64_t size_ ABSL_GUARDED_BY(mu_) = 0;  // of the current file
   uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,11 +1,12 @@
 // The layout and link memos per cluster, partition link ports and each agent's SetTopology.
 #include "server/cluster_links.h"
 
-#include <mutex>
 #include <set>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -20,19 +21,20 @@ bool SameCluster(const fabric::Cluster& a, const fabric::Cluster& b) {
 
 absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
     const fabric::Cluster& cluster) {
-  static std::mutex mu;
+  static vipu::Mutex mu;
   // By cluster id, one entry each: clusters are few, and a changed cluster
   // replaces its entry.
-  static auto* built = new std::map<std::string, std::shared_ptr<const fabric::ClusterLayout>>;
+  static auto* built ABSL_PT_GUARDED_BY(mu) =
+      new std::map<std::string, std::shared_ptr<const fabric::ClusterLayout>>;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    vipu::MutexLock lock(&mu);
     auto it = built->find(cluster.id);
     if (it != built->end() && SameCluster(it->second->cluster(), cluster)) return it->second;
   }
   auto layout = fabric::ClusterLayout::Build(cluster);
   if (!layout.ok()) return layout.status();
   auto shared = std::make_shared<const fabric::ClusterLayout>(*std::move(layout));
-  std::lock_guard<std::mutex> lock(mu);
+  vipu::MutexLock lock(&mu);
   (*built)[cluster.id] = shared;
   return shared;
 }
@@ -40,19 +42,19 @@ absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
 absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(const fabric::Cluster& cluster) {
   auto layout = LayoutOf(cluster);
   if (!layout.ok()) return layout.status();
-  static std::mutex mu;
+  static vipu::Mutex mu;
   // The links of each layout LayoutOf handed out: valid while it hands out
   // the same one.
-  static auto* built =
+  static auto* built ABSL_PT_GUARDED_BY(mu) =
       new std::map<std::string, std::pair<std::shared_ptr<const fabric::ClusterLayout>,
                                           std::shared_ptr<const ClusterLinks>>>;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    vipu::MutexLock lock(&mu);
     auto it = built->find(cluster.id);
     if (it != built->end() && it->second.first == *layout) return it->second.second;
   }
   auto links = std::make_shared<const ClusterLinks>(BuildClusterLinks(**layout));
-  std::lock_guard<std::mutex> lock(mu);
+  vipu::MutexLock lock(&mu);
   (*built)[cluster.id] = {*layout, links};
   return links;
 }

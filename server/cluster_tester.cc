@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/mutex.h"
 #include "fabric/validation.h"
 #include "server/cluster_links.h"
 #include "server/topology_push.h"
@@ -138,7 +139,7 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
   double seconds = 0;
   Answers versions;
   std::map<std::string, std::string> version_of;
-  std::mutex version_mu;
+  vipu::Mutex version_mu;  // for version_of
   versions = FanOut(
       agents,
       [&](const std::string& agent) {
@@ -165,7 +166,7 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
             absl::StrAppend(&v, d.name(), "=", d.value(), " ");
           }
         }
-        std::lock_guard<std::mutex> lock(version_mu);
+        vipu::MutexLock lock(&version_mu);
         version_of[agent] = v;
         a.ok = true;
         return a;

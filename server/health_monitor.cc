@@ -13,7 +13,6 @@ HealthMonitor::HealthMonitor(storage::Store* store, AgentRegistry* registry, Age
                              PartitionController* controller, Options options)
     : store_(store),
       registry_(registry),
-      driver_(driver),
       controller_(controller),
       options_(options),
       pusher_(driver, registry, {options.push_deadline, options.max_pushes_in_flight}) {}
@@ -26,20 +25,22 @@ void HealthMonitor::Start() {
 
 void HealthMonitor::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
 void HealthMonitor::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    lock.unlock();
+  for (;;) {
+    {
+      vipu::MutexLock lock(&mu_);
+      if (stopping_) return;
+    }
     CheckOnce();
-    lock.lock();
-    cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.tick), [this] { return stopping_; });
+    // One tick between passes; Stop() ends the wait at once.
+    vipu::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.tick);
   }
 }
 

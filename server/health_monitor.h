@@ -13,13 +13,13 @@
 #ifndef VIPU_SERVER_HEALTH_MONITOR_H_
 #define VIPU_SERVER_HEALTH_MONITOR_H_
 
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
 #include "server/cluster_links.h"
@@ -43,7 +43,7 @@ class HealthMonitor {
 
   void Start();
   // Joins the thread. Idempotent.
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // One pass, on the caller's thread (also what the thread runs each tick).
   // Topology pushes it starts go on in the background.
@@ -53,20 +53,18 @@ class HealthMonitor {
   bool AwaitTopologyPushed(absl::Time deadline);
 
  private:
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   storage::Store* store_;
   AgentRegistry* registry_;
-  AgentDriver* driver_;
   PartitionController* controller_;
   const Options options_;
 
   std::map<std::string, bool> up_;  // last liveness seen, for transition logs
   TopologyPusher pusher_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
+  vipu::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -82,7 +82,7 @@ const char* MetricsContentType(MetricsFormat format) {
 }
 
 void Metrics::DeclareCounter(const std::string& name, const std::string& help) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   Family& f = families_[name];
   f.type = Type::kCounter;
   f.help = help;
@@ -90,7 +90,7 @@ void Metrics::DeclareCounter(const std::string& name, const std::string& help) {
 
 void Metrics::DeclareHistogram(const std::string& name, const std::string& help,
                                std::vector<double> buckets) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   Family& f = families_[name];
   f.type = Type::kHistogram;
   f.help = help;
@@ -99,7 +99,7 @@ void Metrics::DeclareHistogram(const std::string& name, const std::string& help,
 
 void Metrics::AddCollector(Type type, const std::string& name, const std::string& help,
                            std::function<std::vector<MetricSample>()> collect) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   Family& f = families_[name];
   f.type = type;
   f.help = help;
@@ -107,7 +107,7 @@ void Metrics::AddCollector(Type type, const std::string& name, const std::string
 }
 
 void Metrics::Increment(const std::string& name, const MetricLabels& labels, double by) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = families_.find(name);
   if (it == families_.end() || it->second.type != Type::kCounter || it->second.collect) {
     spdlog::debug("metrics: {} is not a declared counter", name);
@@ -117,7 +117,7 @@ void Metrics::Increment(const std::string& name, const MetricLabels& labels, dou
 }
 
 void Metrics::Observe(const std::string& name, const MetricLabels& labels, double value) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = families_.find(name);
   if (it == families_.end() || it->second.type != Type::kHistogram) {
     spdlog::debug("metrics: {} is not a declared histogram", name);
@@ -138,7 +138,7 @@ std::string Metrics::Render(MetricsFormat format) const {
   // that every RPC takes to count itself.
   std::map<std::string, Family> snapshot;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     snapshot = families_;
   }
   const bool open_metrics = format == MetricsFormat::kOpenMetrics;

@@ -7,10 +7,12 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -62,8 +64,8 @@ class Metrics {
     std::function<std::vector<MetricSample>()> collect;
   };
 
-  mutable std::mutex mu_;
-  std::map<std::string, Family> families_;
+  mutable vipu::Mutex mu_;
+  std::map<std::string, Family> families_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace vipu::server

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 
@@ -647,7 +646,7 @@ absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs
 void PartitionController::ReconcileAgent(const std::string& agent_id,
                                          std::vector<HeldPartition> held) {
   {
-    std::lock_guard<std::mutex> lock(reconcile_mu_);
+    vipu::MutexLock lock(&reconcile_mu_);
     ++reconciling_;
   }
   // Counts the job done when it has run, or when the queue drops it at
@@ -655,12 +654,9 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
   struct Done {
     PartitionController* self;
     ~Done() {
-      {
-        std::lock_guard<std::mutex> lock(self->reconcile_mu_);
-        --self->reconciling_;
-        ++self->reconciled_;
-      }
-      self->reconcile_cv_.notify_all();
+      vipu::MutexLock lock(&self->reconcile_mu_);
+      --self->reconciling_;
+      ++self->reconciled_;
     }
   };
   std::shared_ptr<Done> done(new Done{this});
@@ -708,17 +704,13 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
 }
 
 bool PartitionController::AwaitReconciled(absl::Time deadline) {
-  std::unique_lock<std::mutex> lock(reconcile_mu_);
-  while (reconciling_ > 0) {
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) return false;
-    reconcile_cv_.wait_for(lock, absl::ToChronoMilliseconds(left) + std::chrono::milliseconds(1));
-  }
-  return true;
+  vipu::MutexLock lock(&reconcile_mu_);
+  return reconcile_mu_.AwaitWithDeadline(
+      absl::Condition(this, &PartitionController::NoneReconciling), deadline);
 }
 
 uint64_t PartitionController::reconciled() const {
-  std::lock_guard<std::mutex> lock(reconcile_mu_);
+  vipu::MutexLock lock(&reconcile_mu_);
   return reconciled_;
 }
 

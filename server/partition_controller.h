@@ -5,13 +5,13 @@
 #ifndef VIPU_SERVER_PARTITION_CONTROLLER_H_
 #define VIPU_SERVER_PARTITION_CONTROLLER_H_
 
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "fabric/ipuof_config.h"
 #include "fabric/types.h"
 #include "server/agent_driver.h"
@@ -124,7 +124,7 @@ class PartitionController {
 
   // Waits until no ReconcileAgent job is queued or running, or `deadline`
   // passes; true when none is left (the server reports ready after this).
-  bool AwaitReconciled(absl::Time deadline);
+  bool AwaitReconciled(absl::Time deadline) ABSL_LOCKS_EXCLUDED(reconcile_mu_);
   // Reconciliations finished since start (tests, logs).
   uint64_t reconciled() const;
 
@@ -143,10 +143,13 @@ class PartitionController {
   const AgentRegistry* registry_;
   AgentDriver* driver_;
 
-  mutable std::mutex reconcile_mu_;
-  std::condition_variable reconcile_cv_;
-  int reconciling_ = 0;  // ReconcileAgent jobs queued or running
-  uint64_t reconciled_ = 0;
+  bool NoneReconciling() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_) {
+    return reconciling_ == 0;
+  }
+
+  mutable vipu::Mutex reconcile_mu_;
+  int reconciling_ ABSL_GUARDED_BY(reconcile_mu_) = 0;  // ReconcileAgent jobs queued or running
+  uint64_t reconciled_ ABSL_GUARDED_BY(reconcile_mu_) = 0;
 
   WorkQueue work_;  // last: its threads stop before the members above go
 };

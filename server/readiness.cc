@@ -9,14 +9,14 @@
 namespace vipu::server {
 
 void Readiness::Reconciling(absl::Time deadline) {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   deadline_ = deadline;
 }
 
 void Readiness::SetReady() { ready_.store(true); }
 
 absl::Duration Readiness::RetryAfter(absl::Time now) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return std::max(absl::Milliseconds(100), deadline_ - now);
 }
 

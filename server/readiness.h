@@ -11,11 +11,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -40,8 +41,8 @@ class Readiness {
 
  private:
   std::atomic<bool> ready_{false};
-  mutable std::mutex mu_;
-  absl::Time deadline_ = absl::InfinitePast();
+  mutable vipu::Mutex mu_;
+  absl::Time deadline_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 // For services: OK when `readiness` is null (tests that build a service

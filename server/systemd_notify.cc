@@ -3,20 +3,19 @@
 
 #include <systemd/sd-daemon.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/time/time.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
 
 SystemdNotifier::~SystemdNotifier() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
 }
 
@@ -41,15 +40,18 @@ void SystemdNotifier::Stopping(const std::string& status) { Send("STOPPING=1\nST
 void SystemdNotifier::StartWatchdog(std::function<bool()> alive) {
   uint64_t usec = 0;
   if (!Enabled() || sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return;
-  const auto period = std::chrono::microseconds(usec / 2);
+  const absl::Duration period = absl::Microseconds(usec / 2);
   spdlog::info("systemd watchdog: pinging every {} ms", usec / 2000);
   watchdog_ = std::thread([this, period, alive = std::move(alive)] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      lock.unlock();
+    for (;;) {
+      {
+        vipu::MutexLock lock(&mu_);
+        if (stopping_) return;
+      }
       if (alive()) Send("WATCHDOG=1");
-      lock.lock();
-      cv_.wait_for(lock, period, [this] { return stopping_; });
+      // Half a period between pings; the destructor ends the wait at once.
+      vipu::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stopping_), period);
     }
   });
 }

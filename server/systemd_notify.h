@@ -6,11 +6,12 @@
 #ifndef VIPU_SERVER_SYSTEMD_NOTIFY_H_
 #define VIPU_SERVER_SYSTEMD_NOTIFY_H_
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -37,9 +38,8 @@ class SystemdNotifier {
  private:
   void Send(const std::string& message);
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  vipu::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread watchdog_;
 };
 

@@ -60,10 +60,10 @@ TopologyPusher::TopologyPusher(AgentDriver* driver, AgentRegistry* registry, Opt
     : driver_(driver), registry_(registry), options_(options) {}
 
 TopologyPusher::~TopologyPusher() {
-  std::unique_lock<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   stopping_ = true;
   queue_.clear();
-  cv_.wait(lock, [this] { return in_flight_ == 0 && starting_ == 0; });
+  mu_.Await(absl::Condition(this, &TopologyPusher::NothingRunning));
 }
 
 const TopologyPusher::Plan& TopologyPusher::PlanFor(
@@ -80,7 +80,7 @@ const TopologyPusher::Plan& TopologyPusher::PlanFor(
 }
 
 void TopologyPusher::Push(const std::vector<std::shared_ptr<const ClusterLinks>>& clusters) {
-  std::lock_guard<std::mutex> push_lock(push_mu_);
+  vipu::MutexLock push_lock(&push_mu_);
   // Plans of clusters gone (or changed: new links) go; the plan holds its
   // links, so a key is never a reused address.
   std::set<const ClusterLinks*> current;
@@ -100,7 +100,7 @@ void TopologyPusher::Push(const std::vector<std::shared_ptr<const ClusterLinks>>
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     if (stopping_) return;
     for (auto it = queue_.begin(); it != queue_.end();) {
       if (current.count(it->links.get()) != 0) {
@@ -120,7 +120,7 @@ void TopologyPusher::Push(const std::vector<std::shared_ptr<const ClusterLinks>>
 
 void TopologyPusher::Pump(bool reserved) {
   tl_pumping = true;
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   if (!reserved) ++starting_;
   for (;;) {
     std::vector<Call*> start;
@@ -132,7 +132,7 @@ void TopologyPusher::Pump(bool reserved) {
       start.push_back(call);
     }
     if (start.empty()) break;
-    lock.unlock();
+    mu_.Unlock();
     for (Call* call : start) {
       const Pending& what = call->what;
       // Queued from an older look at the registry: the agent may have been
@@ -152,12 +152,13 @@ void TopologyPusher::Pump(bool reserved) {
             Finish(call, s.ok() ? Outcome::kTold : Outcome::kFailed, s.error_message());
           });
     }
-    lock.lock();
+    mu_.Lock();
   }
   --starting_;
   tl_pumping = false;
-  NotifyIfIdleLocked();
-}  // the lock's release is the last touch of this object
+  EndRoundIfIdle();
+  mu_.Unlock();  // the last touch of this object
+}
 
 void TopologyPusher::Finish(Call* call, Outcome outcome, const std::string& error) {
   std::unique_ptr<Call> owned(call);
@@ -169,7 +170,7 @@ void TopologyPusher::Finish(Call* call, Outcome outcome, const std::string& erro
   }
   bool more = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     pending_.erase(what.agent_id);
     if (outcome == Outcome::kTold) {
       ++told_;
@@ -189,34 +190,31 @@ void TopologyPusher::Finish(Call* call, Outcome outcome, const std::string& erro
     if (more) {
       ++starting_;  // keeps the destructor waiting until Pump has run
     } else {
-      NotifyIfIdleLocked();
+      EndRoundIfIdle();
     }
   }
   if (more) Pump(/*reserved=*/true);
 }
 
-void TopologyPusher::NotifyIfIdleLocked() {
-  if (in_flight_ != 0 || starting_ != 0) return;
-  if (queue_.empty() && round_told_ > 0) {
+void TopologyPusher::EndRoundIfIdle() {
+  if (Idle() && round_told_ > 0) {
     spdlog::info("{} agents told their place in the cluster", round_told_);
     round_told_ = 0;
   }
-  cv_.notify_all();
 }
 
 bool TopologyPusher::AwaitIdle(absl::Time deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_until(lock, absl::ToChronoTime(deadline),
-                        [this] { return in_flight_ == 0 && starting_ == 0 && queue_.empty(); });
+  vipu::MutexLock lock(&mu_);
+  return mu_.AwaitWithDeadline(absl::Condition(this, &TopologyPusher::Idle), deadline);
 }
 
 uint64_t TopologyPusher::told() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return told_;
 }
 
 uint64_t TopologyPusher::failed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return failed_;
 }
 

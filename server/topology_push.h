@@ -10,18 +10,18 @@
 #ifndef VIPU_SERVER_TOPOLOGY_PUSH_H_
 #define VIPU_SERVER_TOPOLOGY_PUSH_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
 #include "server/cluster_links.h"
@@ -52,11 +52,12 @@ class TopologyPusher {
   // returns at once; calls run in the background, at most max_in_flight at
   // a time. A failed call is retried on a later Push. Clusters not in
   // `clusters` are forgotten (their queued calls dropped).
-  void Push(const std::vector<std::shared_ptr<const ClusterLinks>>& clusters);
+  void Push(const std::vector<std::shared_ptr<const ClusterLinks>>& clusters)
+      ABSL_LOCKS_EXCLUDED(push_mu_, mu_);
 
   // Waits until nothing is queued or in flight, or `deadline` passes; true
   // when idle (tests, and a caller that wants the agents told now).
-  bool AwaitIdle(absl::Time deadline);
+  bool AwaitIdle(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Calls that ended OK / failed since construction (logs, tests).
   uint64_t told() const;
@@ -77,33 +78,41 @@ class TopologyPusher {
   };
   struct Call;
 
-  const Plan& PlanFor(const std::shared_ptr<const ClusterLinks>& links);
+  const Plan& PlanFor(const std::shared_ptr<const ClusterLinks>& links)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(push_mu_);
   // Starts queued calls while there is room. `reserved`: the caller has
   // counted this run in starting_ already.
-  void Pump(bool reserved);
+  void Pump(bool reserved) ABSL_LOCKS_EXCLUDED(mu_);
   enum class Outcome { kTold, kFailed, kSkipped };
-  void Finish(Call* call, Outcome outcome, const std::string& error);
-  // Wakes AwaitIdle and the destructor once nothing is left. mu_ held.
-  void NotifyIfIdleLocked();
+  void Finish(Call* call, Outcome outcome, const std::string& error) ABSL_LOCKS_EXCLUDED(mu_);
+  // Logs the round once nothing is left. AwaitIdle and the destructor wait
+  // on the conditions below, which mu_ re-evaluates on every release.
+  void EndRoundIfIdle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool NothingRunning() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return in_flight_ == 0 && starting_ == 0;
+  }
+  bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return NothingRunning() && queue_.empty();
+  }
 
   AgentDriver* driver_;
   AgentRegistry* registry_;
   const Options options_;
 
-  std::mutex push_mu_;                         // one Push at a time
-  std::map<const ClusterLinks*, Plan> plans_;  // guarded by push_mu_
+  vipu::Mutex push_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one Push at a time
+  std::map<const ClusterLinks*, Plan> plans_ ABSL_GUARDED_BY(push_mu_);
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;      // guarded by mu_
-  std::set<std::string> pending_;  // agents queued or in flight; guarded by mu_
-  std::set<std::string> warned_;   // agents whose failure was logged; guarded by mu_
-  size_t in_flight_ = 0;           // guarded by mu_
-  // Threads inside Pump: the object must outlive them; guarded by mu_.
-  size_t starting_ = 0;
-  bool stopping_ = false;           // guarded by mu_
-  uint64_t told_ = 0, failed_ = 0;  // guarded by mu_
-  uint64_t round_told_ = 0;         // since the queue was last idle; guarded by mu_
+  mutable vipu::Mutex mu_;
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> pending_ ABSL_GUARDED_BY(mu_);  // agents queued or in flight
+  std::set<std::string> warned_ ABSL_GUARDED_BY(mu_);   // agents whose failure was logged
+  size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  // Threads inside Pump: the object must outlive them.
+  size_t starting_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t told_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t failed_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t round_told_ ABSL_GUARDED_BY(mu_) = 0;  // since the queue was last idle
 };
 
 }  // namespace vipu::server

@@ -3,12 +3,13 @@
 #ifndef VIPU_SERVER_WORK_QUEUE_H_
 #define VIPU_SERVER_WORK_QUEUE_H_
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
 
 namespace vipu::server {
 
@@ -19,34 +20,34 @@ class WorkQueue {
   }
   ~WorkQueue() { Stop(); }
 
-  void Post(std::function<void()> job) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-      jobs_.push_back(std::move(job));
-    }
-    cv_.notify_one();
+  void Post(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_) {
+    vipu::MutexLock lock(&mu_);
+    if (stopping_) return;
+    jobs_.push_back(std::move(job));
   }
 
   // Runs what is queued, then joins the threads. Idempotent.
-  void Stop() {
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      vipu::MutexLock lock(&mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
     for (std::thread& t : workers_) {
       if (t.joinable()) t.join();
     }
   }
 
  private:
-  void Run() {
+  bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !jobs_.empty();
+  }
+
+  void Run() ABSL_LOCKS_EXCLUDED(mu_) {
     for (;;) {
       std::function<void()> job;
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        vipu::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(this, &WorkQueue::HasWorkOrStopping));
         if (jobs_.empty()) return;
         job = std::move(jobs_.front());
         jobs_.pop_front();
@@ -55,10 +56,9 @@ class WorkQueue {
     }
   }
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool stopping_ = false;
+  vipu::Mutex mu_;
+  std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };
 

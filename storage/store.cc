@@ -7,17 +7,18 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <exception>
 #include <future>
-#include <mutex>
 #include <thread>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "base/mutex.h"
 #include "spdlog/spdlog.h"
 #include "storage/connection.h"
 #include "storage/schema.h"
@@ -106,10 +107,9 @@ class Store::Impl {
 
   ~Impl() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      vipu::MutexLock lock(&mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
     thread_.join();  // the writer drains the queue before it exits
   }
 
@@ -129,11 +129,10 @@ class Store::Impl {
     Pending pending{&fn, {}};
     std::future<absl::Status> done = pending.done.get_future();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      vipu::MutexLock lock(&mu_);
       if (stopping_) return absl::UnavailableError("store is closing");
       queue_.push_back(&pending);
     }
-    cv_.notify_all();
     return done.get();
   }
 
@@ -180,12 +179,12 @@ class Store::Impl {
 
   uint64_t commits() const { return commits_.load(); }
   void SetCommitObserver(std::function<void(double, size_t)> observer) {
-    std::lock_guard<std::mutex> lock(observer_mu_);
+    vipu::MutexLock lock(&observer_mu_);
     commit_observer_ = std::move(observer);
   }
   uint64_t writes() const { return writes_.load(); }
   uint64_t pending_writes() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     return queue_.size();
   }
 
@@ -198,18 +197,15 @@ class Store::Impl {
   // A read connection borrowed from the pool; ends any open transaction.
   struct Lease {
     explicit Lease(Impl* impl) : impl(impl) {
-      std::unique_lock<std::mutex> lock(impl->pool_mu_);
-      impl->pool_cv_.wait(lock, [&] { return !impl->free_readers_.empty(); });
+      vipu::MutexLock lock(&impl->pool_mu_);
+      impl->pool_mu_.Await(absl::Condition(impl, &Impl::HasFreeReader));
       conn = impl->free_readers_.back();
       impl->free_readers_.pop_back();
     }
     ~Lease() {
       if (!sqlite3_get_autocommit(conn->db())) conn->Exec("ROLLBACK").IgnoreError();
-      {
-        std::lock_guard<std::mutex> lock(impl->pool_mu_);
-        impl->free_readers_.push_back(conn);
-      }
-      impl->pool_cv_.notify_one();
+      vipu::MutexLock lock(&impl->pool_mu_);
+      impl->free_readers_.push_back(conn);
     }
     Impl* impl;
     Connection* conn;
@@ -229,12 +225,13 @@ class Store::Impl {
     std::vector<Pending*> group;
     while (true) {
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        vipu::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(this, &Impl::HasWorkOrStopping));
         if (queue_.empty()) return;  // stopping, and everything queued is done
         if (options_.group_commit_window_us > 0 && !stopping_) {
-          cv_.wait_for(lock, std::chrono::microseconds(options_.group_commit_window_us),
-                       [&] { return stopping_; });
+          // Gathers the writes of the window into this group; closing ends it.
+          mu_.AwaitWithTimeout(absl::Condition(&stopping_),
+                               absl::Microseconds(options_.group_commit_window_us));
         }
         group.assign(queue_.begin(), queue_.end());
         queue_.clear();
@@ -288,7 +285,7 @@ class Store::Impl {
       } else if (absl::Status commit = conn.Exec("COMMIT"); commit.ok()) {
         commits_.fetch_add(1);
         spdlog::debug("storage: committed a group of {} writes", group.size());
-        std::lock_guard<std::mutex> lock(observer_mu_);
+        vipu::MutexLock lock(&observer_mu_);
         if (commit_observer_) {
           commit_observer_(
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
@@ -327,21 +324,26 @@ class Store::Impl {
   std::unique_ptr<Connection> writer_;
   std::vector<std::unique_ptr<Connection>> readers_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending*> queue_;
-  bool stopping_ = false;
+  bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !queue_.empty();
+  }
+  bool HasFreeReader() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool_mu_) {
+    return !free_readers_.empty();
+  }
+
+  mutable vipu::Mutex mu_;
+  std::deque<Pending*> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 
-  std::mutex pool_mu_;
-  std::condition_variable pool_cv_;
-  std::vector<Connection*> free_readers_;
+  vipu::Mutex pool_mu_;
+  std::vector<Connection*> free_readers_ ABSL_GUARDED_BY(pool_mu_);
 
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> writes_{0};
 
-  std::mutex observer_mu_;
-  std::function<void(double, size_t)> commit_observer_;
+  vipu::Mutex observer_mu_;
+  std::function<void(double, size_t)> commit_observer_ ABSL_GUARDED_BY(observer_mu_);
 };
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {

@@ -105,7 +105,7 @@ bool LiveCertificates::CertificateExpired() const {
 }
 
 absl::Status LiveCertificates::Reload() {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto pem = LoadTlsFiles(files_);
   if (!pem.ok()) return pem.status();
   return Install(*pem);

@@ -19,10 +19,10 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "tls/tls_files.h"
 
 namespace vipu::tls {
@@ -65,7 +65,7 @@ class LiveCertificates {
 
   const TlsFiles files_;
   const std::string live_dir_;
-  std::mutex mu_;  // serialises Reload()
+  vipu::Mutex mu_;  // serialises Reload()
   std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider_;
 };
 

@@ -37,7 +37,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
   const std::string cache_key = CacheKey(user_id, access_key);
   uint64_t forgets_before = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     if (auto it = cache_.find(cache_key); it != cache_.end()) return it->second;
     forgets_before = forgets_;
   }
@@ -53,7 +53,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
   if (!s.ok()) return s;
   bool verified = VerifyAccessKey(access_key, user ? user->key_hash : DummyHash());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    vipu::MutexLock lock(&mu_);
     ++slow_verifications_;
   }
   if (!user || !verified) {
@@ -66,7 +66,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
   caller.authenticated = true;
   caller.is_admin = user->is_admin;
   caller.allocations = user->allocations;
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   if (forgets_ != forgets_before) return caller;  // the row may have changed since it was read
   if (cache_.size() >= kMaxCached) cache_.clear();
   cache_[cache_key] = caller;
@@ -75,7 +75,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
 
 void Authenticator::Forget(const std::string& user_id) {
   const std::string prefix = absl::StrCat(user_id, std::string(1, '\0'));
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   ++forgets_;
   for (auto it = cache_.lower_bound(prefix);
        it != cache_.end() && it->first.compare(0, prefix.size(), prefix) == 0;) {
@@ -84,7 +84,7 @@ void Authenticator::Forget(const std::string& user_id) {
 }
 
 uint64_t Authenticator::slow_verifications() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   return slow_verifications_;
 }
 

@@ -8,10 +8,11 @@
 #define VIPU_SERVER_AUTH_AUTHENTICATOR_H_
 
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "server/auth/caller.h"
 #include "storage/store.h"
 
@@ -39,12 +40,12 @@ class Authenticator {
 
  private:
   storage::Store* store_;
-  mutable std::mutex mu_;
-  std::map<std::string, Caller> cache_;  // "user\0sha256(key)"
-  uint64_t slow_verifications_ = 0;
+  mutable vipu::Mutex mu_;
+  std::map<std::string, Caller> cache_ ABSL_GUARDED_BY(mu_);  // "user\0sha256(key)"
+  uint64_t slow_verifications_ ABSL_GUARDED_BY(mu_) = 0;
   // Calls of Forget so far: a verification that began before one does not
   // cache its result (it may have read the row before it changed).
-  uint64_t forgets_ = 0;
+  uint64_t forgets_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace vipu::server::auth

@@ -26,7 +26,7 @@ absl::StatusOr<std::unique_ptr<RateLimiter>> RateLimiter::Create(double rate_per
 
 bool RateLimiter::Allow(const std::string& key, absl::Time now) {
   if (!enabled()) return true;
-  std::lock_guard<std::mutex> lock(mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = buckets_.find(key);
   if (it == buckets_.end()) {
     if (buckets_.size() >= kMaxKeys) DropIdle(now);

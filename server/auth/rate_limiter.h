@@ -4,11 +4,12 @@
 #define VIPU_SERVER_AUTH_RATE_LIMITER_H_
 
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "server/auth/token_bucket.h"
 
 namespace vipu::server::auth {
@@ -30,12 +31,12 @@ class RateLimiter {
 
  private:
   RateLimiter(double rate, double burst) : rate_(rate), burst_(burst) {}
-  void DropIdle(absl::Time now);
+  void DropIdle(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const double rate_;
   const double burst_;
-  std::mutex mu_;
-  std::map<std::string, TokenBucket> buckets_;
+  vipu::Mutex mu_;
+  std::map<std::string, TokenBucket> buckets_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace vipu::server::auth

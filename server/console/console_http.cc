@@ -154,10 +154,9 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const Consol
 
 ConsoleServer::~ConsoleServer() {
   {
-    std::lock_guard<std::mutex> lock(stop_mu_);
+    vipu::MutexLock lock(&stop_mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
   hub_.Close();
   if (http_) http_->stop();
@@ -165,17 +164,17 @@ ConsoleServer::~ConsoleServer() {
 }
 
 uint64_t ConsoleServer::version() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return version_;
 }
 
 std::shared_ptr<const PodSnapshot> ConsoleServer::Latest() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return latest_;
 }
 
 uint64_t ConsoleServer::Refresh() {
-  absl::MutexLock pass(&refresh_mu_);
+  vipu::MutexLock pass(&refresh_mu_);
   const absl::Time now = absl::Now();
   auto snapshot = CollectSnapshot(deps_.store, *deps_.registry, *deps_.controller, now);
   if (!snapshot.ok()) {
@@ -186,7 +185,7 @@ uint64_t ConsoleServer::Refresh() {
   uint64_t changed = 0;
   bool sample = false;
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     latest_ = *snapshot;
     if (fingerprint != fingerprint_) {
       fingerprint_ = std::move(fingerprint);
@@ -213,10 +212,8 @@ void ConsoleServer::Watch() {
     // A pod whose snapshot is slow to take (thousands of machines) is
     // looked at less often rather than keeping a core busy.
     const absl::Duration wait = std::max(options_.tick, 4 * (absl::Now() - start));
-    std::unique_lock<std::mutex> lock(stop_mu_);
-    if (stop_cv_.wait_for(lock, absl::ToChronoMilliseconds(wait), [this] { return stopping_; })) {
-      return;
-    }
+    vipu::MutexLock lock(&stop_mu_);
+    if (stop_mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) return;
   }
 }
 
@@ -371,7 +368,7 @@ void ConsoleServer::HandleState(const httplib::Request& req, httplib::Response& 
   std::shared_ptr<const PodSnapshot> snapshot;
   uint64_t version = 0;
   {
-    absl::MutexLock lock(&mu_);
+    vipu::MutexLock lock(&mu_);
     snapshot = latest_;
     version = version_;
   }

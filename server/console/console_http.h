@@ -19,17 +19,15 @@
 #ifndef VIPU_SERVER_CONSOLE_CONSOLE_HTTP_H_
 #define VIPU_SERVER_CONSOLE_CONSOLE_HTTP_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "server/agent_registry.h"
 #include "server/auth/access_control.h"
 #include "server/console/console_state.h"
@@ -127,15 +125,14 @@ class ConsoleServer {
   History history_;
   mutable Sessions sessions_;
 
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::shared_ptr<const PodSnapshot> latest_ ABSL_GUARDED_BY(mu_);
   std::string fingerprint_ ABSL_GUARDED_BY(mu_);
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time next_sample_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  absl::Mutex refresh_mu_;  // one change-detection pass at a time
+  vipu::Mutex refresh_mu_;  // one change-detection pass at a time
 
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
+  vipu::Mutex stop_mu_;
   bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;
 
   std::unique_ptr<httplib::Server> http_;

@@ -20,7 +20,7 @@ std::string FormatEvent(const std::string& event, const std::string& data) {
 Subscription::~Subscription() { hub_->Unsubscribe(this); }
 
 std::optional<std::string> Subscription::Next(absl::Duration timeout, bool* ended) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !queue_.empty() || dropped_ || closed_;
   };
@@ -33,14 +33,14 @@ std::optional<std::string> Subscription::Next(absl::Duration timeout, bool* ende
 }
 
 bool Subscription::dropped() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return dropped_;
 }
 
 EventHub::~EventHub() { Close(); }
 
 absl::StatusOr<std::unique_ptr<Subscription>> EventHub::Subscribe() {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   if (closed_) return absl::UnavailableError("events: the server is stopping");
   if (subscribers_.size() >= max_subscribers_) {
     return absl::ResourceExhaustedError(
@@ -53,9 +53,9 @@ absl::StatusOr<std::unique_ptr<Subscription>> EventHub::Subscribe() {
 
 void EventHub::Publish(const std::string& event, const std::string& data) {
   const std::string text = FormatEvent(event, data);
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   for (Subscription* s : subscribers_) {
-    absl::MutexLock sub(&s->mu_);
+    vipu::MutexLock sub(&s->mu_);
     if (s->dropped_ || s->closed_) continue;
     if (s->queue_.size() >= s->capacity_) {
       // Whatever it missed, a dropped browser reconnects and reloads the
@@ -70,26 +70,26 @@ void EventHub::Publish(const std::string& event, const std::string& data) {
 }
 
 void EventHub::Close() {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   closed_ = true;
   for (Subscription* s : subscribers_) {
-    absl::MutexLock sub(&s->mu_);
+    vipu::MutexLock sub(&s->mu_);
     s->closed_ = true;
   }
 }
 
 size_t EventHub::subscribers() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return subscribers_.size();
 }
 
 uint64_t EventHub::dropped() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return dropped_;
 }
 
 void EventHub::Unsubscribe(Subscription* s) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), s), subscribers_.end());
 }
 

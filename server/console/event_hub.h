@@ -9,19 +9,17 @@
 #ifndef VIPU_SERVER_CONSOLE_EVENT_HUB_H_
 #define VIPU_SERVER_CONSOLE_EVENT_HUB_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 
 namespace vipu::server::console {
 
@@ -46,7 +44,7 @@ class Subscription {
 
   EventHub* const hub_;
   const size_t capacity_;
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
   bool dropped_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
@@ -81,7 +79,7 @@ class EventHub {
 
   const size_t max_subscribers_;
   const size_t queue_capacity_;
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::vector<Subscription*> subscribers_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;

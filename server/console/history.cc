@@ -4,7 +4,7 @@
 namespace vipu::server::console {
 
 void History::Add(Sample sample) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   const int64_t oldest = sample.unix_ms - absl::ToInt64Milliseconds(window_);
   samples_.push_back(std::move(sample));
   while (samples_.size() > capacity_ || (!samples_.empty() && samples_.front().unix_ms < oldest)) {
@@ -14,7 +14,7 @@ void History::Add(Sample sample) {
 
 std::vector<Sample> History::Since(absl::Time now, absl::Duration span) const {
   const int64_t from = absl::ToUnixMillis(now - span);
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   std::vector<Sample> out;
   for (const Sample& s : samples_) {
     if (s.unix_ms >= from) out.push_back(s);
@@ -23,7 +23,7 @@ std::vector<Sample> History::Since(absl::Time now, absl::Duration span) const {
 }
 
 size_t History::size() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return samples_.size();
 }
 

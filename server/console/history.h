@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 
 namespace vipu::server::console {
 
@@ -42,7 +42,7 @@ class History {
  private:
   const size_t capacity_;
   const absl::Duration window_;
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::deque<Sample> samples_ ABSL_GUARDED_BY(mu_);
 };
 

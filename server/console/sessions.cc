@@ -29,7 +29,7 @@ absl::StatusOr<Session> Sessions::Create(const auth::Caller& caller, absl::Time 
   auto csrf = RandomToken(32);
   if (!csrf.ok()) return csrf.status();
   Session s{*id, *csrf, caller, now};
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     it = now - it->second.last_used > idle_timeout_ ? sessions_.erase(it) : std::next(it);
   }
@@ -45,7 +45,7 @@ absl::StatusOr<Session> Sessions::Create(const auth::Caller& caller, absl::Time 
 }
 
 std::optional<Session> Sessions::Find(const std::string& id, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return std::nullopt;
   if (now - it->second.last_used > idle_timeout_) {
@@ -57,12 +57,12 @@ std::optional<Session> Sessions::Find(const std::string& id, absl::Time now) {
 }
 
 void Sessions::Remove(const std::string& id) {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   sessions_.erase(id);
 }
 
 size_t Sessions::size() const {
-  absl::MutexLock lock(&mu_);
+  vipu::MutexLock lock(&mu_);
   return sessions_.size();
 }
 

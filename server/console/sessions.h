@@ -12,8 +12,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "server/auth/caller.h"
 
 namespace vipu::server::console {
@@ -40,7 +40,7 @@ class Sessions {
  private:
   const size_t capacity_;
   const absl::Duration idle_timeout_;
-  mutable absl::Mutex mu_;
+  mutable vipu::Mutex mu_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
