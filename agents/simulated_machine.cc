@@ -46,7 +46,8 @@ bool operator==(const PartitionConfig& a, const PartitionConfig& b) {
   return a.partition_id == b.partition_id && a.generation == b.generation &&
          Sorted(a.ipus) == Sorted(b.ipus) && a.routing == b.routing &&
          a.gw_routing == b.gw_routing && a.sync_type == b.sync_type &&
-         a.partition_size == b.partition_size && a.num_ilds == b.num_ilds && Sorted(a.link_ports) == Sorted(b.link_ports);
+         a.partition_size == b.partition_size && a.num_ilds == b.num_ilds &&
+         Sorted(a.link_ports) == Sorted(b.link_ports);
 }
 
 absl::Status ValidateTopology(const MachineTopology& t) {

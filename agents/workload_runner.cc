@@ -19,10 +19,9 @@ fabric::model::SystemSpec PartitionSystem(const PartitionShape& shape) {
   pod.machine_type = shape.machine_type;
   pod.num_machines =
       std::max<uint32_t>(1, (shape.size + fabric::kIpusPerMachine - 1) / fabric::kIpusPerMachine);
-  pod.num_ilds =
-      shape.ilds != 0
-          ? shape.ilds
-          : std::max<uint32_t>(1, (shape.size + fabric::kMaxIpusPerIld - 1) / fabric::kMaxIpusPerIld);
+  pod.num_ilds = shape.ilds != 0 ? shape.ilds
+                                 : std::max<uint32_t>(1, (shape.size + fabric::kMaxIpusPerIld - 1) /
+                                                             fabric::kMaxIpusPerIld);
   pod.topology = shape.torus ? fabric::IldTopology::kTorus : fabric::IldTopology::kMesh;
   model::SystemSpec spec = model::SystemSpecFromPod(pod);
   // A partition of 1 or 2 IPUs is part of one machine.

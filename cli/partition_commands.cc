@@ -385,8 +385,7 @@ absl::Status ResetPartition(Connection& conn, const CommandIo& io, const std::st
   auto status = WaitForPartition(conn, id, deadline);
   if (!status.ok()) return status.status();
   std::error_code ec;
-  if (!io.home.empty() &&
-      std::filesystem::exists(IpuofConfigPath(io.home, id, 0), ec)) {
+  if (!io.home.empty() && std::filesystem::exists(IpuofConfigPath(io.home, id, 0), ec)) {
     s = WriteAllGcdConfigs(conn, io, id, NumGcds(conn, id, 1));
     if (!s.ok()) return s;
   }

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "cli/common/client_config.h"
 #include "cli/command_io.h"
+#include "cli/common/client_config.h"
 #include "cli/connection.h"
 #include "vipu_admin.pb.h"
 

@@ -3,8 +3,8 @@
 
 #include <iostream>
 
-#include "cli/common/client_config.h"
 #include "cli/command_line.h"
+#include "cli/common/client_config.h"
 
 int main(int argc, char** argv) {
   // Failures are reported as one line by the CLI itself, not by gRPC's logger.

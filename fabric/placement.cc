@@ -278,7 +278,8 @@ absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, con
     std::optional<uint32_t> best_ild;
     std::optional<Candidate> best;
     for (uint32_t ild = 0; ild < layout.num_ilds(); ++ild) {
-      std::optional<Candidate> c = BestInIld(free[ild], shape->segment, layout.ipus_per_ild(), span);
+      std::optional<Candidate> c =
+          BestInIld(free[ild], shape->segment, layout.ipus_per_ild(), span);
       if (c && (!best || c->score > best->score)) {
         best = c;
         best_ild = ild;

@@ -808,8 +808,8 @@ absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint6
     if (p->relocatable) {
       auto target = RelocationTarget(txn, *p, *registry_, absl::Now());
       // No healthy room yet: wait, without spending a retry.
-      if (!target.ok()) return absl::IsResourceExhausted(target.status()) ? absl::OkStatus()
-                                                                          : target.status();
+      if (!target.ok())
+        return absl::IsResourceExhausted(target.status()) ? absl::OkStatus() : target.status();
       if (target->has_value()) {
         left = MachinesLeft(p->ipus, **target);
         p->ipus = std::move(**target);

@@ -197,9 +197,10 @@ std::string RoutingText(const std::string& routing, const SystemSpec& system,
       "\nrouting        ", name, ": wrap links ", WrapLinksUsed(system, p) ? "used" : "not used",
       "; DNC, SWNC and BTNC differ only in that (through-routing and the barley twist are not "
       "modelled)\n",
-      p.ilds_spanned > 1 ? "gw routing     RING (looped) and SWRING (switched GW-Links) time alike: "
-                           "the switch itself is not modelled\n"
-                         : "",
+      p.ilds_spanned > 1
+          ? "gw routing     RING (looped) and SWRING (switched GW-Links) time alike: "
+            "the switch itself is not modelled\n"
+          : "",
       "sync type      not modelled: every sync type gives the same step time\n");
 }
 

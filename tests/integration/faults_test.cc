@@ -476,8 +476,8 @@ TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
 
 // The IPUs a partition's GCD 0 runs on, as "ag4.ipu3,ag4.ipu2".
 std::string DevicesOf(const ServerProcess& s, const std::string& partition) {
-  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", s.port(), partition, 0,
-                                                      absl::Seconds(10));
+  auto client =
+      ipuof::IpuofClient::AttachToPartition("127.0.0.1", s.port(), partition, 0, absl::Seconds(10));
   if (!client.ok()) return std::string(client.status().message());
   std::string out;
   for (const ipuof::IpuofDevice& d : client->devices()) {
@@ -504,15 +504,13 @@ TEST_F(FaultsTest, RelocatablePartitionMovesOffAFaultyIpuOthersStay) {
   const uint64_t generation = run->generation;
 
   const std::string machine = MachineOf(before);
-  ASSERT_EQ(Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(before))})
+  ASSERT_EQ(
+      Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(before))}).exit_code,
+      0);
+  ASSERT_EQ(Inject({MachineOf(p2_), "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p2_))})
                 .exit_code,
             0);
-  ASSERT_EQ(Inject(
-                {MachineOf(p2_), "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p2_))})
-                .exit_code,
-            0);
-  ASSERT_TRUE(WaitFor([&] { return FirstTopologyId(*server_, "r") != before; },
-                      absl::Seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return FirstTopologyId(*server_, "r") != before; }, absl::Seconds(20)));
   ASSERT_TRUE(WaitState(*server_, "r", "ACTIVE")) << Field(*server_, "r", "Errors");
   EXPECT_EQ(Field(*server_, "r", "Auto-reset retry count"), "1");
   // The other half of the same machine: the only healthy free block of 2.
@@ -535,8 +533,8 @@ TEST_F(FaultsTest, RelocatablePartitionMovesOffAFaultyIpuOthersStay) {
 // says why when there is nowhere healthy to go; the partition is unchanged.
 TEST_F(FaultsTest, ResetRelocatableMovesOrSaysWhyNot) {
   const std::string machine = MachineOf(p2_);
-  ASSERT_EQ(
-      Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p2_))}).exit_code, 0);
+  ASSERT_EQ(Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p2_))}).exit_code,
+            0);
   ASSERT_TRUE(WaitState(*server_, "p2", "ERROR"));
   // No flag: a reset in place, which the fault fails again.
   CommandResult r = server_->Vipu({"reset", "partition", "p2"});
@@ -549,10 +547,9 @@ TEST_F(FaultsTest, ResetRelocatableMovesOrSaysWhyNot) {
   EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
 
   // Now p1 has nowhere to go: every healthy block of 8 is taken.
-  ASSERT_EQ(
-      Inject({MachineOf(p1_), "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p1_))})
-          .exit_code,
-      0);
+  ASSERT_EQ(Inject({MachineOf(p1_), "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p1_))})
+                .exit_code,
+            0);
   ASSERT_TRUE(WaitState(*server_, "p1", "ERROR"));
   r = server_->Vipu({"reset", "partition", "p1", "--relocatable"});
   EXPECT_NE(r.exit_code, 0);
@@ -587,8 +584,8 @@ TEST(MultiIldTest, TwoIldPartitionOwnsItsGwLinks) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = server->Vipu({"get", "partition", "b"});
   EXPECT_THAT(r.out, HasSubstr("ILD 0: 32-63; ILD 1: 32-63")) << r.out;
-  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server->port(), "b", 0,
-                                                      absl::Seconds(10));
+  auto client =
+      ipuof::IpuofClient::AttachToPartition("127.0.0.1", server->port(), "b", 0, absl::Seconds(10));
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE(client->Run(Bert(), 1).ok());
   // Over two ILDs the gradient reduction takes a third phase, over the

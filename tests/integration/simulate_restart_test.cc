@@ -61,8 +61,7 @@ class PortHolder {
     // port; like gRPC's listeners, this one binds regardless of them.
     const int on = 1;
     held_ = fd_ >= 0 && setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 &&
-            bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-            listen(fd_, 1) == 0;
+            bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && listen(fd_, 1) == 0;
   }
   ~PortHolder() {
     if (fd_ >= 0) close(fd_);
