@@ -174,8 +174,9 @@ TEST(TlsAgentsFlagTest, Parses) {
 }
 
 TEST(TlsAgentsFlagTest, RefusesInvalidValues) {
-  for (const char* bad : {"", ",", "ag1,", "@h", "ag 1", "-ag", "ag1@", "ag1@bad host", "ag1+@h",
-                          "ag1,ag1", "ag1+ag1", "a:b", std::string(65, 'a').c_str()}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", ",", "ag1,", "@h", "ag 1", "-ag", "ag1@", "ag1@bad host",
+                                "ag1+@h", "ag1,ag1", "ag1+ag1", "a:b", std::string(65, 'a')}) {
     auto agents = server::ParseTlsAgents(bad);
     EXPECT_TRUE(absl::IsInvalidArgument(agents.status())) << bad;
     EXPECT_THAT(Msg(agents.status()), StartsWith("--tls-agents: ")) << bad;
