@@ -24,7 +24,12 @@ suppressions=$PWD/tests/tsan.supp log_path=$reports/tsan"
 export VIPU_CRASH_ITERATIONS=${VIPU_CRASH_ITERATIONS:-10}
 export VIPU_CRASH_KILL_WINDOW_MS=${VIPU_CRASH_KILL_WINDOW_MS:-2000}
 status=0
-ctest --test-dir "$dir" -L integration --output-on-failure -j"${JOBS:-2}" --timeout 600 || status=1
+# Not the Slurm test: the plugin is never built with a sanitizer, and the
+# instrumented vipu it runs under slurmd does not get TSAN_OPTIONS, so the
+# exit code of gRPC's uninstrumented hand-offs would fail every job; the
+# plain and ASan passes of scripts/test.sh run it.
+ctest --test-dir "$dir" -L integration -E '^Slurm\.' --output-on-failure -j"${JOBS:-2}" \
+  --timeout 600 || status=1
 python3 scripts/tsan_reports.py "$PWD" "$reports/tsan" || status=1
 echo "tsan: $(( $(date +%s) - start )) s"
 exit $status

@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <functional>
 #include <utility>
 
@@ -49,6 +50,11 @@ absl::Status EnsureTopology(AgentDriver* driver, AgentRegistry* registry, const 
 }
 
 struct TopologyPusher::Call {
+  // Pump fills the call, then hands it to gRPC, whose completion queue
+  // passes it to the thread that runs Finish in code ThreadSanitizer does
+  // not see. Pump's release store and Finish's acquire load make that
+  // hand-off visible to it (and to the memory model, whatever gRPC does).
+  std::atomic<bool> handed_off{false};
   Pending what;
   grpc::ClientContext context;
   vipuagent::SetTopologyRequest request;
@@ -147,6 +153,7 @@ void TopologyPusher::Pump(bool reserved) {
       call->request = TopologyRequest(*what.links, what.agent_id);
       call->stub = driver_->StubAt(what.agent_id, what.endpoint.host, what.endpoint.port);
       call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.deadline));
+      call->handed_off.store(true, std::memory_order_release);
       call->stub->async()->SetTopology(
           &call->context, &call->request, &call->reply, [this, call](grpc::Status s) {
             Finish(call, s.ok() ? Outcome::kTold : Outcome::kFailed, s.error_message());
@@ -162,6 +169,7 @@ void TopologyPusher::Pump(bool reserved) {
 
 void TopologyPusher::Finish(Call* call, Outcome outcome, const std::string& error) {
   std::unique_ptr<Call> owned(call);
+  (void)call->handed_off.load(std::memory_order_acquire);
   const Pending& what = call->what;
   if (outcome == Outcome::kTold) {
     registry_->MarkTopologySent(what.agent_id, what.endpoint.epoch, what.fingerprint);
