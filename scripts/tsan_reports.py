@@ -5,7 +5,8 @@ uninstrumented gRPC/protobuf, whose synchronisation TSan cannot see, so that
 memory one thread wrote before a gRPC call and another reads in its callback
 looks racy. A race is ours when, on both sides, the first frame outside the
 C++ standard library and the sanitizer runtime is in one of our folders
-(generated proto code excluded). Any other report kind (lock-order inversion,
+(generated proto code excluded). A thread leak is ours when our code called
+pthread_create itself. Any other report kind (lock-order inversion,
 use after free, ...) is ours when one of our frames is in it.
 
 Usage: tsan_reports.py <repo root> <log_path prefix>; exit 1 if any is ours."""
@@ -52,6 +53,10 @@ def main():
             key = (kind,) + tuple(re.sub(r' \(.*', '', t.split(' ', 1)[-1]) for t in tops)
             if kind.startswith('data race'):
                 is_ours = len(tops) == 2 and all(ours(t, roots) for t in tops)
+            elif kind.startswith('thread leak'):
+                # Whoever called pthread_create owns the join: a thread that
+                # gRPC's own Thread class started is gRPC's to join.
+                is_ours = bool(tops) and ours(tops[0], roots)
             else:  # lock-order inversion, use after free, ...: ours if we are in it
                 is_ours = any(ours(f, roots) for f in re.findall(r'^\s+#\d+ (.*)$', rep, re.M))
             if is_ours and any(a in rep and b in rep for a, b in KNOWN_HANDOFFS):
