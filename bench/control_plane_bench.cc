@@ -4,6 +4,8 @@
 // and p50/p99/p999 latency of every phase and of the whole cycle.
 //
 //   control_plane_bench --server 127.0.0.1:8090 --clients 1,8,32,128 --seconds 10 [--json]
+//       [--server-pid PID]   # also the server's and its agents' CPU per cycle
+//       [--floor]            # also the RPC floor with as many clients, and the ratio
 //
 // History mode measures whether throughput decays as the server records more
 // operations (an operation = a partition created or removed): the clients
@@ -15,6 +17,7 @@
 #include <grpc/grpc.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -36,6 +40,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "bench/latency_summary.h"
+#include "bench/rpc_floor.h"
 #include "vipuuser.grpc.pb.h"
 
 namespace {
@@ -43,6 +48,7 @@ namespace {
 // One completed create -> ACTIVE -> remove cycle.
 struct Cycle {
   double create_ms = 0, active_ms = 0, remove_ms = 0, cycle_ms = 0;
+  int status_calls = 0;  // GetPartitionStatus calls until the partition left PS_PENDING
   absl::Time end;
 };
 
@@ -96,7 +102,9 @@ void RunClient(Shared* shared, int index, ClientResult* out) {
     shared->ops.fetch_add(1, std::memory_order_relaxed);
     const absl::Time t1 = absl::Now();
     absl::Duration pause = absl::Microseconds(100);
+    int status_calls = 0;
     for (;;) {
+      ++status_calls;
       grpc::ClientContext ctx;
       ctx.set_deadline(Deadline());
       virmgrpc::GetPartitionStatusRequest req;
@@ -128,7 +136,7 @@ void RunClient(Shared* shared, int index, ClientResult* out) {
     }
     shared->ops.fetch_add(1, std::memory_order_relaxed);
     const absl::Time t3 = absl::Now();
-    out->cycles.push_back({Ms(t1 - t0), Ms(t2 - t1), Ms(t3 - t2), Ms(t3 - t0), t3});
+    out->cycles.push_back({Ms(t1 - t0), Ms(t2 - t1), Ms(t3 - t2), Ms(t3 - t0), status_calls, t3});
   }
 }
 
@@ -140,6 +148,7 @@ struct WindowStats {
   size_t cycles = 0;
   double seconds = 0;
   Summary create, active, remove, cycle;
+  double status_calls = 0;  // per cycle, mean
   int refused = 0, errors = 0;
   double PerSecond() const { return seconds > 0 ? static_cast<double>(cycles) / seconds : 0; }
 };
@@ -147,6 +156,7 @@ struct WindowStats {
 WindowStats Window(const std::vector<ClientResult>& results, absl::Time from, absl::Time to) {
   std::vector<double> create, active, remove, cycle;
   WindowStats w;
+  double status_calls = 0;
   for (const ClientResult& r : results) {
     for (const Cycle& c : r.cycles) {
       if (c.end < from || c.end > to) continue;
@@ -154,11 +164,13 @@ WindowStats Window(const std::vector<ClientResult>& results, absl::Time from, ab
       active.push_back(c.active_ms);
       remove.push_back(c.remove_ms);
       cycle.push_back(c.cycle_ms);
+      status_calls += c.status_calls;
     }
     w.refused += r.refused;
     w.errors += r.errors;
   }
   w.cycles = cycle.size();
+  w.status_calls = w.cycles > 0 ? status_calls / static_cast<double>(w.cycles) : 0;
   w.seconds = absl::ToDoubleSeconds(to - from);
   w.create = Summarize(std::move(create));
   w.active = Summarize(std::move(active));
@@ -187,6 +199,7 @@ std::string JsonStats(const WindowStats& w) {
                       ",\"cycles_per_s\":", Fixed(w.PerSecond(), 1),
                       ",\"create\":", JsonSummary(w.create), ",\"active\":", JsonSummary(w.active),
                       ",\"remove\":", JsonSummary(w.remove), ",\"cycle\":", JsonSummary(w.cycle),
+                      ",\"status_calls_per_cycle\":", Fixed(w.status_calls, 2),
                       ",\"refused\":", w.refused, ",\"errors\":", w.errors);
 }
 
@@ -231,6 +244,38 @@ ServerFootprint Footprint(int pid, const std::string& db) {
   return f;
 }
 
+// CPU time (user + system, seconds) of a process and of its children (the
+// simulated agents of --simulate), from /proc; zero when unreadable.
+struct CpuTime {
+  double process = 0, children = 0;
+};
+
+double CpuSeconds(int pid) {
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // The command name may hold spaces: fields are counted after its ')'.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::vector<std::string> fields = absl::StrSplit(text.substr(close + 2), ' ');
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after ')'.
+  int64_t utime = 0, stime = 0;
+  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
+      !absl::SimpleAtoi(fields[12], &stime)) {
+    return 0;
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+CpuTime CpuOf(int pid) {
+  CpuTime t;
+  if (pid <= 0) return t;
+  t.process = CpuSeconds(pid);
+  std::ifstream children(absl::StrCat("/proc/", pid, "/task/", pid, "/children"));
+  int child = 0;
+  while (children >> child) t.children += CpuSeconds(child);
+  return t;
+}
+
 struct Run {
   std::vector<ClientResult> results;
   std::vector<std::thread> threads;
@@ -257,30 +302,73 @@ absl::StatusOr<std::vector<int64_t>> ParseList(const std::string& flag, const st
   return out;
 }
 
-int TableMode(Shared* shared, const std::vector<int64_t>& clients, double seconds, bool json) {
+// What a cycle costs beyond its latency, when asked for: the server's CPU
+// and its agents' per cycle, and the RPC floor of the same server with the
+// same clients measured right after the cycles.
+struct CycleCost {
+  double server_cpu_ms = -1, agents_cpu_ms = -1;  // per cycle; < 0: not measured
+  double floor_calls_per_s = -1;
+};
+
+std::string CellOrDash(double v, int digits) { return v < 0 ? "-" : Fixed(v, digits); }
+
+std::string JsonCost(const CycleCost& c, const WindowStats& w) {
+  std::string out;
+  if (c.server_cpu_ms >= 0) {
+    absl::StrAppend(&out, ",\"server_cpu_ms_per_cycle\":", Fixed(c.server_cpu_ms, 3),
+                    ",\"agents_cpu_ms_per_cycle\":", Fixed(c.agents_cpu_ms, 3));
+  }
+  if (c.floor_calls_per_s > 0) {
+    absl::StrAppend(&out, ",\"floor_calls_per_s\":", Fixed(c.floor_calls_per_s, 1),
+                    ",\"cycles_per_floor_call\":", Fixed(w.PerSecond() / c.floor_calls_per_s, 3));
+  }
+  return out;
+}
+
+int TableMode(Shared* shared, const std::vector<int64_t>& clients, double seconds, int server_pid,
+              bool floor, bool json) {
   if (!json) {
     std::printf(
         "| clients | cycles | cycles/s | create ms p50 / p99 / p999 | ACTIVE ms p50 / p99 / p999 | "
-        "remove ms p50 / p99 / p999 | cycle ms p50 / p99 / p999 | refused | errors |\n"
-        "|---|---|---|---|---|---|---|---|---|\n");
+        "remove ms p50 / p99 / p999 | cycle ms p50 / p99 / p999 | status calls / cycle | "
+        "server CPU ms / cycle | agents CPU ms / cycle | floor calls/s | cycles/s / floor | "
+        "refused | errors |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   }
   for (int64_t n : clients) {
     shared->stop = false;
     Run run;
     const absl::Time start = absl::Now();
+    const CpuTime cpu_start = CpuOf(server_pid);
     run.Start(shared, static_cast<int>(n));
     absl::SleepFor(absl::Seconds(seconds));  // the measured interval
     const absl::Time end = absl::Now();
+    const CpuTime cpu_end = CpuOf(server_pid);
     run.Stop(shared);
     const WindowStats w = Window(run.results, start, end);
+    CycleCost cost;
+    if (server_pid > 0 && w.cycles > 0) {
+      const double cycles = static_cast<double>(w.cycles);
+      cost.server_cpu_ms = 1000 * (cpu_end.process - cpu_start.process) / cycles;
+      cost.agents_cpu_ms = 1000 * (cpu_end.children - cpu_start.children) / cycles;
+    }
+    if (floor) {
+      cost.floor_calls_per_s =
+          vipu::bench::MeasureRpcFloor(shared->server, static_cast<int>(n), seconds).PerSecond();
+    }
     if (json) {
-      std::printf("{\"mode\":\"cycles\",\"clients\":%lld,%s}\n", static_cast<long long>(n),
-                  JsonStats(w).c_str());
+      std::printf("{\"mode\":\"cycles\",\"clients\":%lld,%s%s}\n", static_cast<long long>(n),
+                  JsonStats(w).c_str(), JsonCost(cost, w).c_str());
     } else {
-      std::printf("| %lld | %zu | %.0f | %s | %s | %s | %s | %d | %d |\n",
-                  static_cast<long long>(n), w.cycles, w.PerSecond(), CellMs(w.create).c_str(),
-                  CellMs(w.active).c_str(), CellMs(w.remove).c_str(), CellMs(w.cycle).c_str(),
-                  w.refused, w.errors);
+      const double per_floor =
+          cost.floor_calls_per_s > 0 ? w.PerSecond() / cost.floor_calls_per_s : -1;
+      std::printf(
+          "| %lld | %zu | %.0f | %s | %s | %s | %s | %.2f | %s | %s | %s | %s | %d | %d |\n",
+          static_cast<long long>(n), w.cycles, w.PerSecond(), CellMs(w.create).c_str(),
+          CellMs(w.active).c_str(), CellMs(w.remove).c_str(), CellMs(w.cycle).c_str(),
+          w.status_calls, CellOrDash(cost.server_cpu_ms, 3).c_str(),
+          CellOrDash(cost.agents_cpu_ms, 3).c_str(), CellOrDash(cost.floor_calls_per_s, 0).c_str(),
+          CellOrDash(per_floor, 3).c_str(), w.refused, w.errors);
     }
     std::fflush(stdout);
   }
@@ -383,6 +471,7 @@ int main(int argc, char** argv) {
   int server_pid = 0;
   std::string db;
   bool json = false;
+  bool floor = false;
   CLI::App app{"vipu control-plane benchmark"};
   app.add_option("--server", shared->server, "vipu-server address")->capture_default_str();
   app.add_option("--clients", clients_list, "comma list of client counts")->capture_default_str();
@@ -398,8 +487,13 @@ int main(int argc, char** argv) {
   app.add_option("--window-seconds", window_seconds, "history mode: length of each window")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
-  app.add_option("--server-pid", server_pid, "history mode: report this process's RSS")
+  app.add_option("--server-pid", server_pid,
+                 "the server's process: its CPU and its agents' per cycle; history mode: their "
+                 "RSS")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--floor", floor,
+               "after each client count, measure the RPC floor (GetVersion) with as many "
+               "clients for as long, and report cycles/s divided by it");
   app.add_option("--db", db, "history mode: report the size of this database and its WAL");
   app.add_flag("--json", json, "one JSON object per line instead of the table");
   CLI11_PARSE(app, argc, argv);
@@ -417,7 +511,8 @@ int main(int argc, char** argv) {
     }
   }
   shared->seq = static_cast<uint64_t>(absl::ToUnixMicros(absl::Now()));
-  if (history_list.empty()) return TableMode(shared.get(), *clients, seconds, json);
+  if (history_list.empty())
+    return TableMode(shared.get(), *clients, seconds, server_pid, floor, json);
 
   auto checkpoints = ParseList("--history", history_list);
   if (!checkpoints.ok()) {

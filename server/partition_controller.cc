@@ -363,6 +363,12 @@ void PartitionController::Converge(const std::string& id, uint64_t generation, J
 
 void PartitionController::Converge(const fabric::Partition& snapshot, Job job) {
   const std::string& id = snapshot.id;
+  // Whatever the outcome, readers waiting for this partition look again.
+  struct AnnounceOnExit {
+    PartitionWatch* watch;
+    const std::string& id;
+    ~AnnounceOnExit() { watch->Announce(id); }
+  } announce{&watch_, id};
   const uint64_t generation = snapshot.generation;
   const fabric::Partition* partition = &snapshot;
   std::vector<std::string> errors =
@@ -459,6 +465,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
     return txn.DeletePartition(id);
   });
   if (!s.ok()) return s;
+  watch_.Announce(id);
   spdlog::info("partition {}: removed, {} IPUs free", id, partition.size());
   return absl::OkStatus();
 }
@@ -528,6 +535,18 @@ void PartitionController::PostMove(const std::string& id, uint64_t generation,
     }
     Converge(id, generation, Job::kConfigure);
   });
+}
+
+absl::StatusOr<fabric::Partition> PartitionController::GetSettled(const std::string& id,
+                                                                  absl::Time deadline,
+                                                                  const auth::Caller& caller) {
+  // The ticket is taken before the first read, so an outcome committed
+  // between that read and the wait still wakes it.
+  PartitionWatch::Ticket ticket = watch_.Watch(id);
+  auto partition = Get(id, caller);
+  if (!partition.ok() || partition->ready_state != fabric::ReadyState::kPending) return partition;
+  if (!ticket.Wait(deadline)) return partition;
+  return Get(id, caller);
 }
 
 absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id,

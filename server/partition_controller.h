@@ -17,6 +17,7 @@
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
 #include "server/auth/caller.h"
+#include "server/partition_watch.h"
 #include "server/work_queue.h"
 #include "storage/store.h"
 
@@ -63,6 +64,13 @@ class PartitionController {
 
   absl::StatusOr<fabric::Partition> Get(const std::string& id,
                                         const auth::Caller& caller = auth::Caller::System());
+  // Get, but a partition that is PS_PENDING is read again once its pending
+  // operation has settled (committed ACTIVE or ERROR, been overtaken, or
+  // the partition removed), or at `deadline`, whichever comes first: a
+  // caller waiting for ACTIVE needs one read instead of polling. What is
+  // returned is always the committed state at the time of the last read.
+  absl::StatusOr<fabric::Partition> GetSettled(const std::string& id, absl::Time deadline,
+                                               const auth::Caller& caller = auth::Caller::System());
   // The partitions `caller` may see.
   absl::StatusOr<std::vector<fabric::Partition>> List(
       const std::string& allocation_id, const auth::Caller& caller = auth::Caller::System());
@@ -142,6 +150,7 @@ class PartitionController {
   storage::Store* store_;
   const AgentRegistry* registry_;
   AgentDriver* driver_;
+  PartitionWatch watch_;  // announced whenever a background change commits
 
   bool NoneReconciling() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_) {
     return reconciling_ == 0;

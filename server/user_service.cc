@@ -1,10 +1,13 @@
 // virmgrpc.UserService and VersionService: access check, translation, controller call, status.
 #include "server/user_service.h"
 
+#include <chrono>
 #include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "fabric/validation.h"
 #include "server/auth/metadata_keys.h"
 #include "server/grpc_status.h"
@@ -12,6 +15,22 @@
 
 namespace vipu::server {
 namespace {
+
+// How long a status read of a pending partition waits for it to settle.
+// Configuring the agents takes milliseconds; a partition pending longer
+// (agents slow or away) is answered as pending after this, so a reader is
+// never held for long and sees progress at this pace.
+constexpr absl::Duration kPendingReadWait = absl::Milliseconds(250);
+
+// The wait ends at half the time the caller has left, so that the answer
+// reaches it before its own deadline.
+absl::Time PendingReadDeadline(std::chrono::system_clock::time_point client_deadline) {
+  const absl::Time now = absl::Now();
+  const auto left = client_deadline - std::chrono::system_clock::now();
+  if (left > absl::ToChronoNanoseconds(2 * kPendingReadWait)) return now + kPendingReadWait;
+  if (left <= left.zero()) return now;
+  return now + absl::FromChrono(left) / 2;
+}
 
 absl::Status CheckPartitionId(const std::string& id) {
   return fabric::ValidateId("partition_id", id);
@@ -169,7 +188,8 @@ grpc::Status UserService::GetPartitionStatus(grpc::ServerContext* context,
   auto caller = auth::AdmitCall(access_, context, kGet);
   if (!caller.ok()) return ToGrpc(caller.status());
   if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
-  auto partition = controller_->Get(request->partition_id(), *caller);
+  auto partition = controller_->GetSettled(request->partition_id(),
+                                           PendingReadDeadline(context->deadline()), *caller);
   if (!partition.ok()) return ToGrpc(partition.status());
   ToWire(*partition, reply->mutable_status());
   return grpc::Status::OK;

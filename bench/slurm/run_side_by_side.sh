@@ -133,10 +133,11 @@ stop_pids  # Slurm stops before vipu-server starts: neither competes for the cor
 # --- vipu-server -----------------------------------------------------------
 start "$build/bin/vipu-server" --simulate pod64 --listen 127.0.0.1:0 --db "$work/vipu.db" \
   --ready-file "$work/ready" --log-level warn >"$work/log/vipu-server.log" 2>&1
+server_pid=${pids[-1]}  # setsid execs in place: this is vipu-server itself
 wait_for "vipu-server ready file" 60 test -s "$work/ready"
 echo "vipu-server --simulate pod64 at $(cat "$work/ready"), durable commits" >&2
 run_fg "$build/bin/control_plane_bench" --server "$(cat "$work/ready")" --clients "$clients" \
-  --seconds "$seconds" --json >"$work/ours.jsonl"
+  --seconds "$seconds" --server-pid "$server_pid" --floor --json >"$work/ours.jsonl"
 stop_pids
 
 echo
