@@ -12,6 +12,11 @@
 // same: Lock/Unlock, MutexLock, and waiting until an absl::Condition holds,
 // re-evaluated whenever the mutex is released, optionally with a timeout or
 // a deadline. The waits never poll.
+//
+// Await wakes every waiter of the mutex on each release, which is simple and
+// right while waiters are few. Where many threads wait for different things
+// (idle workers, readers of one partition each), CondVar wakes only the
+// threads that wait on it.
 #ifndef VIPU_BASE_MUTEX_H_
 #define VIPU_BASE_MUTEX_H_
 
@@ -64,6 +69,8 @@ class ABSL_LOCKABLE Mutex {
   }
 
  private:
+  friend class CondVar;
+
   // Longer waits than this are waits without a deadline (a steady-clock
   // time point this far ahead would overflow).
   static constexpr absl::Duration kForever = absl::Hours(24 * 365 * 100);
@@ -88,6 +95,54 @@ class ABSL_LOCKABLE Mutex {
   std::mutex mu_;
   std::condition_variable cv_;
   int waiters_ = 0;  // threads inside Wait; changed and read with mu_ held
+};
+
+// A condition variable used with one Mutex: Signal wakes one of its waiters,
+// SignalAll all of them, and no other thread. Waits may end spuriously, so
+// callers wait in a loop on their condition. Thread-safe; must outlive its
+// waiters.
+class CondVar {
+ public:
+  CondVar() = default;
+  CondVar(const CondVar&) = delete;
+  CondVar& operator=(const CondVar&) = delete;
+
+  // Releases `mu` until signalled, then returns with it held again.
+  void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { WaitUntil(mu, nullptr); }
+  // Same, giving up at `deadline`; returns false when the deadline passed.
+  bool WaitWithDeadline(Mutex* mu, absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (deadline == absl::InfiniteFuture()) {
+      WaitUntil(mu, nullptr);
+      return true;
+    }
+    const absl::Duration left = std::max(deadline - absl::Now(), absl::ZeroDuration());
+    if (left >= Mutex::kForever) {
+      WaitUntil(mu, nullptr);
+      return true;
+    }
+    const auto until = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(left);
+    return WaitUntil(mu, &until);
+  }
+
+  void Signal() { cv_.notify_one(); }
+  void SignalAll() { cv_.notify_all(); }
+
+ private:
+  bool WaitUntil(Mutex* mu, const std::chrono::steady_clock::time_point* until) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    // This release must wake the mutex's Await waiters as Unlock would.
+    if (mu->waiters_ > 0) mu->cv_.notify_all();
+    bool in_time = true;
+    if (until == nullptr) {
+      cv_.wait(lock);
+    } else {
+      in_time = cv_.wait_until(lock, *until) == std::cv_status::no_timeout;
+    }
+    lock.release();  // held again, and still the caller's to release
+    return in_time;
+  }
+
+  std::condition_variable cv_;
 };
 
 // Holds a Mutex for its scope.

@@ -13,8 +13,9 @@ PartitionWatch::Ticket PartitionWatch::Watch(const std::string& partition_id) {
 void PartitionWatch::Announce(const std::string& partition_id) {
   vipu::MutexLock lock(&mu_);
   auto it = entries_.find(partition_id);
-  // Waiters re-check their condition when the mutex is released.
-  if (it != entries_.end()) ++it->second.changes;
+  if (it == entries_.end()) return;
+  ++it->second.changes;
+  it->second.changed.SignalAll();
 }
 
 size_t PartitionWatch::watched() const {
@@ -32,12 +33,11 @@ bool PartitionWatch::Wait(const std::string& partition_id, uint64_t seen, absl::
   vipu::MutexLock lock(&mu_);
   // The ticket keeps the entry alive, so the reference stays valid while
   // the mutex is released inside the wait.
-  struct Changed {
-    const uint64_t* changes;
-    uint64_t seen;
-    bool operator()() const { return *changes != seen; }
-  } changed{&entries_[partition_id].changes, seen};
-  return mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  Entry& e = entries_[partition_id];
+  while (e.changes == seen) {
+    if (!e.changed.WaitWithDeadline(&mu_, deadline)) return e.changes != seen;
+  }
+  return true;
 }
 
 }  // namespace vipu::server

@@ -58,6 +58,10 @@ class PartitionWatch {
   struct Entry {
     uint64_t changes = 0;
     int readers = 0;
+    // Announce wakes the readers of this partition only: with one wait per
+    // client, waking every reader on every change would cost a wake-up per
+    // client per change.
+    vipu::CondVar changed;
   };
   void Unwatch(const std::string& partition_id) ABSL_LOCKS_EXCLUDED(mu_);
   bool Wait(const std::string& partition_id, uint64_t seen, absl::Time deadline)

@@ -24,6 +24,9 @@ class WorkQueue {
     vipu::MutexLock lock(&mu_);
     if (stopping_) return;
     jobs_.push_back(std::move(job));
+    // One idle worker is enough; waking all of them for each job would
+    // cost a wake-up per worker per job.
+    has_work_.Signal();
   }
 
   // Runs what is queued, then joins the threads. Idempotent.
@@ -31,6 +34,7 @@ class WorkQueue {
     {
       vipu::MutexLock lock(&mu_);
       stopping_ = true;
+      has_work_.SignalAll();
     }
     for (std::thread& t : workers_) {
       if (t.joinable()) t.join();
@@ -47,7 +51,7 @@ class WorkQueue {
       std::function<void()> job;
       {
         vipu::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &WorkQueue::HasWorkOrStopping));
+        while (!HasWorkOrStopping()) has_work_.Wait(&mu_);
         if (jobs_.empty()) return;
         job = std::move(jobs_.front());
         jobs_.pop_front();
@@ -58,6 +62,7 @@ class WorkQueue {
 
   vipu::Mutex mu_;
   std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
+  vipu::CondVar has_work_;  // signalled with mu_ held when a job or Stop arrives
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };

@@ -1,9 +1,11 @@
 // vipu::Mutex: waits end when the condition holds, time out when it does not,
-// and the object may go as soon as a waiter returns.
+// and the object may go as soon as a waiter returns; CondVar wakes its own
+// waiters only.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -100,6 +102,77 @@ TEST(MutexTest, ObjectMayGoAsSoonAsTheWaiterReturns) {
     flag.reset();  // the setter may still be inside Unlock
     setter.join();
   }
+}
+
+}  // namespace
+}  // namespace vipu
+
+namespace vipu {
+namespace {
+
+TEST(CondVarTest, SignalWakesAWaiterThatChecksItsCondition) {
+  Mutex mu;
+  CondVar cv;
+  bool ready = false;
+  std::thread waiter([&] {
+    MutexLock lock(&mu);
+    while (!ready) cv.Wait(&mu);
+  });
+  {
+    MutexLock lock(&mu);
+    ready = true;
+    cv.Signal();
+  }
+  waiter.join();
+  SUCCEED();
+}
+
+TEST(CondVarTest, DeadlinePassesWithoutSignal) {
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
+  EXPECT_FALSE(cv.WaitWithDeadline(&mu, absl::Now() + absl::Milliseconds(10)));
+  EXPECT_FALSE(cv.WaitWithDeadline(&mu, absl::InfinitePast()));
+}
+
+TEST(CondVarTest, SignalAllWakesEveryWaiter) {
+  Mutex mu;
+  CondVar cv;
+  bool go = false;
+  int woken = 0;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 4; ++i) {
+    waiters.emplace_back([&] {
+      MutexLock lock(&mu);
+      while (!go) cv.Wait(&mu);
+      ++woken;
+    });
+  }
+  {
+    MutexLock lock(&mu);
+    go = true;
+    cv.SignalAll();
+  }
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(woken, 4);
+}
+
+TEST(CondVarTest, WaitingReleasesTheMutexForAwaitWaiters) {
+  // A thread in CondVar::Wait must let a thread in Mutex::Await see the
+  // change made before the wait.
+  Mutex mu;
+  CondVar cv;
+  bool changed = false, done = false;
+  std::thread awaiter([&] {
+    MutexLock lock(&mu);
+    mu.Await(absl::Condition(&changed));
+    done = true;
+    cv.Signal();
+  });
+  MutexLock lock(&mu);
+  changed = true;
+  while (!done) cv.Wait(&mu);
+  awaiter.join();  // it released the mutex before it ends
 }
 
 }  // namespace
