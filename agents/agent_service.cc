@@ -15,6 +15,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "spdlog/spdlog.h"
 #include "tls/peer_identity.h"
+#include "wire/status.h"
 
 namespace vipu::agents {
 namespace {
@@ -108,13 +109,13 @@ grpc::Status AgentService::ConfigurePartition(grpc::ServerContext* context,
   if (grpc::Status s = RequireServer(context, "ConfigurePartition"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::StatusOr<PartitionConfig> config = FromProto(*request);
-  if (!config.ok()) return ToGrpcStatus(config.status());
+  if (!config.ok()) return wire::ToGrpc(config.status());
   absl::Status status = machine_->Configure(*config);
   if (!status.ok()) {
     spdlog::warn("agent {}: configure partition {} generation {} refused: {}", machine_->agent_id(),
                  request->partition_id(), request->generation(), std::string(status.message()));
   }
-  return ToGrpcStatus(status);
+  return wire::ToGrpc(status);
 }
 
 grpc::Status AgentService::ResetPartition(grpc::ServerContext* context,
@@ -128,7 +129,7 @@ grpc::Status AgentService::ResetPartition(grpc::ServerContext* context,
     spdlog::warn("agent {}: reset partition {} generation {} refused: {}", machine_->agent_id(),
                  request->partition_id(), request->generation(), std::string(status.message()));
   }
-  return ToGrpcStatus(status);
+  return wire::ToGrpc(status);
 }
 
 grpc::Status AgentService::ReleasePartition(grpc::ServerContext* context,
@@ -142,7 +143,7 @@ grpc::Status AgentService::ReleasePartition(grpc::ServerContext* context,
     spdlog::warn("agent {}: release partition {} generation {} refused: {}", machine_->agent_id(),
                  request->partition_id(), request->generation(), std::string(status.message()));
   }
-  return ToGrpcStatus(status);
+  return wire::ToGrpc(status);
 }
 
 grpc::Status AgentService::SetTopology(grpc::ServerContext* context,
@@ -152,8 +153,8 @@ grpc::Status AgentService::SetTopology(grpc::ServerContext* context,
   if (grpc::Status s = RequireServer(context, "SetTopology"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
   absl::StatusOr<MachineTopology> topology = FromProto(*request);
-  if (!topology.ok()) return ToGrpcStatus(topology.status());
-  return ToGrpcStatus(machine_->SetTopology(std::move(*topology)));
+  if (!topology.ok()) return wire::ToGrpc(topology.status());
+  return wire::ToGrpc(machine_->SetTopology(std::move(*topology)));
 }
 
 grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
@@ -176,7 +177,7 @@ grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
   if (request->has_ipu()) fault.ipu = request->ipu();
   if (request->has_link()) fault.link = request->link();
   fault.duration_ms = request->duration_ms();
-  if (absl::Status s = fabric::ValidateFaultRequest(fault); !s.ok()) return ToGrpcStatus(s);
+  if (absl::Status s = fabric::ValidateFaultRequest(fault); !s.ok()) return wire::ToGrpc(s);
 
   absl::StatusOr<std::string> description;
   switch (fault.kind) {
@@ -199,7 +200,7 @@ grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
     default:
       break;
   }
-  if (!description.ok()) return ToGrpcStatus(description.status());
+  if (!description.ok()) return wire::ToGrpc(description.status());
   reply->set_description(*description);
   return grpc::Status::OK;
 }
@@ -232,7 +233,7 @@ grpc::Status AgentService::CheckPartition(grpc::ServerContext* context,
                                           vipuagent::CheckPartitionReply*) {
   if (grpc::Status s = Gate(context); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
-  return ToGrpcStatus(machine_->CheckPartition(request->partition_id(), request->generation()));
+  return wire::ToGrpc(machine_->CheckPartition(request->partition_id(), request->generation()));
 }
 
 std::shared_ptr<vipuagent::Agent::Stub> AgentService::PeerStub(const PartitionMember& member) {
@@ -269,7 +270,7 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload: is required");
   }
   absl::StatusOr<PartitionConfig> config = machine_->Config(request->partition_id());
-  if (!config.ok()) return ToGrpcStatus(config.status());
+  if (!config.ok()) return wire::ToGrpc(config.status());
   if (request->generation() != 0 && request->generation() != config->generation) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         absl::StrCat("generation: partition ", request->partition_id(),
@@ -283,7 +284,7 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
   shape.torus = config->routing == fabric::RoutingType::kRingSwnc;
   absl::StatusOr<WorkloadRun> run =
       PredictRun(FromProto(request->workload()), shape, request->steps());
-  if (!run.ok()) return ToGrpcStatus(run.status());
+  if (!run.ok()) return wire::ToGrpc(run.status());
 
   // Every machine of the partition must hold it healthy at this generation.
   std::vector<std::string> faults;
