@@ -66,9 +66,9 @@ std::vector<AgentDriver::MachineCall> AgentDriver::GroupByMachine(
 }
 
 std::vector<AgentDriver::MachineCall*> AgentDriver::Connected(
-    std::vector<MachineCall>& calls, std::vector<std::string>* errors) const {
+    std::vector<MachineCall>* calls, std::vector<std::string>* errors) const {
   std::vector<MachineCall*> connected;
-  for (MachineCall& call : calls) {
+  for (MachineCall& call : *calls) {
     std::optional<LiveAgent> agent = registry_->Get(call.address.agent_id);
     if (!agent) {
       errors->push_back(NotConnected(call.address.agent_id));
@@ -145,7 +145,7 @@ std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& part
                                             uint64_t generation) {
   std::vector<MachineCall> calls = GroupByMachine(partition);
   std::vector<std::string> errors;
-  std::vector<MachineCall*> connected = Connected(calls, &errors);
+  std::vector<MachineCall*> connected = Connected(&calls, &errors);
   ConfigPlan plan;
   if (op != Op::kRelease) plan = PlanConfig(partition, calls);
   RunAll(op, partition, generation, plan, connected);

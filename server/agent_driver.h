@@ -74,7 +74,7 @@ class AgentDriver {
   static std::vector<MachineCall> GroupByMachine(const fabric::Partition& partition);
   // The machines the registry knows, with their addresses; a "not
   // connected" error for each of the others.
-  std::vector<MachineCall*> Connected(std::vector<MachineCall>& calls,
+  std::vector<MachineCall*> Connected(std::vector<MachineCall>* calls,
                                       std::vector<std::string>* errors) const;
   ConfigPlan PlanConfig(const fabric::Partition& partition,
                         const std::vector<MachineCall>& calls) const;
