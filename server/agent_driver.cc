@@ -1,9 +1,11 @@
-// AgentDriver: configure, reset and release a partition on its machines in parallel; agent stubs.
+// AgentDriver: configure, reset and release a partition on its machines in parallel.
 #include "server/agent_driver.h"
 
-#include <grpcpp/grpcpp.h>
+#include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "base/mutex.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
@@ -29,184 +31,139 @@ class Latch {
   int n_ ABSL_GUARDED_BY(mu_);
 };
 
-// One machine's part of an operation: the call's state lives here until its
-// callback has run.
-struct MachineCall {
-  std::string agent_id;
-  std::vector<uint32_t> ipus;
-  grpc::ClientContext ctx;
-  vipuagent::ConfigurePartitionRequest configure;
-  vipuagent::ConfigurePartitionReply configure_reply;
-  vipuagent::ResetPartitionRequest reset;
-  vipuagent::ResetPartitionReply reset_reply;
-  vipuagent::ReleasePartitionRequest release;
-  vipuagent::ReleasePartitionReply release_reply;
-  grpc::Status status;
-  std::shared_ptr<vipuagent::Agent::Stub> stub;
-};
-
-std::string Describe(const std::string& agent_id, const grpc::Status& s) {
-  return absl::StrCat("agent ", agent_id, ": ",
-                      s.error_message().empty() ? "call failed" : s.error_message(), " (",
-                      s.error_code(), ")");
+std::string NotConnected(const std::string& agent_id) {
+  return absl::StrCat("agent ", agent_id, ": not connected");
 }
 
 }  // namespace
 
-std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubFor(const LiveAgent& agent) {
-  return StubAt(agent.id, agent.host, agent.port);
+std::optional<AgentAddress> AgentAddressOf(const AgentRegistry& registry,
+                                           const std::string& agent_id) {
+  std::optional<AgentEndpoint> endpoint = registry.EndpointOf(agent_id);
+  if (!endpoint) return std::nullopt;
+  return AgentAddress{agent_id, endpoint->host, endpoint->port};
 }
 
-std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::StubAt(const std::string& agent_id,
-                                                            const std::string& host,
-                                                            uint32_t port) {
-  std::string address = absl::StrCat(host, ":", port);
-  vipu::MutexLock lock(&mu_);
-  auto [seen, inserted] = address_of_.try_emplace(agent_id, address);
-  if (!inserted && seen->second != address) {
-    // The agent moved: the old address loses a user.
-    auto old = channels_.find(seen->second);
-    if (old != channels_.end() && --old->second.agents == 0) channels_.erase(old);
-    seen->second = address;
-    inserted = true;
-  }
-  Channel& channel = channels_[address];
-  if (inserted) ++channel.agents;
-  if (!channel.stub) {
-    std::shared_ptr<grpc::Channel> created;
-    if (credentials_) {
-      // The agent proves it is `agent_id`: its certificate must carry SAN
-      // DNS:<agent-id>. Agents sharing an address share a certificate
-      // naming all of them, so the first one's id stands for the channel.
-      grpc::ChannelArguments args;
-      args.SetSslTargetNameOverride(agent_id);
-      created = grpc::CreateCustomChannel(address, credentials_, args);
-    } else {
-      created = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-    }
-    channel.stub = std::shared_ptr<vipuagent::Agent::Stub>(vipuagent::Agent::NewStub(created));
-  }
-  return channel.stub;
+std::string DescribeAgentError(const std::string& agent_id, const absl::Status& status) {
+  return absl::StrCat("agent ", agent_id, ": ",
+                      status.message().empty() ? "call failed" : status.message(), " (",
+                      static_cast<int>(status.code()), ")");
 }
 
-std::shared_ptr<vipuagent::Agent::Stub> AgentDriver::Stub(const std::string& agent_id) {
-  std::optional<AgentEndpoint> endpoint = registry_->EndpointOf(agent_id);
-  if (!endpoint) return nullptr;
-  return StubAt(agent_id, endpoint->host, endpoint->port);
-}
-
-std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& partition,
-                                            uint64_t generation) {
-  // Group the partition's IPUs by machine, keeping the partition's order.
-  std::vector<std::unique_ptr<MachineCall>> calls;
-  std::map<std::string, MachineCall*> by_agent;
+std::vector<AgentDriver::MachineCall> AgentDriver::GroupByMachine(
+    const fabric::Partition& partition) {
+  std::vector<MachineCall> calls;
+  std::map<std::string, size_t> index_of;
   for (const fabric::PartitionIpu& ipu : partition.ipus) {
-    MachineCall*& call = by_agent[ipu.ipu.agent_id];
-    if (call == nullptr) {
-      calls.push_back(std::make_unique<MachineCall>());
-      call = calls.back().get();
-      call->agent_id = ipu.ipu.agent_id;
+    auto [it, inserted] = index_of.try_emplace(ipu.ipu.agent_id, calls.size());
+    if (inserted) {
+      calls.emplace_back();
+      calls.back().address.agent_id = ipu.ipu.agent_id;
     }
-    call->ipus.push_back(ipu.ipu.ipu);
+    calls[it->second].ipus.push_back(ipu.ipu.ipu);
   }
+  return calls;
+}
 
-  std::vector<std::string> errors;
-  std::vector<MachineCall*> started;
-  for (auto& call : calls) {
-    std::optional<LiveAgent> agent = registry_->Get(call->agent_id);
+std::vector<AgentDriver::MachineCall*> AgentDriver::Connected(
+    std::vector<MachineCall>* calls, std::vector<std::string>* errors) const {
+  std::vector<MachineCall*> connected;
+  for (MachineCall& call : *calls) {
+    std::optional<LiveAgent> agent = registry_->Get(call.address.agent_id);
     if (!agent) {
-      errors.push_back(absl::StrCat("agent ", call->agent_id, ": not connected"));
+      errors->push_back(NotConnected(call.address.agent_id));
       continue;
     }
-    call->stub = StubFor(*agent);
-    call->ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
-    started.push_back(call.get());
+    call.address.host = agent->host;
+    call.address.port = agent->port;
+    connected.push_back(&call);
   }
+  return connected;
+}
 
-  // What each machine owns besides its IPUs, and where the others are.
-  std::map<std::string, std::vector<uint32_t>> ports;
-  std::vector<vipuagent::PartitionMember> members;
-  if (op == Op::kConfigure || op == Op::kReset) {
-    if (link_ports_) {
-      auto planned = link_ports_(partition);
-      if (planned.ok()) {
-        ports = std::move(*planned);
-      } else {
-        spdlog::warn("partition {}: no link ports claimed: {}", partition.id,
-                     std::string(planned.status().message()));
-      }
-    }
-    for (auto& call : calls) {
-      vipuagent::PartitionMember m;
-      m.set_agent_id(call->agent_id);
-      if (std::optional<LiveAgent> live = registry_->Get(call->agent_id)) {
-        m.set_host(live->host);
-        m.set_port(live->port);
-      }
-      if (m.port() != 0) members.push_back(std::move(m));
+AgentDriver::ConfigPlan AgentDriver::PlanConfig(const fabric::Partition& partition,
+                                                const std::vector<MachineCall>& calls) const {
+  ConfigPlan plan;
+  if (link_ports_) {
+    auto planned = link_ports_(partition);
+    if (planned.ok()) {
+      plan.ports = std::move(*planned);
+    } else {
+      spdlog::warn("partition {}: no link ports claimed: {}", partition.id,
+                   std::string(planned.status().message()));
     }
   }
+  for (const MachineCall& call : calls) {
+    std::optional<LiveAgent> live = registry_->Get(call.address.agent_id);
+    if (!live || live->port == 0) continue;
+    plan.members.push_back({call.address.agent_id, live->host, live->port});
+  }
+  return plan;
+}
 
-  auto configure_request = [&](MachineCall* c) {
-    c->configure.set_agent_id(c->agent_id);
-    c->configure.set_partition_id(partition.id);
-    c->configure.set_generation(generation);
-    for (uint32_t i : c->ipus) c->configure.add_ipus(i);
-    c->configure.set_ipulink_routing_type(
-        static_cast<virmgrpc::IpuLinkRoutingType>(partition.routing));
-    c->configure.set_gw_routing_type(
-        static_cast<virmgrpc::GatewayRoutingType>(partition.gw_routing));
-    c->configure.set_sync_type(static_cast<virmgrpc::SyncType>(partition.sync_type));
-    c->configure.set_partition_size(partition.size());
-    c->configure.set_num_ilds(partition.num_ilds);
-    for (uint32_t port : ports[c->agent_id]) c->configure.add_link_ports(port);
-    for (const auto& m : members) *c->configure.add_members() = m;
-  };
+AgentPartitionConfig AgentDriver::ConfigFor(const fabric::Partition& partition, uint64_t generation,
+                                            const MachineCall& call, const ConfigPlan& plan) {
+  AgentPartitionConfig config;
+  config.partition = {partition.id, generation};
+  config.ipus = call.ipus;
+  config.routing = partition.routing;
+  config.gw_routing = partition.gw_routing;
+  config.sync_type = partition.sync_type;
+  config.partition_size = partition.size();
+  config.num_ilds = partition.num_ilds;
+  auto ports = plan.ports.find(call.address.agent_id);
+  if (ports != plan.ports.end()) config.link_ports = ports->second;
+  config.members = plan.members;
+  return config;
+}
 
-  Latch latch(static_cast<int>(started.size()));
-  for (MachineCall* c : started) {
-    auto done = [c, &latch](grpc::Status s) {
+void AgentDriver::RunAll(Op op, const fabric::Partition& partition, uint64_t generation,
+                         const ConfigPlan& plan, const std::vector<MachineCall*>& calls) {
+  Latch latch(static_cast<int>(calls.size()));
+  const AgentPartitionRef ref{partition.id, generation};
+  for (MachineCall* c : calls) {
+    auto done = [c, &latch](absl::Status s) {
       c->status = std::move(s);
       latch.CountDown();
     };
     switch (op) {
       case Op::kConfigure:
-        configure_request(c);
-        c->stub->async()->ConfigurePartition(&c->ctx, &c->configure, &c->configure_reply, done);
+        client_->Configure(c->address, ConfigFor(partition, generation, *c, plan), done);
         break;
       case Op::kReset:
-        c->reset.set_agent_id(c->agent_id);
-        c->reset.set_partition_id(partition.id);
-        c->reset.set_generation(generation);
-        c->stub->async()->ResetPartition(&c->ctx, &c->reset, &c->reset_reply, done);
+        client_->Reset(c->address, ref, done);
         break;
       case Op::kRelease:
-        c->release.set_agent_id(c->agent_id);
-        c->release.set_partition_id(partition.id);
-        c->release.set_generation(generation);
-        c->stub->async()->ReleasePartition(&c->ctx, &c->release, &c->release_reply, done);
+        client_->Release(c->address, ref, done);
         break;
     }
   }
   latch.Wait();
+}
+
+std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& partition,
+                                            uint64_t generation) {
+  std::vector<MachineCall> calls = GroupByMachine(partition);
+  std::vector<std::string> errors;
+  std::vector<MachineCall*> connected = Connected(&calls, &errors);
+  ConfigPlan plan;
+  if (op != Op::kRelease) plan = PlanConfig(partition, calls);
+  RunAll(op, partition, generation, plan, connected);
 
   std::vector<MachineCall*> reconfigure;
-  for (MachineCall* c : started) {
+  for (MachineCall* c : connected) {
     if (c->status.ok()) continue;
-    if (op == Op::kReset && c->status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    if (op == Op::kReset && absl::IsNotFound(c->status)) {
       reconfigure.push_back(c);
       continue;
     }
-    errors.push_back(Describe(c->agent_id, c->status));
+    errors.push_back(DescribeAgentError(c->address.agent_id, c->status));
   }
   // Machines that lost the partition get it configured afresh, one at a
   // time: this is the rare path after an agent restart.
   for (MachineCall* c : reconfigure) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
-    configure_request(c);
-    grpc::Status s = c->stub->ConfigurePartition(&ctx, c->configure, &c->configure_reply);
-    if (!s.ok()) errors.push_back(Describe(c->agent_id, s));
+    absl::Status s = client_->ConfigureSync(c->address, ConfigFor(partition, generation, *c, plan));
+    if (!s.ok()) errors.push_back(DescribeAgentError(c->address.agent_id, s));
   }
   return errors;
 }
@@ -215,16 +172,10 @@ std::vector<std::string> AgentDriver::ReleaseOn(const std::string& agent_id,
                                                 const std::string& partition_id,
                                                 uint64_t generation) {
   std::optional<LiveAgent> agent = registry_->Get(agent_id);
-  if (!agent) return {absl::StrCat("agent ", agent_id, ": not connected")};
-  grpc::ClientContext ctx;
-  ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
-  vipuagent::ReleasePartitionRequest req;
-  req.set_agent_id(agent_id);
-  req.set_partition_id(partition_id);
-  req.set_generation(generation);
-  vipuagent::ReleasePartitionReply reply;
-  grpc::Status s = StubFor(*agent)->ReleasePartition(&ctx, req, &reply);
-  if (!s.ok()) return {Describe(agent_id, s)};
+  if (!agent) return {NotConnected(agent_id)};
+  absl::Status s =
+      client_->ReleaseSync({agent_id, agent->host, agent->port}, {partition_id, generation});
+  if (!s.ok()) return {DescribeAgentError(agent_id, s)};
   return {};
 }
 

@@ -1,36 +1,45 @@
-// Drives the agents of a partition over the agent API: configure, reset and
-// release its IPUs on every machine it spans, in parallel, with a deadline.
+// Drives the agents of a partition through an AgentClient: configure, reset
+// and release its IPUs on every machine it spans, in parallel, with the
+// client's deadline.
 #ifndef VIPU_SERVER_AGENT_DRIVER_H_
 #define VIPU_SERVER_AGENT_DRIVER_H_
 
 #include <functional>
 #include <map>
-#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
-#include "base/mutex.h"
 #include "fabric/types.h"
-#include "grpcpp/security/credentials.h"
+#include "server/agent_client.h"
 #include "server/agent_registry.h"
-#include "vipu_agent.grpc.pb.h"
 
 namespace vipu::server {
 
+// Where the registry has `agent_id` now; nullopt when it is not registered.
+std::optional<AgentAddress> AgentAddressOf(const AgentRegistry& registry,
+                                           const std::string& agent_id);
+
+// "agent <id>: <message> (<code>)", the form partition errors name a
+// machine's failure in ("call failed" for an empty message).
+std::string DescribeAgentError(const std::string& agent_id, const absl::Status& status);
+
+// Does not own `registry` or `client`, which must outlive it. Thread-safe
+// once set_link_ports has been called (or never is).
 class AgentDriver {
  public:
-  AgentDriver(const AgentRegistry* registry, absl::Duration deadline)
-      : registry_(registry), deadline_(deadline) {}
+  AgentDriver(const AgentRegistry* registry, AgentClient* client)
+      : registry_(registry), client_(client) {}
 
   enum class Op { kConfigure, kReset, kRelease };
 
   // Applies `op` for the partition at `generation` on every machine holding
-  // its IPUs. Returns one message per machine that failed, naming the
-  // machine; empty when all succeeded. kReset falls back to kConfigure on a
-  // machine that no longer holds the partition (it lost it in a restart).
+  // its IPUs, waiting for all of them. Returns one message per machine that
+  // failed, naming the machine; empty when all succeeded. kReset falls back
+  // to kConfigure on a machine that no longer holds the partition (it lost
+  // it in a restart).
   std::vector<std::string> Apply(Op op, const fabric::Partition& partition, uint64_t generation);
 
   // Owned link ports per machine of a partition (fabric::PartitionPorts),
@@ -40,43 +49,45 @@ class AgentDriver {
   // Unset: no ports are claimed (agents then check no link ownership).
   void set_link_ports(PortsFn fn) { link_ports_ = std::move(fn); }
 
-  // Secure mode: channels to agents use `credentials` (mutual TLS with the
-  // server's certificate) and verify the agent's certificate against the
-  // agent id (GRPC_SSL_TARGET_NAME_OVERRIDE_ARG), not its host. Null:
-  // plaintext. Set before the first call.
-  void set_channel_credentials(std::shared_ptr<grpc::ChannelCredentials> credentials) {
-    credentials_ = std::move(credentials);
-  }
-
-  // A stub for a registered agent at its current address; nullptr when the
-  // agent is not registered. For the calls this class does not wrap.
-  std::shared_ptr<vipuagent::Agent::Stub> Stub(const std::string& agent_id);
-  // The stub for `agent_id` at host:port. Agents at one address (a process
-  // serving many machines on a shared port) share one channel: 16,384
-  // machines in 16 processes are 16 channels, not 16,384.
-  std::shared_ptr<vipuagent::Agent::Stub> StubAt(const std::string& agent_id,
-                                                 const std::string& host, uint32_t port);
-  absl::Duration deadline() const { return deadline_; }
-
   // Release of a partition that `agent_id` holds but the database does not
-  // want there (reconciliation).
+  // want there (reconciliation). Returns the failure as Apply does.
   std::vector<std::string> ReleaseOn(const std::string& agent_id, const std::string& partition_id,
                                      uint64_t generation);
 
+  // The client the driver calls agents through.
+  AgentClient* client() const { return client_; }
+
  private:
-  std::shared_ptr<vipuagent::Agent::Stub> StubFor(const LiveAgent& agent);
+  // One machine's part of an operation.
+  struct MachineCall {
+    AgentAddress address;  // agent_id always; host and port once connected
+    std::vector<uint32_t> ipus;
+    absl::Status status;
+  };
+  // What every machine is told on configure besides its IPUs.
+  struct ConfigPlan {
+    std::map<std::string, std::vector<uint32_t>> ports;  // by agent id
+    std::vector<AgentPartitionMember> members;
+  };
+
+  // The partition's IPUs grouped by machine, in the partition's order.
+  static std::vector<MachineCall> GroupByMachine(const fabric::Partition& partition);
+  // The machines the registry knows, with their addresses; a "not
+  // connected" error for each of the others.
+  std::vector<MachineCall*> Connected(std::vector<MachineCall>* calls,
+                                      std::vector<std::string>* errors) const;
+  ConfigPlan PlanConfig(const fabric::Partition& partition,
+                        const std::vector<MachineCall>& calls) const;
+  static AgentPartitionConfig ConfigFor(const fabric::Partition& partition, uint64_t generation,
+                                        const MachineCall& call, const ConfigPlan& plan);
+  // Starts `op` on every call in parallel and returns when all completed,
+  // each with its status.
+  void RunAll(Op op, const fabric::Partition& partition, uint64_t generation,
+              const ConfigPlan& plan, const std::vector<MachineCall*>& calls);
 
   const AgentRegistry* registry_;
-  const absl::Duration deadline_;
+  AgentClient* client_;
   PortsFn link_ports_;
-  std::shared_ptr<grpc::ChannelCredentials> credentials_;
-  struct Channel {
-    std::shared_ptr<vipuagent::Agent::Stub> stub;
-    size_t agents = 0;  // agents last seen at this address; the channel goes at 0
-  };
-  vipu::Mutex mu_;
-  std::map<std::string, std::string> address_of_ ABSL_GUARDED_BY(mu_);  // agent id -> host:port
-  std::map<std::string, Channel> channels_ ABSL_GUARDED_BY(mu_);        // host:port -> channel
 };
 
 }  // namespace vipu::server

@@ -1,8 +1,6 @@
 // ClusterTester::Run: the `test cluster` tests, fanned out to the cluster's agents and summarised.
 #include "server/cluster_tester.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include <future>
 #include <map>
 #include <set>
@@ -11,10 +9,10 @@
 #include "absl/strings/str_join.h"
 #include "base/mutex.h"
 #include "fabric/validation.h"
+#include "server/agent_driver.h"
 #include "server/cluster_links.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
-#include "vipu_agent.grpc.pb.h"
 #include "wire/attribute_names.h"
 
 namespace vipu::server {
@@ -25,8 +23,8 @@ namespace {
 struct AgentAnswer {
   bool ok = false;
   std::string error;
-  std::map<uint32_t, vipuagent::LinkHealth> ports;
-  std::vector<vipuagent::IpuHealth> ipus;
+  std::map<uint32_t, AgentLinkHealth> ports;
+  std::vector<AgentIpuHealth> ipus;
 };
 
 using Answers = std::map<std::string, AgentAnswer>;
@@ -60,8 +58,8 @@ std::string EndFault(const fabric::Link& link, const fabric::LinkEnd& end, const
   if (p == it->second.ports.end()) {
     return absl::StrCat("agent ", end.agent_id, " does not know port ", end.port);
   }
-  if (p->second.state() != vipuagent::LINK_STATE_TRAINED) {
-    return absl::StrCat("down (reported by ", end.agent_id, ", ", p->second.error_count(),
+  if (!p->second.trained) {
+    return absl::StrCat("down (reported by ", end.agent_id, ", ", p->second.error_count,
                         " errors)");
   }
   (void)link;
@@ -127,13 +125,13 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
   spdlog::info("test cluster {}: {} agents{}", cluster_id, agents.size(),
                partitions > 0 ? " (forced while partitions exist)" : "");
 
-  const absl::Duration deadline = driver_->deadline();
+  const absl::Duration deadline = agents_->deadline();
   std::vector<TestOutcome> out;
   // The cabling test compares what each port discovered with the plan: make
   // sure every reachable agent has been told the plan (a fresh registration
   // may not have been yet). An agent that cannot be told fails below.
   for (const std::string& agent : agents) {
-    EnsureTopology(driver_, registry_, *links, agent, deadline).IgnoreError();
+    EnsureTopology(agents_, registry_, *links, agent, deadline).IgnoreError();
   }
 
   // Version: every agent answers with the same component versions.
@@ -145,27 +143,21 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
       agents,
       [&](const std::string& agent) {
         AgentAnswer a;
-        auto stub = driver_->Stub(agent);
-        if (!stub) {
+        std::optional<AgentAddress> address = AgentAddressOf(*registry_, agent);
+        if (!address) {
           a.error = "not connected";
           return a;
         }
-        grpc::ClientContext ctx;
-        ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-        vipuagent::GetInfoRequest req;
-        req.set_agent_id(agent);
-        vipuagent::GetInfoReply reply;
-        grpc::Status st = stub->GetInfo(&ctx, req, &reply);
-        if (!st.ok()) {
-          a.error = st.error_message();
+        absl::StatusOr<AgentInfo> info = agents_->GetInfoSync(*address);
+        if (!info.ok()) {
+          a.error = std::string(info.status().message());
           return a;
         }
         std::string v;
-        for (const auto& d : reply.machine().details()) {
-          if (d.name() == wire::kMachineVirmVersion || d.name() == wire::kMachineRuntimeVersion ||
-              d.name() == wire::kMachineGwswVersion ||
-              d.name() == wire::kMachineIpuofServerVersion) {
-            absl::StrAppend(&v, d.name(), "=", d.value(), " ");
+        for (const auto& [name, value] : info->details) {
+          if (name == wire::kMachineVirmVersion || name == wire::kMachineRuntimeVersion ||
+              name == wire::kMachineGwswVersion || name == wire::kMachineIpuofServerVersion) {
+            absl::StrAppend(&v, name, "=", value, " ");
           }
         }
         vipu::MutexLock lock(&version_mu);
@@ -191,29 +183,23 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
                             "All component versions are consistent", "agents"));
   }
 
-  auto test_links = [&](vipuagent::LinkTestKind kind, double* secs) {
+  auto test_links = [&](AgentLinkTest kind, double* secs) {
     return FanOut(
         agents,
         [&, kind](const std::string& agent) {
           AgentAnswer a;
-          auto stub = driver_->Stub(agent);
-          if (!stub) {
+          std::optional<AgentAddress> address = AgentAddressOf(*registry_, agent);
+          if (!address) {
             a.error = "not connected";
             return a;
           }
-          grpc::ClientContext ctx;
-          ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-          vipuagent::TestLinksRequest req;
-          req.set_agent_id(agent);
-          req.set_kind(kind);
-          vipuagent::TestLinksReply reply;
-          grpc::Status st = stub->TestLinks(&ctx, req, &reply);
-          if (!st.ok()) {
-            a.error = st.error_message();
+          absl::StatusOr<AgentLinkTestResult> result = agents_->TestLinksSync(*address, kind);
+          if (!result.ok()) {
+            a.error = std::string(result.status().message());
             return a;
           }
-          for (const auto& l : reply.links()) a.ports[l.port()] = l;
-          a.ipus.assign(reply.ipus().begin(), reply.ipus().end());
+          for (AgentLinkHealth& l : result->links) a.ports[l.port] = std::move(l);
+          a.ipus = std::move(result->ipus);
           a.ok = true;
           return a;
         },
@@ -222,7 +208,7 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
 
   // Cabling: each cable's ends discovered the expected peer.
   {
-    Answers answers = test_links(vipuagent::LINK_TEST_CABLING, &seconds);
+    Answers answers = test_links(AgentLinkTest::kCabling, &seconds);
     std::vector<std::string> failures;
     for (const fabric::Link& link : links->topology.links()) {
       if (link.kind != fabric::LinkKind::kIpuLink || link.cables == 0) continue;
@@ -236,8 +222,8 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
           break;
         }
         auto p = a.ports.find(self.port);
-        if (p == a.ports.end() || p->second.peer_agent_id() != peer.agent_id ||
-            p->second.peer_port() != peer.port) {
+        if (p == a.ports.end() || p->second.peer_agent_id != peer.agent_id ||
+            p->second.peer_port != peer.port) {
           fault = absl::StrCat(self.agent_id, " port ", self.port, " does not see ", peer.agent_id,
                                " port ", peer.port);
           break;
@@ -252,9 +238,8 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
                             "All cables connected as expected", "cables"));
   }
 
-  auto link_test = [&](vipuagent::LinkTestKind kind, fabric::LinkKind link_kind,
-                       const std::string& type, uint32_t total, const std::string& pass,
-                       const std::string& noun) {
+  auto link_test = [&](AgentLinkTest kind, fabric::LinkKind link_kind, const std::string& type,
+                       uint32_t total, const std::string& pass, const std::string& noun) {
     Answers answers = test_links(kind, &seconds);
     std::vector<std::string> failures;
     for (const fabric::Link& link : links->topology.links()) {
@@ -268,14 +253,14 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
     out.push_back(Summarise(type, seconds, total, std::move(failures),
                             total == 0 ? "GW Link test skipped" : pass, noun));
   };
-  link_test(vipuagent::LINK_TEST_SYNC, fabric::LinkKind::kSyncLink, "Sync-Link", counts.sync_cables,
+  link_test(AgentLinkTest::kSync, fabric::LinkKind::kSyncLink, "Sync-Link", counts.sync_cables,
             "Sync Link test passed", "sync cables");
-  link_test(vipuagent::LINK_TEST_TRAINING, fabric::LinkKind::kIpuLink, "Link-Training",
-            counts.ipu_links, "All Links Passed", "links");
+  link_test(AgentLinkTest::kTraining, fabric::LinkKind::kIpuLink, "Link-Training", counts.ipu_links,
+            "All Links Passed", "links");
 
   // Traffic: an all-to-all in each ILD needs every IPU and IPU-Link of it.
   {
-    Answers answers = test_links(vipuagent::LINK_TEST_TRAFFIC, &seconds);
+    Answers answers = test_links(AgentLinkTest::kTraffic, &seconds);
     std::vector<std::string> failures;
     for (uint32_t ild = 0; ild < links->layout.num_ilds(); ++ild) {
       std::string fault;
@@ -287,8 +272,8 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
           break;
         }
         for (const auto& ipu : a.ipus) {
-          if (!ipu.healthy()) {
-            fault = absl::StrCat("agent ", agent, " IPU ", ipu.index(), " error");
+          if (!ipu.healthy) {
+            fault = absl::StrCat("agent ", agent, " IPU ", ipu.index, " error");
             break;
           }
         }
@@ -304,7 +289,7 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
     out.push_back(Summarise("Traffic", seconds, counts.ilds, std::move(failures),
                             "Traffic test passed", "ILDs"));
   }
-  link_test(vipuagent::LINK_TEST_GW, fabric::LinkKind::kGwLink, "GW-Link", counts.gw_links,
+  link_test(AgentLinkTest::kGw, fabric::LinkKind::kGwLink, "GW-Link", counts.gw_links,
             "GW Link test passed", "GW-Link pairs");
 
   for (const TestOutcome& t : out) {

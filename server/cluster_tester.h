@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/agent_driver.h"
+#include "server/agent_client.h"
 #include "server/agent_registry.h"
 #include "storage/store.h"
 
@@ -28,8 +28,9 @@ struct TestOutcome {
 
 class ClusterTester {
  public:
-  ClusterTester(storage::Store* store, AgentRegistry* registry, AgentDriver* driver)
-      : store_(store), registry_(registry), driver_(driver) {}
+  // Does not own its arguments, which must outlive it.
+  ClusterTester(storage::Store* store, AgentRegistry* registry, AgentClient* agents)
+      : store_(store), registry_(registry), agents_(agents) {}
 
   // INVALID_ARGUMENT for a bad id, NOT_FOUND for an unknown cluster,
   // FAILED_PRECONDITION while partitions are on the cluster unless `force`
@@ -40,7 +41,7 @@ class ClusterTester {
  private:
   storage::Store* store_;
   AgentRegistry* registry_;
-  AgentDriver* driver_;
+  AgentClient* agents_;
 };
 
 }  // namespace vipu::server

@@ -1,14 +1,11 @@
 // FaultInjector::Inject: checks a fault request against the database and forwards it.
 #include "server/fault_injector.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/strings/str_cat.h"
+#include "server/agent_driver.h"
 #include "server/cluster_links.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
-#include "vipu_agent.grpc.pb.h"
-#include "wire/status.h"
 
 namespace vipu::server {
 
@@ -45,37 +42,28 @@ absl::StatusOr<std::string> FaultInjector::Inject(const fabric::FaultRequest& re
     }
     // The agent names the link from its topology: make sure it has it.
     if (absl::Status t =
-            EnsureTopology(driver_, registry_, *links, request.agent_id, driver_->deadline());
+            EnsureTopology(agents_, registry_, *links, request.agent_id, agents_->deadline());
         !t.ok()) {
       return t;
     }
   }
-  auto stub = driver_->Stub(request.agent_id);
-  if (!stub) {
+  std::optional<AgentAddress> address = AgentAddressOf(*registry_, request.agent_id);
+  if (!address) {
     return absl::UnavailableError(
         absl::StrCat("agent_id: agent '", request.agent_id, "' is not connected"));
   }
-  vipuagent::InjectFaultRequest wire;
-  wire.set_agent_id(request.agent_id);
-  wire.set_kind(static_cast<vipuagent::FaultKind>(request.kind));  // numbers equal
-  if (request.ipu) wire.set_ipu(*request.ipu);
-  if (request.link) wire.set_link(*request.link);
-  wire.set_duration_ms(request.duration_ms);
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + driver_->deadline()));
-  vipuagent::InjectFaultReply reply;
-  grpc::Status status = stub->InjectFault(&context, wire, &reply);
-  if (!status.ok()) {
-    if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
-        status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
-      return wire::FromGrpc(status);
+  absl::StatusOr<std::string> description = agents_->InjectFaultSync(*address, request);
+  if (!description.ok()) {
+    if (absl::IsInvalidArgument(description.status()) ||
+        absl::IsFailedPrecondition(description.status())) {
+      return description.status();
     }
     return absl::UnavailableError(
         absl::StrCat("agent_id: agent '", request.agent_id,
-                     "' did not take the fault: ", status.error_message()));
+                     "' did not take the fault: ", description.status().message()));
   }
-  spdlog::warn("fault injected by an administrator: {}", reply.description());
-  return reply.description();
+  spdlog::warn("fault injected by an administrator: {}", *description);
+  return description;
 }
 
 }  // namespace vipu::server

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "fabric/fault_request.h"
-#include "server/agent_driver.h"
+#include "server/agent_client.h"
 #include "server/agent_registry.h"
 #include "storage/store.h"
 
@@ -17,8 +17,9 @@ namespace vipu::server {
 
 class FaultInjector {
  public:
-  FaultInjector(storage::Store* store, AgentRegistry* registry, AgentDriver* driver)
-      : store_(store), registry_(registry), driver_(driver) {}
+  // Does not own its arguments, which must outlive it.
+  FaultInjector(storage::Store* store, AgentRegistry* registry, AgentClient* agents)
+      : store_(store), registry_(registry), agents_(agents) {}
 
   // The agent's description of what it did ("agent ag3: IPU 2 error").
   // INVALID_ARGUMENT (fabric::ValidateFaultRequest; a port with no link on
@@ -30,7 +31,7 @@ class FaultInjector {
  private:
   storage::Store* store_;
   AgentRegistry* registry_;
-  AgentDriver* driver_;
+  AgentClient* agents_;
 };
 
 }  // namespace vipu::server

@@ -1,21 +1,19 @@
 // HealthMonitor: marks agents Down, fails and auto-resets partitions, pushes topology.
 #include "server/health_monitor.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/strings/str_join.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
 
-HealthMonitor::HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentDriver* driver,
+HealthMonitor::HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentClient* agents,
                              PartitionController* controller, Options options)
     : store_(store),
       registry_(registry),
       controller_(controller),
       options_(options),
-      pusher_(driver, registry, {options.push_deadline, options.max_pushes_in_flight}) {}
+      pusher_(agents, registry, {options.push_deadline, options.max_pushes_in_flight}) {}
 
 HealthMonitor::~HealthMonitor() { Stop(); }
 

@@ -20,7 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
-#include "server/agent_driver.h"
+#include "server/agent_client.h"
 #include "server/agent_registry.h"
 #include "server/cluster_links.h"
 #include "server/partition_controller.h"
@@ -37,7 +37,7 @@ class HealthMonitor {
     size_t max_pushes_in_flight = 256;                       // SetTopology calls at once
   };
 
-  HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentDriver* driver,
+  HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentClient* agents,
                 PartitionController* controller, Options options);
   ~HealthMonitor();  // Stop()s.
 

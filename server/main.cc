@@ -30,6 +30,7 @@
 #include "server/console/console_http.h"
 #include "server/endpoints.h"
 #include "server/fault_injector.h"
+#include "server/grpc_agent_client.h"
 #include "server/health_monitor.h"
 #include "server/inventory.h"
 #include "server/metrics.h"
@@ -168,7 +169,8 @@ int Run(const ServerOptions& opt) {
   spdlog::info("database {} open (schema {})", opt.db, storage::kSchemaVersion);
 
   AgentRegistry registry(absl::Milliseconds(opt.heartbeat_ms));
-  AgentDriver driver(&registry, absl::Milliseconds(opt.agent_deadline_ms));
+  GrpcAgentClient agent_client(absl::Milliseconds(opt.agent_deadline_ms));
+  AgentDriver driver(&registry, &agent_client);
   PartitionController controller(store->get(), &registry, &driver, opt.workers);
   Inventory inventory(store->get());
   UserService user_service(&controller, &registry);
@@ -191,7 +193,7 @@ int Run(const ServerOptions& opt) {
   }
   user_service.set_access_control((*security)->access());
   user_service.set_inventory(&inventory);
-  driver.set_channel_credentials((*security)->agent_channel_credentials());
+  agent_client.set_channel_credentials((*security)->agent_channel_credentials());
   registry_service.set_require_agent_certificates(opt.secure);
   admin_service.set_access_control((*security)->access());
   allocation_service.set_access_control((*security)->access());
@@ -202,13 +204,13 @@ int Run(const ServerOptions& opt) {
   // tested, and a health monitor acts on what heartbeats report.
   driver.set_link_ports(
       [db = store->get()](const fabric::Partition& p) { return PartitionLinkPorts(db, p); });
-  FaultInjector fault_injector(store->get(), &registry, &driver);
-  ClusterTester cluster_tester(store->get(), &registry, &driver);
+  FaultInjector fault_injector(store->get(), &registry, &agent_client);
+  ClusterTester cluster_tester(store->get(), &registry, &agent_client);
   admin_service.EnableHealthOps(&fault_injector, &cluster_tester);
   HealthMonitor::Options health_options;
   health_options.tick = std::clamp(absl::Milliseconds(opt.heartbeat_ms) / 5, absl::Milliseconds(10),
                                    absl::Milliseconds(100));
-  HealthMonitor health(store->get(), &registry, &driver, &controller, health_options);
+  HealthMonitor health(store->get(), &registry, &agent_client, &controller, health_options);
 
   Metrics metrics;
   RegisterStateMetrics(&metrics, store->get(), &registry, &readiness);

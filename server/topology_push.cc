@@ -1,15 +1,13 @@
 // EnsureTopology and TopologyPusher: SetTopology to agents, once per registration or change.
 #include "server/topology_push.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include <atomic>
 #include <functional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
-#include "vipu_agent.grpc.pb.h"
+#include "vipu_agent.pb.h"
 
 namespace vipu::server {
 namespace {
@@ -17,6 +15,23 @@ namespace {
 // Set while this thread starts calls: a call that completes inline must not
 // start more from inside its own start (unbounded recursion).
 thread_local bool tl_pumping = false;
+
+// What AgentClient::SetTopology sends for `request` (TopologyRequest, whose
+// message the fingerprints hash).
+AgentTopology ToAgentTopology(const vipuagent::SetTopologyRequest& request) {
+  AgentTopology t;
+  t.cluster_id = request.cluster_id();
+  t.ild = request.ild();
+  t.num_ilds = request.num_ilds();
+  t.machine_index = request.machine_index();
+  t.machines_per_ild = request.machines_per_ild();
+  t.torus = request.torus();
+  for (const vipuagent::LinkPort& p : request.ports()) {
+    t.ports.push_back({p.port(), static_cast<fabric::LinkKind>(p.kind()), p.name(), p.local_ipu(),
+                       p.peer_agent_id(), p.peer_port(), p.internal()});
+  }
+  return t;
+}
 
 }  // namespace
 
@@ -27,21 +42,18 @@ uint64_t TopologyHash(const vipuagent::SetTopologyRequest& request) {
   return h == 0 ? 1 : h;
 }
 
-absl::Status EnsureTopology(AgentDriver* driver, AgentRegistry* registry, const ClusterLinks& links,
+absl::Status EnsureTopology(AgentClient* client, AgentRegistry* registry, const ClusterLinks& links,
                             const std::string& agent_id, absl::Duration deadline) {
   std::optional<LiveAgent> live = registry->Get(agent_id);
   if (!live) return absl::UnavailableError(absl::StrCat("agent ", agent_id, ": not connected"));
   vipuagent::SetTopologyRequest request = TopologyRequest(links, agent_id);
   const uint64_t fingerprint = TopologyHash(request);
   if (live->topology_sent == fingerprint) return absl::OkStatus();
-  auto stub = driver->StubAt(agent_id, live->host, live->port);
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-  vipuagent::SetTopologyReply reply;
-  grpc::Status s = stub->SetTopology(&context, request, &reply);
+  absl::Status s = client->SetTopologySync({agent_id, live->host, live->port},
+                                           ToAgentTopology(request), deadline);
   if (!s.ok()) {
     return absl::UnavailableError(
-        absl::StrCat("agent ", agent_id, ": SetTopology failed: ", s.error_message()));
+        absl::StrCat("agent ", agent_id, ": SetTopology failed: ", s.message()));
   }
   registry->MarkTopologySent(agent_id, live->epoch, fingerprint);
   spdlog::info("agent {} told its place in cluster {} ({} ports)", agent_id, request.cluster_id(),
@@ -50,20 +62,17 @@ absl::Status EnsureTopology(AgentDriver* driver, AgentRegistry* registry, const 
 }
 
 struct TopologyPusher::Call {
-  // Pump fills the call, then hands it to gRPC, whose completion queue
-  // passes it to the thread that runs Finish in code ThreadSanitizer does
-  // not see. Pump's release store and Finish's acquire load make that
-  // hand-off visible to it (and to the memory model, whatever gRPC does).
+  // Pump fills the call, then hands it to the client, whose callback may
+  // run Finish on a transport thread in code ThreadSanitizer does not see.
+  // Pump's release store and Finish's acquire load make that hand-off
+  // visible to it (and to the memory model, whatever the transport does).
   std::atomic<bool> handed_off{false};
   Pending what;
-  grpc::ClientContext context;
-  vipuagent::SetTopologyRequest request;
-  vipuagent::SetTopologyReply reply;
-  std::shared_ptr<vipuagent::Agent::Stub> stub;
+  AgentTopology topology;
 };
 
-TopologyPusher::TopologyPusher(AgentDriver* driver, AgentRegistry* registry, Options options)
-    : driver_(driver), registry_(registry), options_(options) {}
+TopologyPusher::TopologyPusher(AgentClient* client, AgentRegistry* registry, Options options)
+    : client_(client), registry_(registry), options_(options) {}
 
 TopologyPusher::~TopologyPusher() {
   vipu::MutexLock lock(&mu_);
@@ -150,14 +159,13 @@ void TopologyPusher::Pump(bool reserved) {
         Finish(call, Outcome::kSkipped, "");
         continue;
       }
-      call->request = TopologyRequest(*what.links, what.agent_id);
-      call->stub = driver_->StubAt(what.agent_id, what.endpoint.host, what.endpoint.port);
-      call->context.set_deadline(absl::ToChronoTime(absl::Now() + options_.deadline));
+      call->topology = ToAgentTopology(TopologyRequest(*what.links, what.agent_id));
       call->handed_off.store(true, std::memory_order_release);
-      call->stub->async()->SetTopology(
-          &call->context, &call->request, &call->reply, [this, call](grpc::Status s) {
-            Finish(call, s.ok() ? Outcome::kTold : Outcome::kFailed, s.error_message());
-          });
+      client_->SetTopology({what.agent_id, what.endpoint.host, what.endpoint.port}, call->topology,
+                           options_.deadline, [this, call](absl::Status s) {
+                             Finish(call, s.ok() ? Outcome::kTold : Outcome::kFailed,
+                                    std::string(s.message()));
+                           });
     }
     mu_.Lock();
   }
@@ -174,7 +182,7 @@ void TopologyPusher::Finish(Call* call, Outcome outcome, const std::string& erro
   if (outcome == Outcome::kTold) {
     registry_->MarkTopologySent(what.agent_id, what.endpoint.epoch, what.fingerprint);
     spdlog::debug("agent {} told its place in cluster {} ({} ports)", what.agent_id,
-                  call->request.cluster_id(), call->request.ports_size());
+                  call->topology.cluster_id, call->topology.ports.size());
   }
   bool more = false;
   {

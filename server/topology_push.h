@@ -22,7 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
-#include "server/agent_driver.h"
+#include "server/agent_client.h"
 #include "server/agent_registry.h"
 #include "server/cluster_links.h"
 
@@ -34,7 +34,7 @@ uint64_t TopologyHash(const vipuagent::SetTopologyRequest& request);
 
 // OK when the agent already knows this topology or took it now;
 // UNAVAILABLE when it is not registered or did not answer within `deadline`.
-absl::Status EnsureTopology(AgentDriver* driver, AgentRegistry* registry, const ClusterLinks& links,
+absl::Status EnsureTopology(AgentClient* client, AgentRegistry* registry, const ClusterLinks& links,
                             const std::string& agent_id, absl::Duration deadline);
 
 class TopologyPusher {
@@ -44,7 +44,7 @@ class TopologyPusher {
     size_t max_in_flight = 256;                         // calls at once, all clusters
   };
 
-  TopologyPusher(AgentDriver* driver, AgentRegistry* registry, Options options);
+  TopologyPusher(AgentClient* client, AgentRegistry* registry, Options options);
   ~TopologyPusher();  // Waits for the calls in flight; starts no more.
 
   // Queues SetTopology for every agent of `clusters` that is Up and has not
@@ -95,7 +95,7 @@ class TopologyPusher {
     return NothingRunning() && queue_.empty();
   }
 
-  AgentDriver* driver_;
+  AgentClient* client_;
   AgentRegistry* registry_;
   const Options options_;
 

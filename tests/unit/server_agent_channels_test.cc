@@ -1,4 +1,4 @@
-// AgentDriver's channels: one per agent address, shared by the machines a
+// GrpcAgentClient's channels: one per agent address, shared by the machines a
 // shared-port vipu-agent serves there, released when no agent uses it.
 #include <memory>
 
@@ -6,49 +6,62 @@
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/grpc_agent_client.h"
 
 namespace vipu::server {
 namespace {
 
-TEST(AgentChannelsTest, AgentsAtOneAddressShareOneStub) {
-  AgentRegistry registry(absl::Seconds(1));
-  AgentDriver driver(&registry, absl::Seconds(1));
-  auto m0 = driver.StubAt("m0", "127.0.0.1", 7000);
-  auto m1 = driver.StubAt("m1", "127.0.0.1", 7000);
-  auto other = driver.StubAt("m2", "127.0.0.1", 7001);
+TEST(AgentChannelsTest, AgentsAtOneAddressShareOneChannel) {
+  GrpcAgentClient client(absl::Seconds(1));
+  auto m0 = client.ChannelAt({"m0", "127.0.0.1", 7000});
+  auto m1 = client.ChannelAt({"m1", "127.0.0.1", 7000});
+  auto other = client.ChannelAt({"m2", "127.0.0.1", 7001});
   ASSERT_NE(m0, nullptr);
   EXPECT_EQ(m0, m1);
   EXPECT_NE(m0, other);
-  EXPECT_EQ(driver.StubAt("m0", "127.0.0.1", 7000), m0);
+  EXPECT_EQ(client.ChannelAt({"m0", "127.0.0.1", 7000}), m0);
 }
 
-TEST(AgentChannelsTest, StubLooksTheAgentUpInTheRegistry) {
+TEST(AgentChannelsTest, AddressOfLooksTheAgentUpInTheRegistry) {
   AgentRegistry registry(absl::Seconds(1));
-  AgentDriver driver(&registry, absl::Seconds(1));
-  EXPECT_EQ(driver.Stub("m0"), nullptr);
+  GrpcAgentClient client(absl::Seconds(1));
+  EXPECT_FALSE(AgentAddressOf(registry, "m0").has_value());
   LiveAgent a;
   a.id = "m0";
   a.host = "127.0.0.1";
   a.port = 7000;
   registry.Register(a, absl::Now());
-  auto stub = driver.Stub("m0");
-  ASSERT_NE(stub, nullptr);
-  EXPECT_EQ(stub, driver.StubAt("m5", "127.0.0.1", 7000));
+  std::optional<AgentAddress> address = AgentAddressOf(registry, "m0");
+  ASSERT_TRUE(address.has_value());
+  EXPECT_EQ(address->agent_id, "m0");
+  EXPECT_EQ(address->host, "127.0.0.1");
+  EXPECT_EQ(address->port, 7000u);
+  EXPECT_EQ(client.ChannelAt(*address), client.ChannelAt({"m5", "127.0.0.1", 7000}));
+}
+
+TEST(AgentChannelsTest, ACallUsesTheChannelOfItsAddress) {
+  GrpcAgentClient client(absl::Milliseconds(100));
+  auto shared = client.ChannelAt({"m0", "127.0.0.1", 1});
+  // Nobody listens on port 1: the call fails, but it went over (and
+  // counted as a user of) the channel of its address.
+  absl::Status s = client.ReleaseSync({"m1", "127.0.0.1", 1}, {"p", 1});
+  EXPECT_FALSE(s.ok());
+  client.ChannelAt({"m0", "127.0.0.1", 2});  // m0 moves; m1 still uses port 1
+  EXPECT_EQ(client.ChannelAt({"m1", "127.0.0.1", 1}), shared);
 }
 
 TEST(AgentChannelsTest, AnAddressNoAgentUsesAnyMoreLosesItsChannel) {
-  AgentRegistry registry(absl::Seconds(1));
-  AgentDriver driver(&registry, absl::Seconds(1));
-  auto shared = driver.StubAt("m0", "127.0.0.1", 7000);
-  driver.StubAt("m1", "127.0.0.1", 7000);
+  GrpcAgentClient client(absl::Seconds(1));
+  auto shared = client.ChannelAt({"m0", "127.0.0.1", 7000});
+  client.ChannelAt({"m1", "127.0.0.1", 7000});
   // m0 moves: m1 still uses the old address, so its channel stays.
-  auto moved = driver.StubAt("m0", "127.0.0.1", 7001);
+  auto moved = client.ChannelAt({"m0", "127.0.0.1", 7001});
   EXPECT_NE(moved, shared);
-  EXPECT_EQ(driver.StubAt("m1", "127.0.0.1", 7000), shared);
+  EXPECT_EQ(client.ChannelAt({"m1", "127.0.0.1", 7000}), shared);
   // m1 moves too: nobody is left at 7000, and a later agent there gets a
-  // fresh channel (the old stub lives on only in this test's hands).
-  EXPECT_EQ(driver.StubAt("m1", "127.0.0.1", 7001), moved);
-  EXPECT_NE(driver.StubAt("m2", "127.0.0.1", 7000), shared);
+  // fresh channel (the old one lives on only in this test's hands).
+  EXPECT_EQ(client.ChannelAt({"m1", "127.0.0.1", 7001}), moved);
+  EXPECT_NE(client.ChannelAt({"m2", "127.0.0.1", 7000}), shared);
 }
 
 }  // namespace

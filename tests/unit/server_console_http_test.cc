@@ -26,6 +26,7 @@
 #include "server/agent_registry.h"
 #include "server/audit_log.h"
 #include "server/console/console_http.h"
+#include "server/grpc_agent_client.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
 
@@ -46,7 +47,8 @@ class ConsoleHttpTest : public ::testing::Test {
     store_ = std::move(*store);
     // A long heartbeat period: every registered agent stays Up for the test.
     registry_ = std::make_unique<AgentRegistry>(absl::Hours(1));
-    driver_ = std::make_unique<AgentDriver>(registry_.get(), absl::Milliseconds(200));
+    agent_client_ = std::make_unique<GrpcAgentClient>(absl::Milliseconds(200));
+    driver_ = std::make_unique<AgentDriver>(registry_.get(), agent_client_.get());
     controller_ =
         std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 1);
     std::vector<std::string> agents;
@@ -92,6 +94,7 @@ class ConsoleHttpTest : public ::testing::Test {
     server_.reset();
     controller_.reset();
     driver_.reset();
+    agent_client_.reset();
     registry_.reset();
     store_.reset();
     std::filesystem::remove_all(dir_);
@@ -134,6 +137,7 @@ class ConsoleHttpTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<AgentRegistry> registry_;
+  std::unique_ptr<GrpcAgentClient> agent_client_;
   std::unique_ptr<AgentDriver> driver_;
   std::unique_ptr<PartitionController> controller_;
   std::unique_ptr<AuditLog> audit_;

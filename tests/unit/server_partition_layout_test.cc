@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/grpc_agent_client.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
 
@@ -32,13 +33,15 @@ class PartitionLayoutTest : public ::testing::Test {
     store_ = std::move(*store);
     // A long heartbeat period: every registered agent stays Up for the test.
     registry_ = std::make_unique<AgentRegistry>(absl::Hours(1));
-    driver_ = std::make_unique<AgentDriver>(registry_.get(), absl::Seconds(1));
+    agent_client_ = std::make_unique<GrpcAgentClient>(absl::Seconds(1));
+    driver_ = std::make_unique<AgentDriver>(registry_.get(), agent_client_.get());
     controller_ =
         std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 1);
   }
   void TearDown() override {
     controller_.reset();
     driver_.reset();
+    agent_client_.reset();
     registry_.reset();
     store_.reset();
     std::filesystem::remove_all(dir_);
@@ -109,6 +112,7 @@ class PartitionLayoutTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<AgentRegistry> registry_;
+  std::unique_ptr<GrpcAgentClient> agent_client_;
   std::unique_ptr<AgentDriver> driver_;
   std::unique_ptr<PartitionController> controller_;
 };

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/grpc_agent_client.h"
 #include "server/inventory.h"
 #include "server/partition_controller.h"
 #include "server/registry_service.h"
@@ -31,6 +32,7 @@ class RegistryBatchTest : public ::testing::Test {
     service_.reset();
     controller_.reset();
     driver_.reset();
+    agent_client_.reset();
     registry_.reset();
     inventory_.reset();
     store_.reset();
@@ -41,6 +43,7 @@ class RegistryBatchTest : public ::testing::Test {
     service_.reset();
     controller_.reset();
     driver_.reset();
+    agent_client_.reset();
     registry_.reset();
     inventory_.reset();
     store_.reset();
@@ -54,7 +57,8 @@ class RegistryBatchTest : public ::testing::Test {
     store_ = std::move(*store);
     inventory_ = std::make_unique<Inventory>(store_.get());
     registry_ = std::make_unique<AgentRegistry>(absl::Milliseconds(250));
-    driver_ = std::make_unique<AgentDriver>(registry_.get(), absl::Seconds(1));
+    agent_client_ = std::make_unique<GrpcAgentClient>(absl::Seconds(1));
+    driver_ = std::make_unique<AgentDriver>(registry_.get(), agent_client_.get());
     controller_ =
         std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 2);
     service_ = std::make_unique<RegistryService>(inventory_.get(), registry_.get(),
@@ -112,6 +116,7 @@ class RegistryBatchTest : public ::testing::Test {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<Inventory> inventory_;
   std::unique_ptr<AgentRegistry> registry_;
+  std::unique_ptr<GrpcAgentClient> agent_client_;
   std::unique_ptr<AgentDriver> driver_;
   std::unique_ptr<PartitionController> controller_;
   std::unique_ptr<RegistryService> service_;

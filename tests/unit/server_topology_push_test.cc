@@ -15,6 +15,7 @@
 #include "fabric/pods.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/grpc_agent_client.h"
 #include "server/topology_push.h"
 #include "vipu_agent.grpc.pb.h"
 
@@ -126,7 +127,7 @@ class TopologyPushTest : public ::testing::Test {
   }
   TopologyPusher& Pusher(size_t max_in_flight = 256) {
     pusher_ = std::make_unique<TopologyPusher>(
-        &driver_, &registry_, TopologyPusher::Options{absl::Seconds(5), max_in_flight});
+        &client_, &registry_, TopologyPusher::Options{absl::Seconds(5), max_in_flight});
     return *pusher_;
   }
   std::vector<int> Calls() {
@@ -139,7 +140,7 @@ class TopologyPushTest : public ::testing::Test {
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   AgentRegistry registry_{absl::Seconds(10)};
-  AgentDriver driver_{&registry_, absl::Seconds(5)};
+  GrpcAgentClient client_{absl::Seconds(5)};
   std::shared_ptr<const ClusterLinks> links_;
   std::vector<std::string> ids_;
   std::unique_ptr<TopologyPusher> pusher_;
@@ -230,7 +231,7 @@ TEST_F(TopologyPushTest, AnUnreachableAgentFailsWithinTheDeadline) {
   gone.host = "127.0.0.1";
   gone.port = 1;  // nobody listens
   registry_.Register(gone, absl::Now());
-  pusher_ = std::make_unique<TopologyPusher>(&driver_, &registry_,
+  pusher_ = std::make_unique<TopologyPusher>(&client_, &registry_,
                                              TopologyPusher::Options{absl::Milliseconds(300), 256});
   pusher_->Push({links_});
   ASSERT_TRUE(pusher_->AwaitIdle(absl::Now() + kWait));
@@ -271,11 +272,11 @@ TEST_F(TopologyPushTest, QueuedCallsOfAClusterNoLongerPushedAreDropped) {
 }
 
 TEST_F(TopologyPushTest, EnsureTopologyTellsOneAgentAndWaitsForItsAnswer) {
-  ASSERT_TRUE(EnsureTopology(&driver_, &registry_, *links_, "ag7", absl::Seconds(5)).ok());
+  ASSERT_TRUE(EnsureTopology(&client_, &registry_, *links_, "ag7", absl::Seconds(5)).ok());
   EXPECT_EQ(agents_.calls("ag7"), 1);
   EXPECT_EQ(registry_.Get("ag7")->topology_sent, TopologyHash(TopologyRequest(*links_, "ag7")));
   // Known already: no call.
-  ASSERT_TRUE(EnsureTopology(&driver_, &registry_, *links_, "ag7", absl::Seconds(5)).ok());
+  ASSERT_TRUE(EnsureTopology(&client_, &registry_, *links_, "ag7", absl::Seconds(5)).ok());
   EXPECT_EQ(agents_.calls("ag7"), 1);
   // What the pusher would send is remembered the same way.
   TopologyPusher& pusher = Pusher();
@@ -283,11 +284,11 @@ TEST_F(TopologyPushTest, EnsureTopologyTellsOneAgentAndWaitsForItsAnswer) {
   ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
   EXPECT_EQ(agents_.calls("ag7"), 1);
 
-  absl::Status unknown = EnsureTopology(&driver_, &registry_, *links_, "ag99", absl::Seconds(1));
+  absl::Status unknown = EnsureTopology(&client_, &registry_, *links_, "ag99", absl::Seconds(1));
   EXPECT_TRUE(absl::IsUnavailable(unknown)) << unknown;
   Register("ag8");  // restarted: the pusher's earlier answer no longer counts
   agents_.Fail("ag8", true);
-  absl::Status failed = EnsureTopology(&driver_, &registry_, *links_, "ag8", absl::Seconds(5));
+  absl::Status failed = EnsureTopology(&client_, &registry_, *links_, "ag8", absl::Seconds(5));
   EXPECT_TRUE(absl::IsUnavailable(failed)) << failed;
   EXPECT_THAT(std::string(failed.message()), ::testing::HasSubstr("agent ag8: SetTopology failed"));
 }
