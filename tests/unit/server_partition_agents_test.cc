@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -83,14 +84,9 @@ class PartitionAgentsTest : public ::testing::Test {
 
   // The partition once its background operation has committed an outcome.
   fabric::Partition Settled(const std::string& id) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    for (;;) {
-      auto p = controller_->Get(id);
-      EXPECT_TRUE(p.ok()) << p.status();
-      if (!p.ok()) return {};
-      if (p->ready_state != fabric::ReadyState::kPending || absl::Now() > deadline) return *p;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
+    auto p = controller_->GetSettled(id, absl::Now() + absl::Seconds(10));
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : fabric::Partition{};
   }
 
   // A size-8 partition created and settled, with its machines in order.
@@ -246,6 +242,43 @@ TEST_F(PartitionAgentsTest, RemoveRefusedByAMachineKeepsThePartitionInError) {
   // With force it goes, whatever the agents say.
   ASSERT_TRUE(controller_->Remove("p1", /*force=*/true).ok());
   EXPECT_TRUE(absl::IsNotFound(controller_->Get("p1").status()));
+}
+
+}  // namespace
+}  // namespace vipu::server
+
+namespace vipu::server {
+namespace {
+
+TEST_F(PartitionAgentsTest, AReadOfAPendingPartitionWaitsForItsOutcome) {
+  agents_.Hang("", Op::kConfigure);
+  ASSERT_TRUE(Create("w", 8).ok());
+  absl::StatusOr<fabric::Partition> read;
+  std::thread reader([&] { read = controller_->GetSettled("w", absl::InfiniteFuture()); });
+  ASSERT_TRUE(agents_.AwaitHeld(2));
+  agents_.CompleteAllHeld();
+  reader.join();
+  ASSERT_TRUE(read.ok()) << read.status();
+  // Had the read not waited, it would have seen the partition pending.
+  EXPECT_EQ(read->ready_state, fabric::ReadyState::kActive);
+}
+
+TEST_F(PartitionAgentsTest, AReadOfAPendingPartitionAnswersPendingAtItsDeadline) {
+  agents_.Hang("", Op::kConfigure);
+  ASSERT_TRUE(Create("w", 8).ok());
+  auto read = controller_->GetSettled("w", absl::Now() + absl::Milliseconds(20));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->ready_state, fabric::ReadyState::kPending);
+}
+
+TEST_F(PartitionAgentsTest, AReadOfASettledPartitionDoesNotWait) {
+  std::vector<std::string> machines;
+  ASSERT_EQ(CreateSettled("s", &machines).ready_state, fabric::ReadyState::kActive);
+  // Already settled: answered even with a deadline in the past.
+  auto read = controller_->GetSettled("s", absl::InfinitePast());
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->ready_state, fabric::ReadyState::kActive);
+  EXPECT_TRUE(absl::IsNotFound(controller_->GetSettled("none", absl::InfinitePast()).status()));
 }
 
 }  // namespace
