@@ -1,8 +1,11 @@
-// vipuagent.Agent of one simulated machine: checks the agent id, translates, calls the machine.
+// vipuagent.Agent of a process's simulated machines: routes by agent id,
+// translates, calls the machine.
 #include "agents/agent_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +18,7 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "spdlog/spdlog.h"
 #include "tls/peer_identity.h"
+#include "wire/status.h"
 
 namespace vipu::agents {
 namespace {
@@ -43,22 +47,94 @@ bool PortInTest(const PortInfo& p, vipuagent::LinkTestKind kind) {
   }
 }
 
-}  // namespace
-
-grpc::Status AgentService::CheckAgentId(const std::string& agent_id) const {
-  if (agent_id == machine_->agent_id()) return grpc::Status::OK;
-  spdlog::warn("agent {}: refused a request for agent '{}'", machine_->agent_id(), agent_id);
-  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                      absl::StrCat("agent_id: request for agent '", agent_id, "' reached agent '",
-                                   machine_->agent_id(), "'"));
+std::vector<SimulatedMachine*> SortedById(std::vector<SimulatedMachine*> machines) {
+  std::sort(machines.begin(), machines.end(),
+            [](const SimulatedMachine* a, const SimulatedMachine* b) {
+              return a->agent_id() < b->agent_id();
+            });
+  return machines;
 }
 
-grpc::Status AgentService::Gate(grpc::ServerContext* context) const {
-  if (machine_->crashed()) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        absl::StrCat("agent ", machine_->agent_id(), ": crashed"));
+std::unordered_map<std::string, SimulatedMachine*> IndexById(
+    const std::vector<SimulatedMachine*>& machines) {
+  std::unordered_map<std::string, SimulatedMachine*> by_id;
+  by_id.reserve(machines.size());
+  for (SimulatedMachine* m : machines) by_id[m->agent_id()] = m;
+  return by_id;
+}
+
+}  // namespace
+
+AgentService::AgentService(SimulatedMachine* machine, std::function<void()> on_crash)
+    : AgentService(std::vector<SimulatedMachine*>{machine},
+                   /*shared_port=*/false, std::move(on_crash)) {}
+
+std::unique_ptr<AgentService> AgentService::SharedPort(
+    const std::vector<SimulatedMachine*>& machines) {
+  // An injected crash only marks the machine crashed: the port serves on.
+  return std::unique_ptr<AgentService>(
+      new AgentService(machines, /*shared_port=*/true, /*on_crash=*/nullptr));
+}
+
+AgentService::AgentService(std::vector<SimulatedMachine*> machines, bool shared_port,
+                           std::function<void()> on_crash)
+    : shared_port_(shared_port),
+      machines_(SortedById(std::move(machines))),
+      by_id_(IndexById(machines_)),
+      on_crash_(std::move(on_crash)) {}
+
+grpc::Status AgentService::Route(const std::string& agent_id, SimulatedMachine** machine) const {
+  if (!shared_port_) {
+    *machine = machines_.front();
+    return grpc::Status::OK;
   }
-  if (!machine_->hung()) return grpc::Status::OK;
+  if (agent_id.empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "agent_id: must name the machine on a port shared by machines");
+  }
+  auto it = by_id_.find(agent_id);
+  if (it != by_id_.end()) {
+    *machine = it->second;
+    return grpc::Status::OK;
+  }
+  spdlog::warn("shared port: refused a request for agent '{}', not served here", agent_id);
+  return grpc::Status(
+      grpc::StatusCode::FAILED_PRECONDITION,
+      absl::StrCat("agent_id: request for agent '", agent_id,
+                   "' reached a port that does not serve it (", by_id_.size(), " machines)"));
+}
+
+grpc::Status AgentService::RouteWorkload(const vipuagent::RunWorkloadRequest& request,
+                                         SimulatedMachine** machine) const {
+  if (!shared_port_ || !request.agent_id().empty()) return Route(request.agent_id(), machine);
+  if (request.partition_id().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "partition_id: must not be empty");
+  }
+  for (SimulatedMachine* m : machines_) {
+    if (!m->Config(request.partition_id()).ok()) continue;
+    *machine = m;
+    return grpc::Status::OK;
+  }
+  return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                      absl::StrCat("partition_id: no machine on this port holds partition '",
+                                   request.partition_id(), "'"));
+}
+
+grpc::Status AgentService::CheckAgentId(const SimulatedMachine& machine,
+                                        const std::string& agent_id) {
+  if (agent_id == machine.agent_id()) return grpc::Status::OK;
+  spdlog::warn("agent {}: refused a request for agent '{}'", machine.agent_id(), agent_id);
+  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                      absl::StrCat("agent_id: request for agent '", agent_id, "' reached agent '",
+                                   machine.agent_id(), "'"));
+}
+
+grpc::Status AgentService::Gate(const SimulatedMachine& machine, grpc::ServerContext* context) {
+  if (machine.crashed()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("agent ", machine.agent_id(), ": crashed"));
+  }
+  if (!machine.hung()) return grpc::Status::OK;
   // Like a hung machine, take the call and never answer it in time: wait in
   // slices so that a cancelled call frees its thread.
   const auto remaining = context->deadline() - std::chrono::system_clock::now();
@@ -70,102 +146,115 @@ grpc::Status AgentService::Gate(grpc::ServerContext* context) const {
   while (!context->IsCancelled()) {
     const auto slice =
         std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
-    if (machine_->AwaitNotHung(slice)) return grpc::Status::OK;
+    if (machine.AwaitNotHung(slice)) return grpc::Status::OK;
     if (std::chrono::steady_clock::now() >= deadline) break;
   }
   return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                      absl::StrCat("agent ", machine_->agent_id(), ": not answering (hung)"));
+                      absl::StrCat("agent ", machine.agent_id(), ": not answering (hung)"));
 }
 
-grpc::Status AgentService::RequireServer(const grpc::ServerContext* context,
+grpc::Status AgentService::RequireServer(const SimulatedMachine& machine,
+                                         const grpc::ServerContext* context,
                                          const char* call) const {
   if (!peer_credentials_) return grpc::Status::OK;
   std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
   if (tls::PeerHasName(auth.get(), tls::kServerCertificateUri)) return grpc::Status::OK;
   const std::string peer = tls::DescribePeer(auth.get());
-  spdlog::warn("agent {}: refused {} from {} (certificate {}): not vipu-server",
-               machine_->agent_id(), call, context->peer(), peer);
+  spdlog::warn("agent {}: refused {} from {} (certificate {}): not vipu-server", machine.agent_id(),
+               call, context->peer(), peer);
   return grpc::Status(
       grpc::StatusCode::PERMISSION_DENIED,
-      absl::StrCat("agent ", machine_->agent_id(), ": ", call,
+      absl::StrCat("agent ", machine.agent_id(), ": ", call,
                    " is accepted only from vipu-server's certificate, not from ", peer));
 }
 
 grpc::Status AgentService::GetInfo(grpc::ServerContext* context,
                                    const vipuagent::GetInfoRequest* request,
                                    vipuagent::GetInfoReply* reply) {
-  if (grpc::Status s = Gate(context); !s.ok()) return s;
-  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
-  *reply->mutable_machine() = ToProto(*machine_);
-  AppendHeld(machine_->Held(), reply->mutable_held());
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = Route(request->agent_id(), &machine); !s.ok()) return s;
+  if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
+  *reply->mutable_machine() = ToProto(*machine);
+  AppendHeld(machine->Held(), reply->mutable_held());
   return grpc::Status::OK;
 }
 
 grpc::Status AgentService::ConfigurePartition(grpc::ServerContext* context,
                                               const vipuagent::ConfigurePartitionRequest* request,
                                               vipuagent::ConfigurePartitionReply*) {
-  if (grpc::Status s = Gate(context); !s.ok()) return s;
-  if (grpc::Status s = RequireServer(context, "ConfigurePartition"); !s.ok()) return s;
-  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = Route(request->agent_id(), &machine); !s.ok()) return s;
+  if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(*machine, context, "ConfigurePartition"); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
   absl::StatusOr<PartitionConfig> config = FromProto(*request);
-  if (!config.ok()) return ToGrpcStatus(config.status());
-  absl::Status status = machine_->Configure(*config);
+  if (!config.ok()) return wire::ToGrpc(config.status());
+  absl::Status status = machine->Configure(*config);
   if (!status.ok()) {
-    spdlog::warn("agent {}: configure partition {} generation {} refused: {}", machine_->agent_id(),
+    spdlog::warn("agent {}: configure partition {} generation {} refused: {}", machine->agent_id(),
                  request->partition_id(), request->generation(), std::string(status.message()));
   }
-  return ToGrpcStatus(status);
+  return wire::ToGrpc(status);
 }
 
 grpc::Status AgentService::ResetPartition(grpc::ServerContext* context,
                                           const vipuagent::ResetPartitionRequest* request,
                                           vipuagent::ResetPartitionReply*) {
-  if (grpc::Status s = Gate(context); !s.ok()) return s;
-  if (grpc::Status s = RequireServer(context, "ResetPartition"); !s.ok()) return s;
-  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
-  absl::Status status = machine_->Reset(request->partition_id(), request->generation());
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = Route(request->agent_id(), &machine); !s.ok()) return s;
+  if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(*machine, context, "ResetPartition"); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
+  absl::Status status = machine->Reset(request->partition_id(), request->generation());
   if (!status.ok()) {
-    spdlog::warn("agent {}: reset partition {} generation {} refused: {}", machine_->agent_id(),
+    spdlog::warn("agent {}: reset partition {} generation {} refused: {}", machine->agent_id(),
                  request->partition_id(), request->generation(), std::string(status.message()));
   }
-  return ToGrpcStatus(status);
+  return wire::ToGrpc(status);
 }
 
 grpc::Status AgentService::ReleasePartition(grpc::ServerContext* context,
                                             const vipuagent::ReleasePartitionRequest* request,
                                             vipuagent::ReleasePartitionReply*) {
-  if (grpc::Status s = Gate(context); !s.ok()) return s;
-  if (grpc::Status s = RequireServer(context, "ReleasePartition"); !s.ok()) return s;
-  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
-  absl::Status status = machine_->Release(request->partition_id(), request->generation());
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = Route(request->agent_id(), &machine); !s.ok()) return s;
+  if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(*machine, context, "ReleasePartition"); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
+  absl::Status status = machine->Release(request->partition_id(), request->generation());
   if (!status.ok()) {
-    spdlog::warn("agent {}: release partition {} generation {} refused: {}", machine_->agent_id(),
+    spdlog::warn("agent {}: release partition {} generation {} refused: {}", machine->agent_id(),
                  request->partition_id(), request->generation(), std::string(status.message()));
   }
-  return ToGrpcStatus(status);
+  return wire::ToGrpc(status);
 }
 
 grpc::Status AgentService::SetTopology(grpc::ServerContext* context,
                                        const vipuagent::SetTopologyRequest* request,
                                        vipuagent::SetTopologyReply*) {
-  if (grpc::Status s = Gate(context); !s.ok()) return s;
-  if (grpc::Status s = RequireServer(context, "SetTopology"); !s.ok()) return s;
-  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = Route(request->agent_id(), &machine); !s.ok()) return s;
+  if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(*machine, context, "SetTopology"); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
   absl::StatusOr<MachineTopology> topology = FromProto(*request);
-  if (!topology.ok()) return ToGrpcStatus(topology.status());
-  return ToGrpcStatus(machine_->SetTopology(std::move(*topology)));
+  if (!topology.ok()) return wire::ToGrpc(topology.status());
+  return wire::ToGrpc(machine->SetTopology(std::move(*topology)));
 }
 
 grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
                                        const vipuagent::InjectFaultRequest* request,
                                        vipuagent::InjectFaultReply* reply) {
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = Route(request->agent_id(), &machine); !s.ok()) return s;
   // No Gate: the BMC answers while the machine hangs.
-  if (grpc::Status s = RequireServer(context, "InjectFault"); !s.ok()) return s;
-  if (machine_->crashed()) {
+  if (grpc::Status s = RequireServer(*machine, context, "InjectFault"); !s.ok()) return s;
+  if (machine->crashed()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        absl::StrCat("agent ", machine_->agent_id(), ": crashed"));
+                        absl::StrCat("agent ", machine->agent_id(), ": crashed"));
   }
-  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
   if (!vipuagent::FaultKind_IsValid(request->kind())) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         absl::StrCat("kind: unknown value ", request->kind()));
@@ -176,30 +265,30 @@ grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
   if (request->has_ipu()) fault.ipu = request->ipu();
   if (request->has_link()) fault.link = request->link();
   fault.duration_ms = request->duration_ms();
-  if (absl::Status s = fabric::ValidateFaultRequest(fault); !s.ok()) return ToGrpcStatus(s);
+  if (absl::Status s = fabric::ValidateFaultRequest(fault); !s.ok()) return wire::ToGrpc(s);
 
   absl::StatusOr<std::string> description;
   switch (fault.kind) {
     case fabric::FaultKind::kIpuError:
-      description = machine_->InjectIpuError(*fault.ipu);
+      description = machine->InjectIpuError(*fault.ipu);
       break;
     case fabric::FaultKind::kLinkDown:
-      description = machine_->InjectLinkDown(*fault.link);
+      description = machine->InjectLinkDown(*fault.link);
       break;
     case fabric::FaultKind::kAgentHang:
-      description = machine_->Hang(std::chrono::milliseconds(fault.duration_ms));
+      description = machine->Hang(std::chrono::milliseconds(fault.duration_ms));
       break;
     case fabric::FaultKind::kClear:
-      description = machine_->ClearFaults();
+      description = machine->ClearFaults();
       break;
     case fabric::FaultKind::kAgentCrash:
-      description = machine_->MarkCrashed();
+      description = machine->MarkCrashed();
       if (on_crash_) on_crash_();
       break;
     default:
       break;
   }
-  if (!description.ok()) return ToGrpcStatus(description.status());
+  if (!description.ok()) return wire::ToGrpc(description.status());
   reply->set_description(*description);
   return grpc::Status::OK;
 }
@@ -207,32 +296,36 @@ grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
 grpc::Status AgentService::TestLinks(grpc::ServerContext* context,
                                      const vipuagent::TestLinksRequest* request,
                                      vipuagent::TestLinksReply* reply) {
-  if (grpc::Status s = Gate(context); !s.ok()) return s;
-  if (grpc::Status s = RequireServer(context, "TestLinks"); !s.ok()) return s;
-  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = Route(request->agent_id(), &machine); !s.ok()) return s;
+  if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
+  if (grpc::Status s = RequireServer(*machine, context, "TestLinks"); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
   if (!vipuagent::LinkTestKind_IsValid(request->kind()) ||
       request->kind() == vipuagent::LINK_TEST_UNDEFINED) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         absl::StrCat("kind: must be a defined link test, got ", request->kind()));
   }
-  if (!machine_->topology()) {
+  if (!machine->topology()) {
     return grpc::Status(
         grpc::StatusCode::FAILED_PRECONDITION,
-        absl::StrCat("agent ", machine_->agent_id(), ": no topology yet (it is not in a cluster)"));
+        absl::StrCat("agent ", machine->agent_id(), ": no topology yet (it is not in a cluster)"));
   }
-  for (const PortHealth& h : machine_->PortHealthReport()) {
+  for (const PortHealth& h : machine->PortHealthReport()) {
     if (PortInTest(h.info, request->kind())) ToProto(h, reply->add_links());
   }
-  for (const IpuHealth& h : machine_->IpuHealthReport()) ToProto(h, reply->add_ipus());
+  for (const IpuHealth& h : machine->IpuHealthReport()) ToProto(h, reply->add_ipus());
   return grpc::Status::OK;
 }
 
 grpc::Status AgentService::CheckPartition(grpc::ServerContext* context,
                                           const vipuagent::CheckPartitionRequest* request,
                                           vipuagent::CheckPartitionReply*) {
-  if (grpc::Status s = Gate(context); !s.ok()) return s;
-  if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
-  return ToGrpcStatus(machine_->CheckPartition(request->partition_id(), request->generation()));
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = Route(request->agent_id(), &machine); !s.ok()) return s;
+  if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
+  if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
+  return wire::ToGrpc(machine->CheckPartition(request->partition_id(), request->generation()));
 }
 
 std::shared_ptr<vipuagent::Agent::Stub> AgentService::PeerStub(const PartitionMember& member) {
@@ -256,11 +349,13 @@ std::shared_ptr<vipuagent::Agent::Stub> AgentService::PeerStub(const PartitionMe
 grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
                                        const vipuagent::RunWorkloadRequest* request,
                                        vipuagent::RunWorkloadReply* reply) {
-  if (grpc::Status s = Gate(context); !s.ok()) return s;
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = RouteWorkload(*request, &machine); !s.ok()) return s;
+  if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
   // Applications know machines by their IPUoF endpoint, not by agent id:
   // an empty id means "this machine".
   if (!request->agent_id().empty()) {
-    if (grpc::Status s = CheckAgentId(request->agent_id()); !s.ok()) return s;
+    if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
   }
   if (request->partition_id().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "partition_id: must not be empty");
@@ -268,33 +363,32 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
   if (!request->has_workload()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload: is required");
   }
-  absl::StatusOr<PartitionConfig> config = machine_->Config(request->partition_id());
-  if (!config.ok()) return ToGrpcStatus(config.status());
+  absl::StatusOr<PartitionConfig> config = machine->Config(request->partition_id());
+  if (!config.ok()) return wire::ToGrpc(config.status());
   if (request->generation() != 0 && request->generation() != config->generation) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         absl::StrCat("generation: partition ", request->partition_id(),
                                      " is at generation ", config->generation, " on agent ",
-                                     machine_->agent_id(), ", got ", request->generation()));
+                                     machine->agent_id(), ", got ", request->generation()));
   }
   PartitionShape shape;
-  shape.machine_type = machine_->machine_type();
+  shape.machine_type = machine->machine_type();
   shape.size = config->partition_size;
   shape.ilds = config->num_ilds;
   shape.torus = config->routing == fabric::RoutingType::kRingSwnc;
   absl::StatusOr<WorkloadRun> run =
       PredictRun(FromProto(request->workload()), shape, request->steps());
-  if (!run.ok()) return ToGrpcStatus(run.status());
+  if (!run.ok()) return wire::ToGrpc(run.status());
 
   // Every machine of the partition must hold it healthy at this generation.
   std::vector<std::string> faults;
   bool unreachable = false;
-  if (absl::Status s = machine_->CheckPartition(config->partition_id, config->generation);
-      !s.ok()) {
+  if (absl::Status s = machine->CheckPartition(config->partition_id, config->generation); !s.ok()) {
     faults.push_back(std::string(s.message()));
   }
   std::vector<std::pair<std::string, std::future<grpc::Status>>> checks;
   for (const PartitionMember& member : config->members) {
-    if (member.agent_id == machine_->agent_id()) continue;
+    if (member.agent_id == machine->agent_id()) continue;
     auto stub = PeerStub(member);
     vipuagent::CheckPartitionRequest check;
     check.set_agent_id(member.agent_id);
@@ -321,7 +415,7 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
   if (!faults.empty()) {
     std::string message = absl::StrCat("partition ", config->partition_id,
                                        " cannot run: ", absl::StrJoin(faults, "; "));
-    spdlog::warn("agent {}: {}", machine_->agent_id(), message);
+    spdlog::warn("agent {}: {}", machine->agent_id(), message);
     return grpc::Status(
         unreachable ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::FAILED_PRECONDITION,
         message);
@@ -333,11 +427,11 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
   reply->set_gw_routing_type(static_cast<virmgrpc::GatewayRoutingType>(config->gw_routing));
   reply->set_generation(config->generation);
   if (config->members.empty()) {
-    reply->add_agent_ids(machine_->agent_id());
+    reply->add_agent_ids(machine->agent_id());
   } else {
     for (const PartitionMember& m : config->members) reply->add_agent_ids(m.agent_id);
   }
-  spdlog::info("agent {}: ran {} steps of {} on partition {} ({:.6f} s/step)", machine_->agent_id(),
+  spdlog::info("agent {}: ran {} steps of {} on partition {} ({:.6f} s/step)", machine->agent_id(),
                request->steps(), request->workload().model(), config->partition_id,
                run->step_time_s.front());
   return grpc::Status::OK;

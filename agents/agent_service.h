@@ -1,9 +1,16 @@
-// The vipuagent.Agent service of one simulated machine: thin, it checks the
-// request is meant for this machine, translates, and calls SimulatedMachine.
+// The vipuagent.Agent service of the simulated machines of one process: thin,
+// it finds the machine a request is meant for, translates, and calls
+// SimulatedMachine. Either one machine on its own port, or every machine of
+// the process on one shared port (--shared-port: 16,384 machines cannot each
+// have a server and a port on two cores), where each request goes to the
+// machine its agent_id names. Every RPC is written once, for whichever
+// machine the request reaches.
 //
 // A hung machine answers nothing but InjectFault (which stands for the
 // machine's BMC, so that a hang can be cleared); a crashed one refuses
 // everything with UNAVAILABLE until its server is gone.
+//
+// Thread safety: the RPCs may run concurrently, as gRPC calls them.
 #ifndef VIPU_AGENTS_AGENT_SERVICE_H_
 #define VIPU_AGENTS_AGENT_SERVICE_H_
 
@@ -11,6 +18,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "agents/simulated_machine.h"
@@ -22,11 +31,22 @@ namespace vipu::agents {
 
 class AgentService final : public vipuagent::Agent::Service {
  public:
-  // `machine` must outlive the service. `on_crash` runs (once, after the
-  // reply is on its way) when a crash is injected: the process decides how
-  // the machine stops serving.
-  explicit AgentService(SimulatedMachine* machine, std::function<void()> on_crash = nullptr)
-      : machine_(machine), on_crash_(std::move(on_crash)) {}
+  // One machine on its own port; a request naming another agent id is
+  // refused (FAILED_PRECONDITION), so a stale address cannot act on the
+  // wrong machine. `machine` must outlive the service. `on_crash` runs
+  // (once, after the reply is on its way) when a crash is injected: the
+  // process decides how the machine stops serving.
+  explicit AgentService(SimulatedMachine* machine, std::function<void()> on_crash = nullptr);
+
+  // Every machine in `machines` (distinct agent ids, each outliving the
+  // service) behind one port. A request is served by the machine its
+  // agent_id names; an empty id is refused with INVALID_ARGUMENT and an id
+  // not served here with FAILED_PRECONDITION, except that RunWorkload
+  // without an id (applications know a machine by its endpoint, which all
+  // machines here share) goes to the first machine, by id, that holds the
+  // partition, NOT_FOUND when none does. An injected crash marks the
+  // machine crashed: it refuses calls while the others serve on.
+  static std::unique_ptr<AgentService> SharedPort(const std::vector<SimulatedMachine*>& machines);
 
   // Secure mode. Control calls (configure, reset, release, topology, faults,
   // link tests: everything that changes the machine or is the server's to
@@ -70,22 +90,37 @@ class AgentService final : public vipuagent::Agent::Service {
                               vipuagent::CheckPartitionReply* reply) override;
 
  private:
-  // FAILED_PRECONDITION when `agent_id` is not this machine's: a stale
+  AgentService(std::vector<SimulatedMachine*> machines, bool shared_port,
+               std::function<void()> on_crash);
+
+  // The machine to serve a request naming `agent_id`, in `*machine`. On its
+  // own port that is the machine whatever the id (CheckAgentId refuses a
+  // wrong one after Gate); on a shared port an empty or unknown id is
+  // refused.
+  grpc::Status Route(const std::string& agent_id, SimulatedMachine** machine) const;
+  // Route for RunWorkload, which may name no agent (see SharedPort).
+  grpc::Status RouteWorkload(const vipuagent::RunWorkloadRequest& request,
+                             SimulatedMachine** machine) const;
+  // FAILED_PRECONDITION when `agent_id` is not `machine`'s: a stale
   // address must not act on the wrong machine.
-  grpc::Status CheckAgentId(const std::string& agent_id) const;
+  static grpc::Status CheckAgentId(const SimulatedMachine& machine, const std::string& agent_id);
   // UNAVAILABLE when crashed; waits while hung, DEADLINE_EXCEEDED when the
   // call's deadline passes first.
-  grpc::Status Gate(grpc::ServerContext* context) const;
+  static grpc::Status Gate(const SimulatedMachine& machine, grpc::ServerContext* context);
   // Secure mode: PERMISSION_DENIED unless the peer is vipu-server.
-  grpc::Status RequireServer(const grpc::ServerContext* context, const char* call) const;
+  grpc::Status RequireServer(const SimulatedMachine& machine, const grpc::ServerContext* context,
+                             const char* call) const;
   std::shared_ptr<vipuagent::Agent::Stub> PeerStub(const PartitionMember& member);
 
-  SimulatedMachine* const machine_;
+  const bool shared_port_;
+  const std::vector<SimulatedMachine*> machines_;  // sorted by agent id
+  const std::unordered_map<std::string, SimulatedMachine*> by_id_;
   const std::function<void()> on_crash_;
   std::shared_ptr<grpc::ChannelCredentials> peer_credentials_;
   vipu::Mutex mu_;
-  std::map<std::string, std::shared_ptr<vipuagent::Agent::Stub>> peers_
-      ABSL_GUARDED_BY(mu_);  // by host:port
+  // By host:port, for every machine served here: a shared-port peer's
+  // certificate names every agent id behind its port.
+  std::map<std::string, std::shared_ptr<vipuagent::Agent::Stub>> peers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace vipu::agents

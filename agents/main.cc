@@ -15,7 +15,6 @@
 #include "agents/agent_options.h"
 #include "agents/agent_service.h"
 #include "agents/registration.h"
-#include "agents/shared_port_service.h"
 #include "agents/simulated_machine.h"
 #include "base/mutex.h"
 #include "grpcpp/security/server_credentials.h"
@@ -139,24 +138,22 @@ int main(int argc, char** argv) {
   };
 
   // --shared-port: every machine behind one server and port, dispatched by agent id.
-  std::unique_ptr<vipu::agents::SharedPortService> shared_service;
   if (options.shared_port) {
-    std::vector<vipu::agents::SharedPortService::Member> members;
+    std::vector<SimulatedMachine*> shared;
     for (const std::string& id : options.agent_ids) {
       machines.push_back(std::make_unique<SimulatedMachine>(id, options.machine_type));
-      // An injected crash marks the machine crashed: it refuses calls and
-      // stops heartbeating, while the other machines on the port serve on.
-      services.push_back(std::make_unique<AgentService>(machines.back().get()));
-      if (channel_credentials) services.back()->set_tls(channel_credentials);
-      members.push_back({machines.back().get(), services.back().get()});
+      shared.push_back(machines.back().get());
     }
-    shared_service = std::make_unique<vipu::agents::SharedPortService>(members);
+    // An injected crash marks the machine crashed: it refuses calls and
+    // stops heartbeating, while the other machines on the port serve on.
+    services.push_back(AgentService::SharedPort(shared));
+    if (channel_credentials) services.back()->set_tls(channel_credentials);
     const std::string address = HostPort(options.host, options.ports[0]);
     grpc::ServerBuilder builder;
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int selected_port = 0;
     builder.AddListeningPort(address, server_credentials, &selected_port);
-    builder.RegisterService(shared_service.get());
+    builder.RegisterService(services.back().get());
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     if (server == nullptr || selected_port == 0) {
       spdlog::error("{} machines: cannot listen on {}", machines.size(), address);

@@ -12,6 +12,7 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "spdlog/spdlog.h"
+#include "wire/status.h"
 
 namespace vipu::agents {
 namespace {
@@ -246,8 +247,7 @@ void RegistrationClient::RegisterBatch(const std::vector<Slot*>& batch) {
   }
   std::map<std::string, grpc::Status> refused;
   for (const vipuagent::AgentRefusal& r : reply.refused()) {
-    refused[r.agent_id()] =
-        grpc::Status(static_cast<grpc::StatusCode>(r.code()), std::string(r.message()));
+    refused[r.agent_id()] = wire::FromCodeNumber(r.code(), r.message());
   }
   const std::chrono::milliseconds interval =
       reply.heartbeat_interval_ms() == 0 ? options_.default_heartbeat_interval

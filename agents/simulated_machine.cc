@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "spdlog/spdlog.h"
+#include "wire/attribute_names.h"
 
 namespace vipu::agents {
 namespace {
@@ -136,18 +137,18 @@ SimulatedMachine::SimulatedMachine(std::string agent_id, fabric::MachineType typ
       absl::StrCat(kFirmwareMajor, ".", kFirmwareMinor, ".", kFirmwarePatch);
 
   details_ = {
-      {"Platform", bow ? "bow-p2" : "ipum-p2"},
-      {"Manufacturer", "Graphcore"},
-      {"Discovery Mode", "DM_GCDA"},
-      {"Virm version", VIPU_VERSION},
-      {"Runtime version", kRuntimeVersion},
-      {"Board serial number", board_serial_},
-      {"Part number", bow ? "GC-BOW2-00 Rev. A" : "GC-ADA2-00-ES1 Rev. C"},
-      {"GWSW Version", kGwswVersion},
-      {"IPUoF server version", kIpuofServerVersion},
-      {"HDF Version", kHdfVersion},
-      {"HDF Hash", kHdfHash},
-      {"Num of IPUs", absl::StrCat(fabric::kIpusPerMachine)},
+      {wire::kMachinePlatform, bow ? "bow-p2" : "ipum-p2"},
+      {wire::kMachineManufacturer, "Graphcore"},
+      {wire::kMachineDiscoveryMode, "DM_GCDA"},
+      {wire::kMachineVirmVersion, VIPU_VERSION},
+      {wire::kMachineRuntimeVersion, kRuntimeVersion},
+      {wire::kMachineBoardSerialNumber, board_serial_},
+      {wire::kMachinePartNumber, bow ? "GC-BOW2-00 Rev. A" : "GC-ADA2-00-ES1 Rev. C"},
+      {wire::kMachineGwswVersion, kGwswVersion},
+      {wire::kMachineIpuofServerVersion, kIpuofServerVersion},
+      {wire::kMachineHdfVersion, kHdfVersion},
+      {wire::kMachineHdfHash, kHdfHash},
+      {wire::kMachineNumIpus, absl::StrCat(fabric::kIpusPerMachine)},
   };
 
   for (uint32_t i = 0; i < fabric::kIpusPerMachine; ++i) {
@@ -158,26 +159,26 @@ SimulatedMachine::SimulatedMachine(std::string agent_id, fabric::MachineType typ
     const uint32_t board_ipu_index = 1 - i % 2;
     // Sorted by name, as `vipu list ipu-attrs` lists them.
     ipu.attributes = {
-        {"board ipu index", absl::StrCat(board_ipu_index)},
-        {"board serial number", absl::StrFormat("%04d.%04d.%d", lot, board, machine_number)},
-        {"board type", board_type},
-        {"board variant", board_type},
-        {"clock", clock},
-        {"driver version", kDriverVersion},
-        {"firmware major version", kFirmwareMajor},
-        {"firmware minor version", kFirmwareMinor},
-        {"firmware patch version", kFirmwarePatch},
-        {"firmware version", firmware},
-        {"hexopt active size (bytes)", "0"},
-        {"id", absl::StrCat(i)},
-        {"ipu architecture", "ipu2"},
-        {"ipu error state", "no errors"},
-        {"link speed", "16 GT/s"},
-        {"link width", "8"},
-        {"numa node", "0"},
-        {"pci id", absl::StrFormat("0000:%02x:00.0", 0x10 * (i + 1))},
-        {"remote buffers supported", "1"},
-        {"target", "Fabric"},
+        {wire::kIpuBoardIpuIndex, absl::StrCat(board_ipu_index)},
+        {wire::kIpuBoardSerialNumber, absl::StrFormat("%04d.%04d.%d", lot, board, machine_number)},
+        {wire::kIpuBoardType, board_type},
+        {wire::kIpuBoardVariant, board_type},
+        {wire::kIpuClock, clock},
+        {wire::kIpuDriverVersion, kDriverVersion},
+        {wire::kIpuFirmwareMajorVersion, kFirmwareMajor},
+        {wire::kIpuFirmwareMinorVersion, kFirmwareMinor},
+        {wire::kIpuFirmwarePatchVersion, kFirmwarePatch},
+        {wire::kIpuFirmwareVersion, firmware},
+        {wire::kIpuHexoptActiveSize, "0"},
+        {wire::kIpuId, absl::StrCat(i)},
+        {wire::kIpuArchitecture, "ipu2"},
+        {wire::kIpuErrorState, "no errors"},
+        {wire::kIpuLinkSpeed, "16 GT/s"},
+        {wire::kIpuLinkWidth, "8"},
+        {wire::kIpuNumaNode, "0"},
+        {wire::kIpuPciId, absl::StrFormat("0000:%02x:00.0", 0x10 * (i + 1))},
+        {wire::kIpuRemoteBuffersSupported, "1"},
+        {wire::kIpuTarget, "Fabric"},
     };
     ipus_.push_back(std::move(ipu));
   }

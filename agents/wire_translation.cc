@@ -1,4 +1,4 @@
-// Agent API messages to and from the types of simulated_machine.h, and statuses to gRPC.
+// Agent API messages to and from the types of simulated_machine.h.
 #include "agents/wire_translation.h"
 
 #include <string>
@@ -6,17 +6,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace vipu::agents {
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  // absl and gRPC share the canonical code numbers.
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
-absl::Status FromGrpcStatus(const grpc::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-}
 
 vipuagent::Machine ToProto(const SimulatedMachine& machine) {
   vipuagent::Machine out;

@@ -1,6 +1,5 @@
 // Translation between the agent API's wire messages (vipu_agent.proto) and
-// the plain types of simulated_machine.h. The one place where an
-// absl::Status becomes a grpc::Status on the agent side.
+// the plain types of simulated_machine.h.
 #ifndef VIPU_AGENTS_WIRE_TRANSLATION_H_
 #define VIPU_AGENTS_WIRE_TRANSLATION_H_
 
@@ -10,14 +9,9 @@
 #include "absl/status/statusor.h"
 #include "agents/simulated_machine.h"
 #include "agents/workload_runner.h"
-#include "grpcpp/support/status.h"
 #include "vipu_agent.pb.h"
 
 namespace vipu::agents {
-
-// Same code, same message.
-grpc::Status ToGrpcStatus(const absl::Status& status);
-absl::Status FromGrpcStatus(const grpc::Status& status);
 
 // The machine as it registers and answers GetInfo (ipuof_port included).
 vipuagent::Machine ToProto(const SimulatedMachine& machine);

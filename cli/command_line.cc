@@ -20,7 +20,7 @@
 #include "cli/user_commands.h"
 #include "fabric/enum_names.h"
 #include "fabric/validation.h"
-#include "server/auth/metadata_keys.h"
+#include "wire/metadata_keys.h"
 
 #ifndef VIPU_VERSION
 #define VIPU_VERSION "unknown"
@@ -193,7 +193,7 @@ class CommandLine {
 
     Connection conn(*config);
     // Shared partitions: our extension, carried as metadata (docs/security.md).
-    if (create_shared_) conn.AddCallMetadata(server::auth::kShareMetadata, "true");
+    if (create_shared_) conn.AddCallMetadata(wire::kShareMetadata, "true");
     CommandIo io{out_, showjson_, env_.Home()};
     if (server_version_) {
       return Report("server-version", ServerVersion(conn, io));

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "cli/common/credentials.h"
+#include "wire/status.h"
 
 namespace vipu::cli {
 
@@ -35,7 +36,7 @@ absl::Status Connection::Call(const std::function<grpc::Status(grpc::ClientConte
 
   // One line, whatever the transport put in the message.
   std::string message = absl::StrReplaceAll(status.error_message(), {{"\n", "; "}});
-  auto code = static_cast<absl::StatusCode>(status.error_code());
+  const absl::StatusCode code = wire::FromGrpcCode(status.error_code());
   // The server itself may answer UNAVAILABLE (an agent is down); only a
   // channel that never got ready means the server was not reached.
   bool unreached = channel_->GetState(false) != GRPC_CHANNEL_READY;

@@ -18,6 +18,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "vipu_agent.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
+#include "wire/status.h"
 
 namespace vipu::ipuof {
 namespace {
@@ -40,11 +41,6 @@ constexpr const char* kConfigSuffix = "_ipuof.conf";
 std::string Get(const Environment& env, const std::string& name) {
   auto it = env.find(name);
   return it == env.end() ? std::string() : it->second;
-}
-
-absl::Status FromGrpcStatus(const grpc::Status& s) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
 std::string HostPort(const std::string& host, uint32_t port) {
@@ -187,7 +183,7 @@ absl::StatusOr<IpuofClient> IpuofClient::AttachToPartition(const std::string& ho
   request.mutable_gcd_id()->set_id(gcd);
   virmgrpc::GetPartitionIpuofConfigReply reply;
   grpc::Status s = stub->GetPartitionIpuofConfig(&ctx, request, &reply);
-  if (!s.ok()) return FromGrpcStatus(s);
+  if (!s.ok()) return wire::FromGrpc(s);
   if (reply.ipuof_config().gcd_configs_size() == 0) {
     return absl::NotFoundError(
         absl::StrCat("partition ", partition_id, ": the server sent no config for GCD ", gcd));
@@ -311,7 +307,7 @@ absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& w
   request.set_steps(steps);
   vipuagent::RunWorkloadReply reply;
   grpc::Status s = stub->RunWorkload(&ctx, request, &reply);
-  if (!s.ok()) return FromGrpcStatus(s);
+  if (!s.ok()) return wire::FromGrpc(s);
   if (static_cast<uint32_t>(reply.step_time_s_size()) != steps) {
     return absl::DataLossError(
         absl::StrCat("RunWorkload: the machine at ", HostPort(first.host, first.port), " answered ",

@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/validation.h"
 #include "google/protobuf/util/time_util.h"
-#include "server/grpc_status.h"
 #include "server/wire.h"
 #include "spdlog/spdlog.h"
+#include "wire/status.h"
 
 namespace vipu::server {
 
@@ -40,7 +40,7 @@ grpc::Status AdminService::CreateAgent(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"create agent", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create agent"); !admitted.ok()) {
     return admitted;
@@ -49,7 +49,7 @@ grpc::Status AdminService::CreateAgent(grpc::ServerContext* context,
   agent.id = request->agent_id();
   agent.host = request->host();
   agent.port = request->port();
-  return ToGrpc(inventory_->CreateAgent(agent));
+  return wire::ToGrpc(inventory_->CreateAgent(agent));
 }
 
 grpc::Status AdminService::ListAgents(grpc::ServerContext* context,
@@ -58,14 +58,14 @@ grpc::Status AdminService::ListAgents(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"list agents", /*admin=*/true, /*mutating=*/false});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   auto agents = inventory_->ListAgents();
-  if (!agents.ok()) return ToGrpc(agents.status());
+  if (!agents.ok()) return wire::ToGrpc(agents.status());
   std::vector<std::string> ids;
   for (const fabric::Agent& a : *agents) ids.push_back(a.id);
   auto clusters = inventory_->ClustersOf(ids);
-  if (!clusters.ok()) return ToGrpc(clusters.status());
+  if (!clusters.ok()) return wire::ToGrpc(clusters.status());
   for (size_t i = 0; i < agents->size(); ++i) {
     Describe((*agents)[i], (*clusters)[i], reply->add_agents());
   }
@@ -78,15 +78,15 @@ grpc::Status AdminService::GetAgent(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"get agent", /*admin=*/true, /*mutating=*/false});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (absl::Status s = fabric::ValidateId("agent_id", request->agent_id()); !s.ok()) {
-    return ToGrpc(s);
+    return wire::ToGrpc(s);
   }
   auto agent = inventory_->GetAgent(request->agent_id());
-  if (!agent.ok()) return ToGrpc(agent.status());
+  if (!agent.ok()) return wire::ToGrpc(agent.status());
   auto clusters = inventory_->ClustersOf({agent->id});
-  if (!clusters.ok()) return ToGrpc(clusters.status());
+  if (!clusters.ok()) return wire::ToGrpc(clusters.status());
   Describe(*agent, clusters->front(), reply->mutable_agent());
   return grpc::Status::OK;
 }
@@ -97,15 +97,15 @@ grpc::Status AdminService::RemoveAgent(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"remove agent", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove agent"); !admitted.ok()) {
     return admitted;
   }
   if (absl::Status s = fabric::ValidateId("agent_id", request->agent_id()); !s.ok()) {
-    return ToGrpc(s);
+    return wire::ToGrpc(s);
   }
-  return ToGrpc(inventory_->RemoveAgent(request->agent_id()));
+  return wire::ToGrpc(inventory_->RemoveAgent(request->agent_id()));
 }
 
 grpc::Status AdminService::CreateCluster(grpc::ServerContext* context,
@@ -114,15 +114,15 @@ grpc::Status AdminService::CreateCluster(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"create cluster", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create cluster");
       !admitted.ok()) {
     return admitted;
   }
   auto cluster = FromWire(request->cluster());
-  if (!cluster.ok()) return ToGrpc(cluster.status());
-  return ToGrpc(inventory_->CreateCluster(*cluster));
+  if (!cluster.ok()) return wire::ToGrpc(cluster.status());
+  return wire::ToGrpc(inventory_->CreateCluster(*cluster));
 }
 
 grpc::Status AdminService::ListClusters(grpc::ServerContext* context,
@@ -131,10 +131,10 @@ grpc::Status AdminService::ListClusters(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"list clusters", /*admin=*/true, /*mutating=*/false});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   auto clusters = inventory_->ListClusters();
-  if (!clusters.ok()) return ToGrpc(clusters.status());
+  if (!clusters.ok()) return wire::ToGrpc(clusters.status());
   for (const fabric::Cluster& c : *clusters) ToWire(c, reply->add_clusters());
   return grpc::Status::OK;
 }
@@ -145,16 +145,16 @@ grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"remove cluster", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove cluster");
       !admitted.ok()) {
     return admitted;
   }
   if (absl::Status s = fabric::ValidateId("cluster_id", request->cluster_id()); !s.ok()) {
-    return ToGrpc(s);
+    return wire::ToGrpc(s);
   }
-  return ToGrpc(inventory_->RemoveCluster(request->cluster_id()));
+  return wire::ToGrpc(inventory_->RemoveCluster(request->cluster_id()));
 }
 
 grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
@@ -163,7 +163,7 @@ grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
   if (auto caller = auth::AdmitCall(access_, context,
                                     {"create allocation", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create allocation");
       !admitted.ok()) {
@@ -173,7 +173,7 @@ grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
   a.id = request->allocation_id();
   a.cluster_id = request->cluster_id();
   a.agent_ids.assign(request->agent_ids().begin(), request->agent_ids().end());
-  return ToGrpc(inventory_->CreateAllocation(a));
+  return wire::ToGrpc(inventory_->CreateAllocation(a));
 }
 
 grpc::Status AdminService::RemoveAllocation(grpc::ServerContext* context,
@@ -182,25 +182,25 @@ grpc::Status AdminService::RemoveAllocation(grpc::ServerContext* context,
   if (auto caller = auth::AdmitCall(access_, context,
                                     {"remove allocation", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove allocation");
       !admitted.ok()) {
     return admitted;
   }
   if (absl::Status s = fabric::ValidateId("allocation_id", request->allocation_id()); !s.ok()) {
-    return ToGrpc(s);
+    return wire::ToGrpc(s);
   }
-  return ToGrpc(inventory_->RemoveAllocation(request->allocation_id()));
+  return wire::ToGrpc(inventory_->RemoveAllocation(request->allocation_id()));
 }
 
 grpc::Status AllocationService::ListAllocations(grpc::ServerContext* context,
                                                 const vipuadmin::ListAllocationsRequest*,
                                                 vipuadmin::ListAllocationsReply* reply) {
   auto caller = auth::AdmitCall(access_, context, {"list allocations"});
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   auto allocations = inventory_->ListAllocations();
-  if (!allocations.ok()) return ToGrpc(allocations.status());
+  if (!allocations.ok()) return wire::ToGrpc(allocations.status());
   for (const fabric::Allocation& a : *allocations) {
     if (caller->MayUseAllocation(a.id)) ToWire(a, reply->add_allocations());
   }
@@ -213,13 +213,13 @@ grpc::Status AdminService::Backup(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"backup", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (store_ == nullptr) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "backup: disabled");
   namespace fs = std::filesystem;
   const std::string& path = request->path();
   auto invalid = [&](const std::string& rule) {
-    return ToGrpc(absl::InvalidArgumentError(absl::StrCat("path: ", rule)));
+    return wire::ToGrpc(absl::InvalidArgumentError(absl::StrCat("path: ", rule)));
   };
   if (path.empty()) return invalid("must not be empty");
   const fs::path target(path);
@@ -232,7 +232,7 @@ grpc::Status AdminService::Backup(grpc::ServerContext* context,
   std::error_code ec;
   const fs::path parent = target.parent_path();
   if (!fs::is_directory(parent, ec)) {
-    return ToGrpc(absl::FailedPreconditionError(
+    return wire::ToGrpc(absl::FailedPreconditionError(
         absl::StrCat("path: directory ", parent.string(), " does not exist on the server")));
   }
   if (fs::is_directory(target, ec)) {
@@ -243,7 +243,7 @@ grpc::Status AdminService::Backup(grpc::ServerContext* context,
   }
   if (absl::Status s = store_->Backup(path); !s.ok()) {
     spdlog::warn("backup to {} failed: {}", path, s.ToString());
-    return ToGrpc(s);
+    return wire::ToGrpc(s);
   }
   reply->set_path(path);
   reply->set_size_bytes(fs::file_size(target, ec));

@@ -2,7 +2,7 @@
 // translate, call FaultInjector / ClusterTester, map errors.
 #include "absl/strings/str_cat.h"
 #include "server/admin_service.h"
-#include "server/grpc_status.h"
+#include "wire/status.h"
 
 namespace vipu::server {
 
@@ -12,13 +12,13 @@ grpc::Status AdminService::InjectFault(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"inject fault", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (faults_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "fault injection is not enabled");
   }
   if (!vipuadmin::FaultKind_IsValid(request->kind())) {
-    return ToGrpc(
+    return wire::ToGrpc(
         absl::InvalidArgumentError(absl::StrCat("kind: unknown value ", request->kind())));
   }
   fabric::FaultRequest fault;
@@ -28,7 +28,7 @@ grpc::Status AdminService::InjectFault(grpc::ServerContext* context,
   if (request->has_link()) fault.link = request->link();
   fault.duration_ms = request->duration_ms();
   auto description = faults_->Inject(fault);
-  if (!description.ok()) return ToGrpc(description.status());
+  if (!description.ok()) return wire::ToGrpc(description.status());
   reply->set_description(*description);
   return grpc::Status::OK;
 }
@@ -39,13 +39,13 @@ grpc::Status AdminService::TestCluster(grpc::ServerContext* context,
   if (auto caller =
           auth::AdmitCall(access_, context, {"test cluster", /*admin=*/true, /*mutating=*/true});
       !caller.ok()) {
-    return ToGrpc(caller.status());
+    return wire::ToGrpc(caller.status());
   }
   if (tester_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "cluster tests are not enabled");
   }
   auto results = tester_->Run(request->cluster_id(), request->force());
-  if (!results.ok()) return ToGrpc(results.status());
+  if (!results.ok()) return wire::ToGrpc(results.status());
   reply->set_cluster_id(request->cluster_id());
   for (const TestOutcome& t : *results) {
     vipuadmin::TestResult* r = reply->add_results();

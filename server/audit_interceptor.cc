@@ -7,9 +7,9 @@
 
 #include "absl/time/clock.h"
 #include "server/audited_methods.h"
-#include "server/auth/metadata_keys.h"
 #include "server/rpc_metrics_interceptor.h"
 #include "spdlog/spdlog.h"
+#include "wire/metadata_keys.h"
 
 namespace vipu::server {
 namespace {
@@ -65,7 +65,7 @@ class AuditInterceptor : public grpc::experimental::Interceptor {
     if (grpc::ServerContextBase* context = info_->server_context(); context != nullptr) {
       record.peer = context->peer();
       const auto& md = context->client_metadata();
-      if (auto it = md.find(auth::kUserIdMetadata); it != md.end()) {
+      if (auto it = md.find(wire::kUserIdMetadata); it != md.end()) {
         record.user.assign(it->second.data(), it->second.size());
       }
     }

@@ -15,6 +15,7 @@
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
 #include "vipu_agent.grpc.pb.h"
+#include "wire/attribute_names.h"
 
 namespace vipu::server {
 namespace {
@@ -161,8 +162,9 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
         }
         std::string v;
         for (const auto& d : reply.machine().details()) {
-          if (d.name() == "Virm version" || d.name() == "Runtime version" ||
-              d.name() == "GWSW Version" || d.name() == "IPUoF server version") {
+          if (d.name() == wire::kMachineVirmVersion || d.name() == wire::kMachineRuntimeVersion ||
+              d.name() == wire::kMachineGwswVersion ||
+              d.name() == wire::kMachineIpuofServerVersion) {
             absl::StrAppend(&v, d.name(), "=", d.value(), " ");
           }
         }

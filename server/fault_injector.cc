@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/cluster_links.h"
-#include "server/grpc_status.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
 #include "vipu_agent.grpc.pb.h"
+#include "wire/status.h"
 
 namespace vipu::server {
 
@@ -68,7 +68,7 @@ absl::StatusOr<std::string> FaultInjector::Inject(const fabric::FaultRequest& re
   if (!status.ok()) {
     if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
         status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
-      return FromGrpc(status);
+      return wire::FromGrpc(status);
     }
     return absl::UnavailableError(
         absl::StrCat("agent_id: agent '", request.agent_id,

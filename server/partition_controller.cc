@@ -15,6 +15,7 @@
 #include "fabric/validation.h"
 #include "server/cluster_links.h"
 #include "spdlog/spdlog.h"
+#include "wire/attribute_names.h"
 
 namespace vipu::server {
 namespace {
@@ -629,13 +630,13 @@ absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs
         e.ipuof_port = live->ipuof_port != 0 ? live->ipuof_port : live->port;
         e.machine_type = live->machine_type;
         for (const auto& [name, value] : live->details) {
-          if (name == "GWSW Version") e.gwsw_version = value;
-          if (name == "Runtime version") e.ipum_sw_version = value;
+          if (name == wire::kMachineGwswVersion) e.gwsw_version = value;
+          if (name == wire::kMachineRuntimeVersion) e.ipum_sw_version = value;
         }
         for (const Attributes& attrs : live->ipus) {
           std::string chip;
           for (const auto& [name, value] : attrs) {
-            if (name == "board serial number" && chip.empty()) chip = value;
+            if (name == wire::kIpuBoardSerialNumber && chip.empty()) chip = value;
           }
           e.chip_ids.push_back(chip);
         }

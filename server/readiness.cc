@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "wire/metadata_keys.h"
 
 namespace vipu::server {
 
@@ -24,7 +25,7 @@ grpc::Status Readiness::Admit(grpc::ServerContext* context, absl::string_view wh
   if (ready()) return grpc::Status::OK;
   const int64_t retry_ms = absl::ToInt64Milliseconds(RetryAfter(absl::Now()));
   if (context != nullptr) {
-    context->AddTrailingMetadata(kRetryAfterMetadata, absl::StrCat(retry_ms));
+    context->AddTrailingMetadata(wire::kRetryAfterMetadata, absl::StrCat(retry_ms));
   }
   return grpc::Status(
       grpc::StatusCode::UNAVAILABLE,

@@ -20,8 +20,6 @@
 
 namespace vipu::server {
 
-inline constexpr char kRetryAfterMetadata[] = "retry-after-ms";
-
 class Readiness {
  public:
   Readiness() = default;

@@ -10,9 +10,9 @@
 #include "fabric/enum_names.h"
 #include "fabric/link_topology.h"
 #include "fabric/validation.h"
-#include "server/grpc_status.h"
 #include "spdlog/spdlog.h"
 #include "tls/peer_identity.h"
+#include "wire/status.h"
 
 namespace vipu::server {
 namespace {
@@ -121,11 +121,11 @@ grpc::Status RegistryService::Register(grpc::ServerContext* context,
                                        vipuagent::RegisterReply* reply) {
   if (grpc::Status s = CheckCaller(context, {request->agent_id()}); !s.ok()) return s;
   absl::StatusOr<Registration> r = ToRegistration(*request, "");
-  if (!r.ok()) return ToGrpc(r.status());
+  if (!r.ok()) return wire::ToGrpc(r.status());
   const fabric::Agent& agent = r->agent;
   if (absl::Status s = inventory_->RecordRegistration(agent, auto_add_agents_); !s.ok()) {
     spdlog::warn("agent {} at {}:{} refused: {}", agent.id, agent.host, agent.port, s.ToString());
-    return ToGrpc(s);
+    return wire::ToGrpc(s);
   }
   registry_->Register(std::move(r->live), absl::Now());
   spdlog::info("agent {} registered from {}:{} holding {} partitions", agent.id, agent.host,
@@ -149,7 +149,7 @@ grpc::Status RegistryService::Heartbeat(grpc::ServerContext* context,
 grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
                                             const vipuagent::RegisterBatchRequest* request,
                                             vipuagent::RegisterBatchReply* reply) {
-  if (absl::Status s = ValidateBatchIds(request->agents()); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = ValidateBatchIds(request->agents()); !s.ok()) return wire::ToGrpc(s);
   std::vector<std::string> ids;
   for (const vipuagent::RegisterRequest& agent : request->agents()) ids.push_back(agent.agent_id());
   if (grpc::Status s = CheckCaller(context, ids); !s.ok()) return s;
@@ -160,7 +160,7 @@ grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
   for (int i = 0; i < request->agents_size(); ++i) {
     absl::StatusOr<Registration> r =
         ToRegistration(request->agents(i), absl::StrCat("agents[", i, "]."));
-    if (!r.ok()) return ToGrpc(r.status());
+    if (!r.ok()) return wire::ToGrpc(r.status());
     agents.push_back(r->agent);
     batch.push_back(*std::move(r));
   }
@@ -169,7 +169,7 @@ grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
   if (!recorded.ok()) {
     spdlog::error("batch of {} registrations (first {}) failed: {}", agents.size(), agents[0].id,
                   recorded.status().ToString());
-    return ToGrpc(recorded.status());
+    return wire::ToGrpc(recorded.status());
   }
   std::vector<LiveAgent> live;
   std::vector<size_t> taken;
@@ -180,7 +180,7 @@ grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
                    s.ToString());
       vipuagent::AgentRefusal* refusal = reply->add_refused();
       refusal->set_agent_id(agents[i].id);
-      refusal->set_code(static_cast<int32_t>(ToGrpc(s).error_code()));
+      refusal->set_code(wire::CodeNumber(s));
       refusal->set_message(std::string(s.message()));
       continue;
     }
@@ -203,7 +203,7 @@ grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
 grpc::Status RegistryService::HeartbeatBatch(grpc::ServerContext* context,
                                              const vipuagent::HeartbeatBatchRequest* request,
                                              vipuagent::HeartbeatBatchReply* reply) {
-  if (absl::Status s = ValidateBatchIds(request->agents()); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = ValidateBatchIds(request->agents()); !s.ok()) return wire::ToGrpc(s);
   std::vector<std::string> ids;
   for (const vipuagent::HeartbeatRequest& beat : request->agents()) ids.push_back(beat.agent_id());
   if (grpc::Status s = CheckCaller(context, ids); !s.ok()) return s;

@@ -2,8 +2,8 @@
 #include "server/user_admin_service.h"
 
 #include "google/protobuf/util/time_util.h"
-#include "server/grpc_status.h"
 #include "spdlog/spdlog.h"
+#include "wire/status.h"
 
 namespace vipu::server {
 namespace {
@@ -27,11 +27,11 @@ grpc::Status UserAdminService::CreateUser(grpc::ServerContext* context,
                                           const vipuadmin::CreateUserRequest* request,
                                           vipuadmin::CreateUserReply* reply) {
   auto caller = auth::AdmitCall(access_, context, kCreate);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   std::vector<std::string> allocations(request->allocations().begin(),
                                        request->allocations().end());
   auto key = users_->Create(request->user_id(), allocations, request->admin());
-  if (!key.ok()) return ToGrpc(key.status());
+  if (!key.ok()) return wire::ToGrpc(key.status());
   spdlog::info("user {} created by {}", request->user_id(), caller->Name());
   reply->set_access_key(*key);
   return grpc::Status::OK;
@@ -41,9 +41,9 @@ grpc::Status UserAdminService::ListUsers(grpc::ServerContext* context,
                                          const vipuadmin::ListUsersRequest*,
                                          vipuadmin::ListUsersReply* reply) {
   auto caller = auth::AdmitCall(access_, context, kList);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   auto users = users_->List();
-  if (!users.ok()) return ToGrpc(users.status());
+  if (!users.ok()) return wire::ToGrpc(users.status());
   for (const storage::UserRecord& u : *users) ToWire(u, reply->add_users());
   return grpc::Status::OK;
 }
@@ -52,28 +52,28 @@ grpc::Status UserAdminService::RemoveUser(grpc::ServerContext* context,
                                           const vipuadmin::RemoveUserRequest* request,
                                           vipuadmin::RemoveUserReply*) {
   auto caller = auth::AdmitCall(access_, context, kRemove);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   absl::Status s = users_->Remove(request->user_id());
   if (s.ok()) spdlog::info("user {} removed by {}", request->user_id(), caller->Name());
-  return ToGrpc(s);
+  return wire::ToGrpc(s);
 }
 
 grpc::Status UserAdminService::UpdateUser(grpc::ServerContext* context,
                                           const vipuadmin::UpdateUserRequest* request,
                                           vipuadmin::UpdateUserReply* reply) {
   auto caller = auth::AdmitCall(access_, context, kUpdate);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   auth::UserUpdate update;
   if (request->set_allocations()) {
     update.allocations.emplace(request->allocations().begin(), request->allocations().end());
   } else if (!request->allocations().empty()) {
-    return ToGrpc(absl::InvalidArgumentError(
+    return wire::ToGrpc(absl::InvalidArgumentError(
         "allocations: given without set_allocations; set it to replace the allocations"));
   }
   if (request->has_admin()) update.is_admin = request->admin();
   update.rotate_key = request->rotate_key();
   auto updated = users_->Update(request->user_id(), update);
-  if (!updated.ok()) return ToGrpc(updated.status());
+  if (!updated.ok()) return wire::ToGrpc(updated.status());
   spdlog::info("user {} updated by {}{}", request->user_id(), caller->Name(),
                update.rotate_key ? " (new access key)" : "");
   ToWire(updated->user, reply->mutable_user());

@@ -9,9 +9,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "fabric/validation.h"
-#include "server/auth/metadata_keys.h"
-#include "server/grpc_status.h"
 #include "server/wire.h"
+#include "wire/metadata_keys.h"
+#include "wire/status.h"
 
 namespace vipu::server {
 namespace {
@@ -50,14 +50,14 @@ grpc::Status UserService::ListPartitions(grpc::ServerContext* context,
                                          const virmgrpc::ListPartitionsRequest* request,
                                          virmgrpc::ListPartitionsReply* reply) {
   auto caller = auth::AdmitCall(access_, context, kList);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   if (!request->allocation_id().empty()) {
     if (absl::Status s = fabric::ValidateId("allocation_id", request->allocation_id()); !s.ok()) {
-      return ToGrpc(s);
+      return wire::ToGrpc(s);
     }
   }
   auto list = controller_->List(request->allocation_id(), *caller);
-  if (!list.ok()) return ToGrpc(list.status());
+  if (!list.ok()) return wire::ToGrpc(list.status());
   reply->mutable_partitions()->Reserve(static_cast<int>(list->size()));
   for (const fabric::Partition& p : *list) ToWire(p, reply->add_partitions());
   return grpc::Status::OK;
@@ -67,19 +67,20 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
                                             const virmgrpc::ListIPUAttributesRequest* request,
                                             virmgrpc::ListIPUAttributesReply* reply) {
   auto caller = auth::AdmitCall(access_, context, kListIpus);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   for (const std::string& id : request->agents()) {
-    if (absl::Status s = fabric::ValidateId("agents", id); !s.ok()) return ToGrpc(s);
+    if (absl::Status s = fabric::ValidateId("agents", id); !s.ok()) return wire::ToGrpc(s);
   }
   // A restricted caller sees the agents of the allocations it may use and
   // nothing else: which machines exist beyond those is not its business.
   std::optional<std::set<std::string>> visible;
   if (!caller->Unrestricted()) {
     if (inventory_ == nullptr) {
-      return ToGrpc(absl::InternalError("list ipu attributes: allocations are not available"));
+      return wire::ToGrpc(
+          absl::InternalError("list ipu attributes: allocations are not available"));
     }
     auto allocations = inventory_->ListAllocations();
-    if (!allocations.ok()) return ToGrpc(allocations.status());
+    if (!allocations.ok()) return wire::ToGrpc(allocations.status());
     visible.emplace();
     for (const fabric::Allocation& a : *allocations) {
       if (caller->MayUseAllocation(a.id)) visible->insert(a.agent_ids.begin(), a.agent_ids.end());
@@ -97,7 +98,7 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
       if (!a) {
         // One message for both cases, so that agent ids outside the
         // caller's allocations cannot be probed.
-        return ToGrpc(absl::NotFoundError(
+        return wire::ToGrpc(absl::NotFoundError(
             absl::StrCat("agents: agent '", id, "' is not connected",
                          visible ? " or not in an allocation granted to you" : "")));
       }
@@ -119,16 +120,16 @@ grpc::Status UserService::CreatePartition(grpc::ServerContext* context,
                                           const virmgrpc::CreatePartitionRequest* request,
                                           virmgrpc::CreatePartitionReply* reply) {
   auto caller = auth::AdmitCall(access_, context, kCreate);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create partition");
       !admitted.ok()) {
     return admitted;
   }
   auto parsed = FromWire(*request);
-  if (!parsed.ok()) return ToGrpc(parsed.status());
-  const bool shared = auth::Metadata(*context, auth::kShareMetadata) == "true";
+  if (!parsed.ok()) return wire::ToGrpc(parsed.status());
+  const bool shared = auth::Metadata(*context, wire::kShareMetadata) == "true";
   auto created = controller_->Create(*parsed, *caller, shared);
-  if (!created.ok()) return ToGrpc(created.status());
+  if (!created.ok()) return wire::ToGrpc(created.status());
   reply->set_partition_id(created->id);
   return grpc::Status::OK;
 }
@@ -137,40 +138,40 @@ grpc::Status UserService::RemovePartition(grpc::ServerContext* context,
                                           const virmgrpc::RemovePartitionRequest* request,
                                           virmgrpc::RemovePartitionReply*) {
   auto caller = auth::AdmitCall(access_, context, kRemove);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove partition");
       !admitted.ok()) {
     return admitted;
   }
-  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
-  return ToGrpc(controller_->Remove(request->partition_id(), request->force(), *caller));
+  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return wire::ToGrpc(s);
+  return wire::ToGrpc(controller_->Remove(request->partition_id(), request->force(), *caller));
 }
 
 grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
                                          const virmgrpc::ResetPartitionRequest* request,
                                          virmgrpc::ResetPartitionReply*) {
   auto caller = auth::AdmitCall(access_, context, kReset);
-  if (!caller.ok()) return ToGrpc(caller.status());
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "reset partition");
       !admitted.ok()) {
     return admitted;
   }
-  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
-  return ToGrpc(controller_->Reset(request->partition_id(), *caller, request->relocatable()));
+  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return wire::ToGrpc(s);
+  return wire::ToGrpc(controller_->Reset(request->partition_id(), *caller, request->relocatable()));
 }
 
 grpc::Status UserService::GetPartitionIpuofConfig(
     grpc::ServerContext* context, const virmgrpc::GetPartitionIpuofConfigRequest* request,
     virmgrpc::GetPartitionIpuofConfigReply* reply) {
   auto caller = auth::AdmitCall(access_, context, kGet);
-  if (!caller.ok()) return ToGrpc(caller.status());
-  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return wire::ToGrpc(s);
   std::optional<uint32_t> gcd;
   if (request->has_gcd_id()) gcd = request->gcd_id().id();
   auto partition = controller_->Get(request->partition_id(), *caller);
-  if (!partition.ok()) return ToGrpc(partition.status());
+  if (!partition.ok()) return wire::ToGrpc(partition.status());
   auto configs = controller_->IpuofConfigs(request->partition_id(), gcd, *caller);
-  if (!configs.ok()) return ToGrpc(configs.status());
+  if (!configs.ok()) return wire::ToGrpc(configs.status());
   virmgrpc::PartitionConfig* out = reply->mutable_ipuof_config();
   out->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(partition->routing));
   out->set_sync_type(static_cast<virmgrpc::SyncType>(partition->sync_type));
@@ -186,11 +187,11 @@ grpc::Status UserService::GetPartitionStatus(grpc::ServerContext* context,
                                              const virmgrpc::GetPartitionStatusRequest* request,
                                              virmgrpc::GetPartitionStatusReply* reply) {
   auto caller = auth::AdmitCall(access_, context, kGet);
-  if (!caller.ok()) return ToGrpc(caller.status());
-  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return ToGrpc(s);
+  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return wire::ToGrpc(s);
   auto partition = controller_->GetSettled(request->partition_id(),
                                            PendingReadDeadline(context->deadline()), *caller);
-  if (!partition.ok()) return ToGrpc(partition.status());
+  if (!partition.ok()) return wire::ToGrpc(partition.status());
   ToWire(*partition, reply->mutable_status());
   return grpc::Status::OK;
 }

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "server/auth/metadata_keys.h"
+#include "wire/metadata_keys.h"
 
 namespace vipu::cli {
 namespace {
@@ -41,10 +41,10 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
 
 void AddCallCredentials(const ClientConfig& config, grpc::ClientContext* context) {
   if (!config.user_id.empty()) {
-    context->AddMetadata(server::auth::kUserIdMetadata, config.user_id);
+    context->AddMetadata(wire::kUserIdMetadata, config.user_id);
   }
   if (!config.access_key.empty()) {
-    context->AddMetadata(server::auth::kAccessKeyMetadata, config.access_key);
+    context->AddMetadata(wire::kAccessKeyMetadata, config.access_key);
   }
 }
 

@@ -2,7 +2,7 @@
 // (client_config.h): the channel credentials (mutual TLS with the pod's CA
 // and the client certificate when a CA is configured, plaintext otherwise)
 // and the per-call credentials (the user id and access key as gRPC metadata,
-// the names vipu-server reads, server/auth/metadata_keys.h). The CLIs and the
+// the names vipu-server reads, wire/metadata_keys.h). The CLIs and the
 // IPUoF client (popdist_ipuof) share these, so an application under poprun
 // attaches with exactly what `vipu` would use.
 //

@@ -3,8 +3,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/auth/metadata_keys.h"
 #include "spdlog/spdlog.h"
+#include "wire/metadata_keys.h"
 
 namespace vipu::server::auth {
 
@@ -64,8 +64,8 @@ absl::StatusOr<Caller> AccessControl::Admit(const CallInfo& call, const Action& 
 absl::StatusOr<Caller> AccessControl::Admit(const grpc::ServerContext& context,
                                             const Action& action) {
   CallInfo call;
-  call.user_id = Metadata(context, kUserIdMetadata);
-  call.access_key = Metadata(context, kAccessKeyMetadata);
+  call.user_id = Metadata(context, wire::kUserIdMetadata);
+  call.access_key = Metadata(context, wire::kAccessKeyMetadata);
   call.peer = context.peer();
   return Admit(call, action);
 }

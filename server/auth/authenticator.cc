@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/auth/access_key.h"
-#include "server/auth/metadata_keys.h"
+#include "wire/metadata_keys.h"
 
 namespace vipu::server::auth {
 namespace {
@@ -26,11 +26,11 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
                                                    const std::string& access_key) {
   if (user_id.empty()) {
     return absl::UnauthenticatedError(absl::StrCat(
-        "unauthenticated: ", kUserIdMetadata,
+        "unauthenticated: ", wire::kUserIdMetadata,
         ": missing; this server runs with --secure: give --api-user-id and --api-access-key"));
   }
   if (access_key.empty()) {
-    return absl::UnauthenticatedError(absl::StrCat("unauthenticated: ", kAccessKeyMetadata,
+    return absl::UnauthenticatedError(absl::StrCat("unauthenticated: ", wire::kAccessKeyMetadata,
                                                    ": missing for user '", user_id,
                                                    "'; give --api-access-key"));
   }
@@ -58,7 +58,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(const std::string& user_id,
   }
   if (!user || !verified) {
     return absl::UnauthenticatedError(absl::StrCat("unauthenticated: unknown user '", user_id,
-                                                   "' or wrong ", kAccessKeyMetadata,
+                                                   "' or wrong ", wire::kAccessKeyMetadata,
                                                    " (--api-access-key)"));
   }
   Caller caller;

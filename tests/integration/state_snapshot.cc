@@ -11,14 +11,15 @@
 #include "vipu_admin.grpc.pb.h"
 #include "vipu_agent.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
+#include "wire/status.h"
 
 namespace vipu::testing {
 namespace {
 
 absl::Status FromGrpc(const char* what, const grpc::Status& s) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(what, ": ", s.error_message()));
+  absl::Status status = wire::FromGrpc(s);
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
 }
 
 void SetDeadline(grpc::ClientContext* ctx) {

@@ -4,7 +4,6 @@
 #include <memory>
 #include <string>
 
-#include "agents/wire_translation.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -223,16 +222,6 @@ TEST_F(AgentServiceTest, MachineErrorsKeepTheirCodeAndMessage) {
   EXPECT_TRUE(Release("ag1", "nope", 1).ok());
   EXPECT_TRUE(Reset("ag1", "p1", 5).ok());
   EXPECT_EQ(machine_.ResetCount("p1"), 1u);
-}
-
-TEST(WireTranslationTest, StatusRoundTrip) {
-  grpc::Status g = ToGrpcStatus(absl::FailedPreconditionError("x: rule"));
-  EXPECT_EQ(g.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_EQ(g.error_message(), "x: rule");
-  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
-  absl::Status a = FromGrpcStatus(grpc::Status(grpc::StatusCode::UNAVAILABLE, "down"));
-  EXPECT_EQ(a.code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(std::string(a.message()), "down");
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
-// SharedPortService: three machines behind one loopback port,
+// AgentService::SharedPort: three machines behind one loopback port,
 // requests dispatched by agent_id; a wrong or missing id is refused.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "agents/shared_port_service.h"
+#include "agents/agent_service.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -21,13 +22,12 @@ using ::testing::HasSubstr;
 class SharedPortServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::vector<SharedPortService::Member> members;
+    std::vector<SimulatedMachine*> machines;
     for (const char* id : {"m0", "m1", "m2"}) {
       machines_.push_back(std::make_unique<SimulatedMachine>(id, fabric::MachineType::kM2000));
-      services_.push_back(std::make_unique<AgentService>(machines_.back().get()));
-      members.push_back({machines_.back().get(), services_.back().get()});
+      machines.push_back(machines_.back().get());
     }
-    service_ = std::make_unique<SharedPortService>(members);
+    service_ = AgentService::SharedPort(machines);
     grpc::ServerBuilder builder;
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int port = 0;
@@ -74,8 +74,7 @@ class SharedPortServiceTest : public ::testing::Test {
   }
 
   std::vector<std::unique_ptr<SimulatedMachine>> machines_;
-  std::vector<std::unique_ptr<AgentService>> services_;
-  std::unique_ptr<SharedPortService> service_;
+  std::unique_ptr<AgentService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<vipuagent::Agent::Stub> stub_;
 };
@@ -100,6 +99,43 @@ TEST_F(SharedPortServiceTest, UnknownAgentIdIsRefusedAndChangesNothing) {
   s = Configure("m3", "p");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   for (auto& m : machines_) EXPECT_FALSE(m->Config("p").ok());
+}
+
+TEST_F(SharedPortServiceTest, EveryRpcRoutesByAgentId) {
+  std::vector<std::pair<const char*, grpc::Status>> calls;
+  auto call = [&](const char* name, auto rpc, auto request, auto reply) {
+    for (const char* id : {"m9", ""}) {
+      grpc::ClientContext context;
+      request.set_agent_id(id);
+      calls.emplace_back(name, (stub_.get()->*rpc)(&context, request, &reply));
+    }
+  };
+  call("GetInfo", &vipuagent::Agent::Stub::GetInfo, vipuagent::GetInfoRequest(),
+       vipuagent::GetInfoReply());
+  call("ConfigurePartition", &vipuagent::Agent::Stub::ConfigurePartition,
+       vipuagent::ConfigurePartitionRequest(), vipuagent::ConfigurePartitionReply());
+  call("ResetPartition", &vipuagent::Agent::Stub::ResetPartition,
+       vipuagent::ResetPartitionRequest(), vipuagent::ResetPartitionReply());
+  call("ReleasePartition", &vipuagent::Agent::Stub::ReleasePartition,
+       vipuagent::ReleasePartitionRequest(), vipuagent::ReleasePartitionReply());
+  call("SetTopology", &vipuagent::Agent::Stub::SetTopology, vipuagent::SetTopologyRequest(),
+       vipuagent::SetTopologyReply());
+  call("InjectFault", &vipuagent::Agent::Stub::InjectFault, vipuagent::InjectFaultRequest(),
+       vipuagent::InjectFaultReply());
+  call("TestLinks", &vipuagent::Agent::Stub::TestLinks, vipuagent::TestLinksRequest(),
+       vipuagent::TestLinksReply());
+  call("CheckPartition", &vipuagent::Agent::Stub::CheckPartition,
+       vipuagent::CheckPartitionRequest(), vipuagent::CheckPartitionReply());
+  ASSERT_EQ(calls.size(), 16u);
+  for (size_t i = 0; i < calls.size(); i += 2) {
+    const auto& [name, unknown] = calls[i];
+    EXPECT_EQ(unknown.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << name;
+    EXPECT_THAT(unknown.error_message(), HasSubstr("'m9' reached a port that does not serve it"))
+        << name;
+    const auto& [same_name, empty] = calls[i + 1];
+    EXPECT_EQ(empty.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << same_name;
+    EXPECT_THAT(empty.error_message(), HasSubstr("agent_id: must name the machine")) << same_name;
+  }
 }
 
 TEST_F(SharedPortServiceTest, EmptyAgentIdIsRefused) {

@@ -1,0 +1,89 @@
+// The absl::Status <-> grpc::Status mapping: code for code, message kept.
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "wire/status.h"
+
+namespace vipu::wire {
+namespace {
+
+// Every canonical code but OK, as gRPC numbers them.
+const std::vector<grpc::StatusCode>& ErrorCodes() {
+  static const std::vector<grpc::StatusCode> codes = {
+      grpc::StatusCode::CANCELLED,
+      grpc::StatusCode::UNKNOWN,
+      grpc::StatusCode::INVALID_ARGUMENT,
+      grpc::StatusCode::DEADLINE_EXCEEDED,
+      grpc::StatusCode::NOT_FOUND,
+      grpc::StatusCode::ALREADY_EXISTS,
+      grpc::StatusCode::PERMISSION_DENIED,
+      grpc::StatusCode::RESOURCE_EXHAUSTED,
+      grpc::StatusCode::FAILED_PRECONDITION,
+      grpc::StatusCode::ABORTED,
+      grpc::StatusCode::OUT_OF_RANGE,
+      grpc::StatusCode::UNIMPLEMENTED,
+      grpc::StatusCode::INTERNAL,
+      grpc::StatusCode::UNAVAILABLE,
+      grpc::StatusCode::DATA_LOSS,
+      grpc::StatusCode::UNAUTHENTICATED,
+  };
+  return codes;
+}
+
+TEST(WireStatusTest, OkMapsToOk) {
+  EXPECT_TRUE(ToGrpc(absl::OkStatus()).ok());
+  EXPECT_EQ(ToGrpc(absl::OkStatus()).error_message(), "");
+  EXPECT_TRUE(FromGrpc(grpc::Status::OK).ok());
+  EXPECT_EQ(FromGrpc(grpc::Status::OK), absl::OkStatus());
+  EXPECT_EQ(ToGrpcCode(absl::StatusCode::kOk), grpc::StatusCode::OK);
+  EXPECT_EQ(FromGrpcCode(grpc::StatusCode::OK), absl::StatusCode::kOk);
+  EXPECT_EQ(CodeNumber(absl::OkStatus()), 0);
+}
+
+TEST(WireStatusTest, EveryCodeRoundTripsWithItsMessage) {
+  EXPECT_EQ(ErrorCodes().size(), 16u);
+  for (grpc::StatusCode code : ErrorCodes()) {
+    const std::string message = "x: rule " + std::to_string(code);
+    const absl::Status a = FromGrpc(grpc::Status(code, message));
+    EXPECT_EQ(static_cast<int>(a.code()), static_cast<int>(code));
+    EXPECT_EQ(a.message(), message);
+
+    const grpc::Status g = ToGrpc(a);
+    EXPECT_EQ(g.error_code(), code);
+    EXPECT_EQ(g.error_message(), message);
+    EXPECT_EQ(FromGrpc(g), a);
+
+    EXPECT_EQ(ToGrpcCode(FromGrpcCode(code)), code);
+    EXPECT_EQ(CodeNumber(a), static_cast<int32_t>(code));
+    const grpc::Status carried = FromCodeNumber(CodeNumber(a), message);
+    EXPECT_EQ(carried.error_code(), code);
+    EXPECT_EQ(carried.error_message(), message);
+  }
+}
+
+TEST(WireStatusTest, CodesMatchByName) {
+  EXPECT_EQ(ToGrpc(absl::FailedPreconditionError("x: rule")).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(ToGrpc(absl::InvalidArgumentError("id")).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(ToGrpc(absl::NotFoundError("p")).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(ToGrpc(absl::UnauthenticatedError("k")).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  const absl::Status a = FromGrpc(grpc::Status(grpc::StatusCode::UNAVAILABLE, "down"));
+  EXPECT_EQ(a.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(std::string(a.message()), "down");
+  EXPECT_EQ(FromGrpc(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "late")).code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(WireStatusTest, MessageIsKeptByteForByte) {
+  const std::string message = "line one\nline two: 'quoted' \xc3\xa9";
+  EXPECT_EQ(ToGrpc(absl::InternalError(message)).error_message(), message);
+  EXPECT_EQ(FromGrpc(grpc::Status(grpc::StatusCode::INTERNAL, message)).message(), message);
+  EXPECT_EQ(ToGrpc(absl::InternalError("")).error_message(), "");
+  EXPECT_FALSE(ToGrpc(absl::InternalError("")).ok());
+}
+
+}  // namespace
+}  // namespace vipu::wire

@@ -1,0 +1,21 @@
+// gRPC metadata the clients send with every call (--api-user-id and
+// --api-access-key, docs/security.md), and what the server sends back. The
+// one definition: the server reads these and the clients send them
+// (cli/common/credentials.h).
+#ifndef VIPU_WIRE_METADATA_KEYS_H_
+#define VIPU_WIRE_METADATA_KEYS_H_
+
+namespace vipu::wire {
+
+inline constexpr char kUserIdMetadata[] = "vipu-user-id";
+inline constexpr char kAccessKeyMetadata[] = "vipu-access-key";
+// "true" on CreatePartition: the partition is shared with every user of its
+// allocation (the published CreatePartitionRequest has no field for it).
+inline constexpr char kShareMetadata[] = "vipu-share";
+// Trailing metadata on a mutating call refused while the server is not ready
+// (server/readiness.h): how many milliseconds to wait before retrying.
+inline constexpr char kRetryAfterMetadata[] = "retry-after-ms";
+
+}  // namespace vipu::wire
+
+#endif  // VIPU_WIRE_METADATA_KEYS_H_

@@ -1,0 +1,36 @@
+// The one place where an absl::Status becomes a grpc::Status and back.
+// Libraries return absl::Status; services answer, and clients receive, a
+// grpc::Status. The two share the canonical code numbers, so the mapping is
+// code for code with the message unchanged. Stateless; safe from any thread.
+#ifndef VIPU_WIRE_STATUS_H_
+#define VIPU_WIRE_STATUS_H_
+
+#include <grpcpp/support/status.h>
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace vipu::wire {
+
+// The same code. Numbers outside the canonical range pass through unchanged.
+grpc::StatusCode ToGrpcCode(absl::StatusCode code);
+absl::StatusCode FromGrpcCode(grpc::StatusCode code);
+
+// grpc::Status::OK for OK (an OK status carries no message); otherwise the
+// same code and the same message.
+grpc::Status ToGrpc(const absl::Status& status);
+// OkStatus() for OK; otherwise the same code and the same message (the
+// error details, which we never send, are dropped).
+absl::Status FromGrpc(const grpc::Status& status);
+
+// A status carried inside a reply as a code number and a message (one
+// refusal per agent in RegisterBatchReply): the gRPC code number of
+// `status`, and the grpc::Status such a pair stands for.
+int32_t CodeNumber(const absl::Status& status);
+grpc::Status FromCodeNumber(int32_t code, const std::string& message);
+
+}  // namespace vipu::wire
+
+#endif  // VIPU_WIRE_STATUS_H_
