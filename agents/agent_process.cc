@@ -65,8 +65,7 @@ absl::Status AgentProcess::StartTls() {
   server_credentials_ = grpc::InsecureServerCredentials();
   if (!options_.tls()) return absl::OkStatus();
   // Checked before any port opens: a bad file is a start-up error naming it.
-  auto live =
-      tls::LiveCertificates::Start({options_.tls_ca, options_.tls_cert, options_.tls_key});
+  auto live = tls::LiveCertificates::Start({options_.tls_ca, options_.tls_cert, options_.tls_key});
   if (!live.ok()) {
     spdlog::error("TLS: {}", std::string(live.status().message()));
     return absl::InvalidArgumentError(absl::StrCat("TLS: ", live.status().message()));
@@ -97,18 +96,17 @@ absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
   // Every machine behind one server and port, dispatched by agent id. An
   // injected crash marks the machine crashed: it refuses calls and stops
   // heartbeating, while the other machines on the port serve on.
-  std::vector<SharedPortService::Member> members;
+  std::vector<SimulatedMachine*> shared;
   for (const std::string& id : options_.agent_ids) {
     machines_.push_back(std::make_unique<SimulatedMachine>(id, options_.machine_type));
-    services_.push_back(std::make_unique<AgentService>(machines_.back().get()));
-    if (channel_credentials_) services_.back()->set_tls(channel_credentials_);
-    members.push_back({machines_.back().get(), services_.back().get()});
+    shared.push_back(machines_.back().get());
   }
-  shared_service_ = std::make_unique<SharedPortService>(members);
+  services_.push_back(AgentService::SharedPort(shared));
+  if (channel_credentials_) services_.back()->set_tls(channel_credentials_);
   const std::string address = HostPort(options_.host, options_.ports[0]);
   int port = 0;
   std::unique_ptr<grpc::Server> server =
-      Serve(address, server_credentials_, shared_service_.get(), &port);
+      Serve(address, server_credentials_, services_.back().get(), &port);
   if (server == nullptr) {
     spdlog::error("{} machines: cannot listen on {}", machines_.size(), address);
     return absl::UnavailableError(absl::StrCat("cannot listen on ", address));

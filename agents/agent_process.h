@@ -16,7 +16,6 @@
 #include "agents/agent_options.h"
 #include "agents/agent_service.h"
 #include "agents/registration.h"
-#include "agents/shared_port_service.h"
 #include "agents/simulated_machine.h"
 #include "base/mutex.h"
 #include "grpcpp/security/credentials.h"
@@ -75,8 +74,7 @@ class AgentProcess {
   std::shared_ptr<grpc::ServerCredentials> server_credentials_;
   std::shared_ptr<grpc::ChannelCredentials> channel_credentials_;  // null: plaintext
   std::vector<std::unique_ptr<SimulatedMachine>> machines_;
-  std::vector<std::unique_ptr<AgentService>> services_;
-  std::unique_ptr<SharedPortService> shared_service_;
+  std::vector<std::unique_ptr<AgentService>> services_;  // one per machine, or one shared
   std::vector<std::unique_ptr<grpc::Server>> servers_;
   vipu::Mutex crash_mu_;
   std::vector<std::thread> crash_threads_ ABSL_GUARDED_BY(crash_mu_);
