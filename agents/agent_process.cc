@@ -1,0 +1,189 @@
+// AgentProcess: starts, serves and stops the machines of one vipu-agent.
+#include "agents/agent_process.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/server_builder.h"
+#include "spdlog/spdlog.h"
+#include "tls/credentials.h"
+#include "tls/tls_files.h"
+
+namespace vipu::agents {
+namespace {
+
+std::string HostPort(const std::string& host, uint32_t port) {
+  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+}
+
+// A server on `address` for `service`, and the port it got; null when the
+// address cannot be listened on.
+std::unique_ptr<grpc::Server> Serve(const std::string& address,
+                                    const std::shared_ptr<grpc::ServerCredentials>& credentials,
+                                    grpc::Service* service, int* port) {
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second agent could then share a
+  // port that is already in use instead of failing.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(address, credentials, port);
+  builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (*port == 0) return nullptr;
+  return server;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const AgentOptions& options,
+                                                                  std::ostream& announce) {
+  std::unique_ptr<AgentProcess> p(new AgentProcess(options));
+  if (absl::Status s = p->StartTls(); !s.ok()) return s;
+  absl::Status served =
+      options.shared_port ? p->ServeSharedPort(announce) : p->ServeEachMachine(announce);
+  if (!served.ok()) return served;  // the destructor stops what did start
+
+  RegistrationOptions registration;
+  registration.server_address = options.server;
+  registration.advertised_host = options.host;
+  registration.batched = options.shared_port;
+  registration.credentials = p->channel_credentials_;
+  std::vector<SimulatedMachine*> machines;
+  for (auto& machine : p->machines_) machines.push_back(machine.get());
+  p->registration_ = std::make_unique<RegistrationClient>(registration, machines);
+  p->registration_->Start();
+  return p;
+}
+
+AgentProcess::~AgentProcess() {
+  if (registration_) registration_->Stop();
+  ShutdownServers();
+}
+
+absl::Status AgentProcess::StartTls() {
+  server_credentials_ = grpc::InsecureServerCredentials();
+  if (!options_.tls()) return absl::OkStatus();
+  // Checked before any port opens: a bad file is a start-up error naming it.
+  auto live = tls::LiveCertificates::Start({options_.tls_ca, options_.tls_cert, options_.tls_key});
+  if (!live.ok()) {
+    spdlog::error("TLS: {}", std::string(live.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat("TLS: ", live.status().message()));
+  }
+  // The server checks the agent id against the certificate at every
+  // connection; a certificate for other ids would only fail later, call by
+  // call. The first and the last id stand for a long generated list.
+  std::vector<std::string> ids = options_.agent_ids;
+  if (ids.size() > 64) ids = {options_.agent_ids.front(), options_.agent_ids.back()};
+  auto pem = tls::LoadTlsFiles({options_.tls_ca, options_.tls_cert, options_.tls_key});
+  absl::Status named = pem.ok() ? tls::CheckCertificateNames(pem->cert, ids, {}) : pem.status();
+  if (!named.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS: ", options_.tls_cert, ": ", named.message(),
+                     " (issue it with vipu-server --tls-init DIR --tls-agents ID+ID...@HOST)"));
+  }
+  certificates_ = *std::move(live);
+  if (certificates_->CertificateExpired()) {
+    spdlog::warn("{} has expired: the server and other agents will refuse it", options_.tls_cert);
+  }
+  server_credentials_ = tls::MutualTlsServerCredentials(*certificates_);
+  channel_credentials_ = tls::MutualTlsChannelCredentials(*certificates_);
+  spdlog::info("mutual TLS with {} (CA {})", options_.tls_cert, options_.tls_ca);
+  return absl::OkStatus();
+}
+
+absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
+  // Every machine behind one server and port, dispatched by agent id. An
+  // injected crash marks the machine crashed: it refuses calls and stops
+  // heartbeating, while the other machines on the port serve on.
+  std::vector<SimulatedMachine*> shared;
+  for (const std::string& id : options_.agent_ids) {
+    machines_.push_back(std::make_unique<SimulatedMachine>(id, options_.machine_type));
+    shared.push_back(machines_.back().get());
+  }
+  services_.push_back(AgentService::SharedPort(shared));
+  if (channel_credentials_) services_.back()->set_tls(channel_credentials_);
+  const std::string address = HostPort(options_.host, options_.ports[0]);
+  int port = 0;
+  std::unique_ptr<grpc::Server> server =
+      Serve(address, server_credentials_, services_.back().get(), &port);
+  if (server == nullptr) {
+    spdlog::error("{} machines: cannot listen on {}", machines_.size(), address);
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", address));
+  }
+  servers_.push_back(std::move(server));
+  for (auto& machine : machines_) machine->set_ipuof_port(static_cast<uint32_t>(port));
+  spdlog::info("{} machines ({} .. {}, {}) listening on {}:{}", machines_.size(),
+               machines_.front()->agent_id(), machines_.back()->agent_id(),
+               MachineTypeName(options_.machine_type), options_.host, port);
+  announce << "machines " << machines_.size() << " listening on " << options_.host << ":" << port
+           << std::endl;
+  return absl::OkStatus();
+}
+
+absl::Status AgentProcess::ServeEachMachine(std::ostream& announce) {
+  servers_.reserve(options_.agent_ids.size());
+  for (size_t i = 0; i < options_.agent_ids.size(); ++i) {
+    const std::string& id = options_.agent_ids[i];
+    machines_.push_back(std::make_unique<SimulatedMachine>(id, options_.machine_type));
+    services_.push_back(
+        std::make_unique<AgentService>(machines_.back().get(), [this, i] { Crash(i); }));
+    if (channel_credentials_) services_.back()->set_tls(channel_credentials_);
+    const std::string address = HostPort(options_.host, options_.ports[i]);
+    int port = 0;
+    std::unique_ptr<grpc::Server> server =
+        Serve(address, server_credentials_, services_.back().get(), &port);
+    if (server == nullptr) {
+      spdlog::error("agent {}: cannot listen on {}", id, address);
+      return absl::UnavailableError(absl::StrCat("agent ", id, ": cannot listen on ", address));
+    }
+    servers_.push_back(std::move(server));
+    machines_.back()->set_ipuof_port(static_cast<uint32_t>(port));
+  }
+  // Announced only once every machine listens, so a reader of the lines
+  // never sees a process that then fails half way.
+  for (const auto& machine : machines_) {
+    spdlog::info("agent {} ({}) listening on {}:{}", machine->agent_id(),
+                 MachineTypeName(machine->machine_type()), options_.host, machine->ipuof_port());
+    announce << "agent " << machine->agent_id() << " listening on " << options_.host << ":"
+             << machine->ipuof_port() << std::endl;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AgentProcess::ReloadCertificates() {
+  if (!certificates_) return absl::FailedPreconditionError("no certificates without --tls-ca");
+  return certificates_->Reload();
+}
+
+bool AgentProcess::CertificateExpired() const {
+  return certificates_ != nullptr && certificates_->CertificateExpired();
+}
+
+void AgentProcess::Crash(size_t index) {
+  if (options_.agent_ids.size() == 1) {
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      std::_Exit(70);
+    }).detach();
+    return;
+  }
+  vipu::MutexLock lock(&crash_mu_);
+  crash_threads_.emplace_back([this, index] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (index < servers_.size()) servers_[index]->Shutdown(std::chrono::system_clock::now());
+  });
+}
+
+void AgentProcess::ShutdownServers() {
+  {
+    vipu::MutexLock lock(&crash_mu_);
+    for (std::thread& t : crash_threads_) t.join();
+    crash_threads_.clear();
+  }
+  // Calls in flight end now rather than holding the process.
+  for (auto& server : servers_) server->Shutdown(std::chrono::system_clock::now());
+  for (auto& server : servers_) server->Wait();
+}
+
+}  // namespace vipu::agents
