@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/mutex.h"
 #include "fabric/validation.h"
-#include "server/cluster_links.h"
+#include "server/cluster_links_loader.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
 #include "vipu_agent.grpc.pb.h"
@@ -118,7 +118,7 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
         " partition(s); testing retrains its links and disturbs running jobs: remove them or "
         "use --force"));
   }
-  auto loaded = LoadClusterLinks(store_, cluster_id);
+  auto loaded = LoadClusterLinks(cluster_links_, store_, cluster_id);
   if (!loaded.ok()) return loaded.status();
   const ClusterLinks* links = loaded->get();
   const std::vector<std::string>& agents = links->layout.cluster().agent_ids;

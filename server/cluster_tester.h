@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "storage/store.h"
 
 namespace vipu::server {
@@ -28,8 +29,10 @@ struct TestOutcome {
 
 class ClusterTester {
  public:
-  ClusterTester(storage::Store* store, AgentRegistry* registry, AgentDriver* driver)
-      : store_(store), registry_(registry), driver_(driver) {}
+  // Everything passed in is the caller's and must outlive this.
+  ClusterTester(storage::Store* store, ClusterLinksCache* cluster_links, AgentRegistry* registry,
+                AgentDriver* driver)
+      : store_(store), cluster_links_(cluster_links), registry_(registry), driver_(driver) {}
 
   // INVALID_ARGUMENT for a bad id, NOT_FOUND for an unknown cluster,
   // FAILED_PRECONDITION while partitions are on the cluster unless `force`
@@ -39,6 +42,7 @@ class ClusterTester {
 
  private:
   storage::Store* store_;
+  ClusterLinksCache* cluster_links_;
   AgentRegistry* registry_;
   AgentDriver* driver_;
 };

@@ -11,14 +11,17 @@
 #include "fabric/fault_request.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "storage/store.h"
 
 namespace vipu::server {
 
 class FaultInjector {
  public:
-  FaultInjector(storage::Store* store, AgentRegistry* registry, AgentDriver* driver)
-      : store_(store), registry_(registry), driver_(driver) {}
+  // Everything passed in is the caller's and must outlive this.
+  FaultInjector(storage::Store* store, ClusterLinksCache* cluster_links, AgentRegistry* registry,
+                AgentDriver* driver)
+      : store_(store), cluster_links_(cluster_links), registry_(registry), driver_(driver) {}
 
   // The agent's description of what it did ("agent ag3: IPU 2 error").
   // INVALID_ARGUMENT (fabric::ValidateFaultRequest; a port with no link on
@@ -29,6 +32,7 @@ class FaultInjector {
 
  private:
   storage::Store* store_;
+  ClusterLinksCache* cluster_links_;
   AgentRegistry* registry_;
   AgentDriver* driver_;
 };

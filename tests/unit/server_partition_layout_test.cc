@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
 
@@ -33,8 +34,8 @@ class PartitionLayoutTest : public ::testing::Test {
     // A long heartbeat period: every registered agent stays Up for the test.
     registry_ = std::make_unique<AgentRegistry>(absl::Hours(1));
     driver_ = std::make_unique<AgentDriver>(registry_.get(), absl::Seconds(1));
-    controller_ =
-        std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 1);
+    controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
+                                                        registry_.get(), driver_.get(), 1);
   }
   void TearDown() override {
     controller_.reset();
@@ -107,6 +108,7 @@ class PartitionLayoutTest : public ::testing::Test {
   }
 
   std::string dir_;
+  ClusterLinksCache cluster_links_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<AgentDriver> driver_;

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "server/inventory.h"
 #include "server/partition_controller.h"
 #include "server/registry_service.h"
@@ -55,8 +56,8 @@ class RegistryBatchTest : public ::testing::Test {
     inventory_ = std::make_unique<Inventory>(store_.get());
     registry_ = std::make_unique<AgentRegistry>(absl::Milliseconds(250));
     driver_ = std::make_unique<AgentDriver>(registry_.get(), absl::Seconds(1));
-    controller_ =
-        std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 2);
+    controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
+                                                        registry_.get(), driver_.get(), 2);
     service_ = std::make_unique<RegistryService>(inventory_.get(), registry_.get(),
                                                  controller_.get(), auto_add);
   }
@@ -109,6 +110,7 @@ class RegistryBatchTest : public ::testing::Test {
   }
 
   std::string dir_;
+  ClusterLinksCache cluster_links_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<Inventory> inventory_;
   std::unique_ptr<AgentRegistry> registry_;
