@@ -24,7 +24,8 @@
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
 #include "server/audit_interceptor.h"
-#include "server/cluster_links.h"
+#include "server/cluster_links_cache.h"
+#include "server/cluster_links_loader.h"
 #include "server/cluster_tester.h"
 #include "server/config_file.h"
 #include "server/console/console_http.h"
@@ -168,13 +169,16 @@ int Run(const ServerOptions& opt) {
   }
   spdlog::info("database {} open (schema {})", opt.db, storage::kSchemaVersion);
 
+  // The layouts and links of the clusters, shared by everything below,
+  // which it outlives.
+  ClusterLinksCache cluster_links;
   AgentRegistry registry(absl::Milliseconds(opt.heartbeat_ms));
   GrpcAgentClient agent_client(absl::Milliseconds(opt.agent_deadline_ms));
   AgentDriver driver(&registry, &agent_client);
-  PartitionController controller(store->get(), &registry, &driver, opt.workers);
+  PartitionController controller(store->get(), &cluster_links, &registry, &driver, opt.workers);
   Inventory inventory(store->get());
   UserService user_service(&controller, &registry);
-  AdminService admin_service(&inventory, &registry);
+  AdminService admin_service(&inventory, &registry, &cluster_links);
   AllocationService allocation_service(&inventory);
   RegistryService registry_service(&inventory, &registry, &controller,
                                    opt.auto_add_agents || pod.has_value());
@@ -202,15 +206,17 @@ int Run(const ServerOptions& opt) {
 
   // Simulated-pod health: partitions own their links, faults can be injected, clusters
   // tested, and a health monitor acts on what heartbeats report.
-  driver.set_link_ports(
-      [db = store->get()](const fabric::Partition& p) { return PartitionLinkPorts(db, p); });
-  FaultInjector fault_injector(store->get(), &registry, &agent_client);
-  ClusterTester cluster_tester(store->get(), &registry, &agent_client);
+  driver.set_link_ports([db = store->get(), &cluster_links](const fabric::Partition& p) {
+    return PartitionLinkPorts(&cluster_links, db, p);
+  });
+  FaultInjector fault_injector(store->get(), &cluster_links, &registry, &agent_client);
+  ClusterTester cluster_tester(store->get(), &cluster_links, &registry, &agent_client);
   admin_service.EnableHealthOps(&fault_injector, &cluster_tester);
   HealthMonitor::Options health_options;
   health_options.tick = std::clamp(absl::Milliseconds(opt.heartbeat_ms) / 5, absl::Milliseconds(10),
                                    absl::Milliseconds(100));
-  HealthMonitor health(store->get(), &registry, &agent_client, &controller, health_options);
+  HealthMonitor health(store->get(), &cluster_links, &registry, &agent_client, &controller,
+                       health_options);
 
   Metrics metrics;
   RegisterStateMetrics(&metrics, store->get(), &registry, &readiness);
@@ -266,6 +272,7 @@ int Run(const ServerOptions& opt) {
     console::ConsoleDeps deps;
     deps.metrics = &metrics;
     deps.store = store->get();
+    deps.cluster_links = &cluster_links;
     deps.registry = &registry;
     deps.controller = &controller;
     deps.access = (*security)->access();
