@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/poprun_log.h"
-#include "cli/poprun_options.h"
-#include "cli/poprun_validation.h"
+#include "poprun/poprun_log.h"
+#include "poprun/poprun_options.h"
+#include "poprun/poprun_validation.h"
 
 namespace vipu::cli::poprun {
 namespace {
