@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/common/partition_commands.h"
+#include "cli/common/partition_request.h"
 #include "fabric/enum_names.h"
 #include "fabric/types.h"
 #include "poprun/poprun_validation.h"
@@ -79,6 +80,26 @@ uint32_t GcdOfInstance(uint32_t instance, uint32_t num_instances, uint32_t num_g
   return static_cast<uint32_t>(static_cast<uint64_t>(instance) * num_gcds / num_instances);
 }
 
+absl::StatusOr<fabric::PartitionRequest> CreateRequest(const PoprunOptions& options,
+                                                       const std::string& id) {
+  fabric::PartitionRequest request;
+  request.id = id;
+  request.size = PartitionSize(options);
+  request.allocation_id = options.vipu_allocation;
+  request.cluster_id = options.vipu_cluster;
+  request.num_ilds = options.num_ilds;
+  request.num_gcds = options.num_instances;
+  if (!options.sync_type.empty()) {
+    absl::StatusOr<fabric::SyncType> sync_type = fabric::ParseSyncType(options.sync_type);
+    if (!sync_type.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--sync-type: ", std::string(sync_type.status().message())));
+    }
+    request.sync_type = *sync_type;
+  }
+  return request;
+}
+
 absl::Status PartitionManager::Remove(const std::string& id) {
   virmgrpc::RemovePartitionRequest request;
   request.set_partition_id(id);
@@ -134,20 +155,10 @@ absl::Status PartitionManager::CheckFitsAllocation(uint32_t size) {
 }
 
 absl::Status PartitionManager::Create(const std::string& id) {
-  const uint32_t size = PartitionSize(options_);
-  virmgrpc::CreatePartitionRequest request;
-  auto* r = request.mutable_requirements();
-  r->set_id(id);
-  r->set_size(size);
-  r->set_allocation_id(options_.vipu_allocation);
-  r->set_cluster_id(options_.vipu_cluster);
-  r->set_num_ipulink_segments(options_.num_ilds);
-  r->set_num_gcds(options_.num_instances);
-  if (!options_.sync_type.empty()) {
-    auto t = fabric::ParseSyncType(options_.sync_type);
-    if (t.ok()) r->set_sync_type(static_cast<virmgrpc::SyncType>(*t));
-  }
-  log_.Info(absl::StrCat("Creating partition ", id, " with ", size, " IPUs and ",
+  absl::StatusOr<fabric::PartitionRequest> wanted = CreateRequest(options_, id);
+  if (!wanted.ok()) return wanted.status();
+  const virmgrpc::CreatePartitionRequest request = ToWire(*wanted);
+  log_.Info(absl::StrCat("Creating partition ", id, " with ", wanted->size, " IPUs and ",
                          options_.num_instances, " GCDs"));
   virmgrpc::CreatePartitionReply reply;
   absl::Status s = conn_.Call(

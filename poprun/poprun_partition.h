@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "cli/common/client_config.h"
 #include "cli/common/connection.h"
+#include "fabric/types.h"
 #include "poprun/poprun_log.h"
 #include "poprun/poprun_options.h"
 #include "poprun/poprun_target_options.h"
@@ -45,6 +46,15 @@ bool ShouldReset(const std::optional<bool>& flag, bool reconfigurable, bool crea
 
 // The GCD instance `instance` of `num_instances` attaches to.
 uint32_t GcdOfInstance(uint32_t instance, uint32_t num_instances, uint32_t num_gcds);
+
+// What poprun asks the server for when it creates partition `id` for the
+// launch: the IPUs the replicas need, one GCD per instance, --num-ilds,
+// --vipu-allocation, --vipu-cluster and --sync-type; the rest is the server's
+// choice. INVALID_ARGUMENT naming --sync-type and the accepted values when
+// options.sync_type is neither empty nor a sync type, as the option parser
+// reports it: the partition is then not created.
+absl::StatusOr<fabric::PartitionRequest> CreateRequest(const PoprunOptions& options,
+                                                       const std::string& id);
 
 class PartitionManager {
  public:

@@ -19,6 +19,7 @@
 #include "cli/common/partition_commands.h"
 #include "cli/common/user_commands.h"
 #include "fabric/enum_names.h"
+#include "fabric/types.h"
 #include "fabric/validation.h"
 #include "server/auth/metadata_keys.h"
 
@@ -407,17 +408,17 @@ class CommandLine {
       if (sync_type_.given()) {
         auto t = fabric::ParseSyncType(sync_type_.value);
         if (!t.ok()) return EnumError("--sync-type", t.status());
-        create_.sync_type = static_cast<virmgrpc::SyncType>(*t);
+        create_.sync_type = *t;
       }
       if (routing_.given()) {
         auto r = fabric::ParseRoutingType(routing_.value);
         if (!r.ok()) return EnumError("--routing", r.status());
-        create_.routing = static_cast<virmgrpc::IpuLinkRoutingType>(*r);
+        create_.routing = *r;
       }
       if (gw_routing_.given()) {
         auto r = fabric::ParseGwRoutingType(gw_routing_.value);
         if (!r.ok()) return EnumError("--gw-routing", r.status());
-        create_.gw_routing = static_cast<virmgrpc::GatewayRoutingType>(*r);
+        create_.gw_routing = *r;
       }
       return absl::OkStatus();
     };
@@ -663,7 +664,7 @@ class CommandLine {
   bool reset_relocatable_ = false;
   TextOption size_, allocation_, cluster_, num_gcds_, num_replicas_, num_ilds_, sync_type_,
       routing_, gw_routing_;
-  CreatePartitionOptions create_;
+  fabric::PartitionRequest create_;
   TextOption agent_host_, agent_port_;
   uint32_t agent_port_number_ = 8080;
   TextOption cluster_agents_, cluster_ilds_, cluster_topology_, cluster_gw_topology_;

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "cli/common/ipuof_files.h"
 #include "cli/common/json_output.h"
+#include "cli/common/partition_request.h"
 #include "cli/common/table.h"
 #include "fabric/enum_names.h"
 #include "fabric/types.h"
@@ -285,24 +286,10 @@ absl::StatusOr<virmgrpc::PartitionConfig::Gcd> FetchGcdConfig(Connection& conn,
 }
 
 absl::Status CreatePartition(Connection& conn, const CommandIo& io,
-                             const CreatePartitionOptions& o) {
+                             const fabric::PartitionRequest& o) {
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(conn.config().timeout_seconds);
-  virmgrpc::CreatePartitionRequest request;
-  auto* r = request.mutable_requirements();
-  r->set_id(o.id);
-  r->set_size(o.size);
-  r->set_cluster_id(o.cluster_id);
-  r->set_allocation_id(o.allocation_id);
-  r->set_ipulink_routing_type(o.routing);
-  r->set_num_ipulink_segments(o.num_ilds);
-  r->set_gw_routing_type(o.gw_routing);
-  r->set_sync_type(o.sync_type);
-  r->set_num_gcds(o.num_gcds);
-  r->set_reconfigurable(o.reconfigurable);
-  r->set_num_replicas(o.num_replicas);
-  request.set_disable_auto_reset(o.disable_auto_reset);
-  request.set_relocatable(o.relocatable);
+  const virmgrpc::CreatePartitionRequest request = ToWire(o);
   virmgrpc::CreatePartitionReply reply;
   absl::Status s = conn.Call(
       [&](grpc::ClientContext* c) { return conn.user().CreatePartition(c, request, &reply); });

@@ -14,26 +14,11 @@
 #include "absl/status/statusor.h"
 #include "cli/common/command_io.h"
 #include "cli/common/connection.h"
+#include "fabric/types.h"
 #include "vipu_admin.pb.h"
 #include "vipuuser.pb.h"
 
 namespace vipu::cli {
-
-struct CreatePartitionOptions {
-  std::string id;
-  uint32_t size = 0;
-  std::string allocation_id;
-  std::string cluster_id;
-  uint32_t num_gcds = 0;      // 0: server default (1)
-  uint32_t num_replicas = 0;  // 0: server default (num_gcds)
-  uint32_t num_ilds = 0;      // 0: server default
-  bool reconfigurable = false;
-  virmgrpc::SyncType sync_type = virmgrpc::ST_UNDEFINED;
-  virmgrpc::IpuLinkRoutingType routing = virmgrpc::IRT_UNDEFINED;
-  virmgrpc::GatewayRoutingType gw_routing = virmgrpc::GRT_UNDEFINED;
-  bool disable_auto_reset = false;
-  bool relocatable = false;
-};
 
 // Which table `list partitions` prints: vipu's verbatim one, or vipu-admin's
 // with one leading Allocation column (admin scripts `cut -d '|' -f 2`).
@@ -56,12 +41,13 @@ absl::Status ServerVersion(Connection& conn, const CommandIo& io);
 absl::Status ListPartitions(Connection& conn, const CommandIo& io, const std::string& allocation_id,
                             PartitionTableKind kind);
 
-// CreatePartition, then waits for PS_ACTIVE (see WaitForPartition), writes
-// ~/.ipuof.conf.d/<id>_gcd<N>_ipuof.conf for every GCD and prints
-// "create partition (<id>): success.". PS_ERROR fails with the partition's
-// errors joined by "; ".
+// CreatePartition with `request` (zero and undefined fields are the
+// server's to choose; see ToWire), then waits for PS_ACTIVE (see
+// WaitForPartition), writes ~/.ipuof.conf.d/<id>_gcd<N>_ipuof.conf for every
+// GCD and prints "create partition (<id>): success.". PS_ERROR fails with the
+// partition's errors joined by "; ".
 absl::Status CreatePartition(Connection& conn, const CommandIo& io,
-                             const CreatePartitionOptions& options);
+                             const fabric::PartitionRequest& request);
 
 // Polls GetPartitionStatus (2 ms, doubling to 100 ms) until the partition is
 // PS_ACTIVE with no operation in flight, PS_ERROR/PS_REMOVED (failure), or
