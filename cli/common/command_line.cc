@@ -32,31 +32,16 @@ namespace {
 
 namespace fabric = ::vipu::fabric;
 
-using RunFn = std::function<absl::Status(Connection&, const CommandIo&)>;
-
-// One `<verb> <noun>` command: its subcommand, the id positional (for
-// commands on one object), local validation and the RPC work.
-struct Command {
-  CLI::App* app = nullptr;
-  std::string verb;
-  std::string noun;      // as named in messages: singular with an id, plural for lists
-  std::string id_field;  // "partition id"; empty for commands without an id
-  std::string id;        // filled by the parser
-  std::function<absl::Status()> validate;  // filled by the builder; may be empty
-  RunFn run;
-
-  std::string Label() const {
-    return id.empty() ? absl::StrCat(verb, " ", noun)
-                      : absl::StrCat(verb, " ", noun, " (", id, ")");
-  }
-};
-
 // A value given on the command line as text; `option` tells whether it was.
 struct TextOption {
   std::string value;
   CLI::Option* option = nullptr;
   bool given() const { return option != nullptr && option->count() > 0; }
 };
+
+void AddText(CLI::App* app, const std::string& names, TextOption* o, const std::string& help) {
+  o->option = app->add_option(names, o->value, help);
+}
 
 absl::StatusOr<uint32_t> ParseNumber(const std::string& flag, const std::string& text, uint32_t min,
                                      uint32_t max) {
@@ -110,6 +95,457 @@ absl::StatusOr<std::vector<std::string>> ParseIdList(const std::string& flag,
 }
 
 std::string OneLine(std::string s) { return absl::StrReplaceAll(s, {{"\n", "; "}}); }
+
+// One command's options and what it does with them: the flags it adds to its
+// subcommand, the checks that need no server and the RPC work. CLI11 fills
+// the fields while parsing; of all the commands built, only the one the line
+// names is validated and then run, each once, on the parser's thread.
+class CommandOptions {
+ public:
+  virtual ~CommandOptions() = default;
+
+  // Adds the command's flags to `app`, in the order --help lists them.
+  virtual void AddFlags(CLI::App* app) { (void)app; }
+
+  // Called before any connection is made, with the command's id (already
+  // validated; "" for commands without one). INVALID_ARGUMENT whose message
+  // starts with the flag at fault; the line is then a usage error.
+  virtual absl::Status Validate(const std::string& id) {
+    (void)id;
+    return absl::OkStatus();
+  }
+
+  // The RPCs and their output on io.out, after Validate succeeded; the
+  // failure as a status otherwise (printed after the command's label).
+  virtual absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) = 0;
+};
+
+using RunFn = std::function<absl::Status(Connection&, const CommandIo&, const std::string& id)>;
+
+// A command without flags of its own: `run` is all it does.
+class NoOptions : public CommandOptions {
+ public:
+  explicit NoOptions(RunFn run) : run_(std::move(run)) {}
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    return run_(conn, io, id);
+  }
+
+ private:
+  RunFn run_;
+};
+
+std::unique_ptr<CommandOptions> Runs(RunFn run) {
+  return std::make_unique<NoOptions>(std::move(run));
+}
+
+// One `<verb> <noun>` command: its subcommand, the id positional (for
+// commands on one object) and its options.
+struct Command {
+  CLI::App* app = nullptr;
+  std::string verb;
+  std::string noun;      // as named in messages: singular with an id, plural for lists
+  std::string id_field;  // "partition id"; empty for commands without an id
+  std::string id;        // filled by the parser
+  std::unique_ptr<CommandOptions> options;
+
+  std::string Label() const {
+    return id.empty() ? absl::StrCat(verb, " ", noun)
+                      : absl::StrCat(verb, " ", noun, " (", id, ")");
+  }
+};
+
+// `list partitions [--allocation ID]`.
+class ListPartitionsOptions : public CommandOptions {
+ public:
+  explicit ListPartitionsOptions(PartitionTableKind table) : table_(table) {}
+  void AddFlags(CLI::App* app) override {
+    AddText(app, "--allocation", &allocation_, "only partitions of this allocation");
+  }
+  absl::Status Validate(const std::string&) override {
+    if (!allocation_.given()) return absl::OkStatus();
+    return Prefix("--allocation", fabric::ValidateId("allocation id", allocation_.value));
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
+    return ListPartitions(conn, io, allocation_.value, table_);
+  }
+
+ private:
+  PartitionTableKind table_;
+  TextOption allocation_;
+};
+
+// `list ipu-attrs [--agents a,b,c]`.
+class ListIpuAttrsOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override { AddText(app, "--agents", &agents_text_, "agents a,b,c"); }
+  absl::Status Validate(const std::string&) override {
+    if (!agents_text_.given()) return absl::OkStatus();
+    auto ids = ParseIdList("--agents", "agent id", agents_text_.value);
+    if (!ids.ok()) return ids.status();
+    agents_ = *ids;
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
+    return ListIpuAttributes(conn, io, agents_);
+  }
+
+ private:
+  TextOption agents_text_;
+  std::vector<std::string> agents_;
+};
+
+// `create partition ID --size N ...`: the flags become a fabric::PartitionRequest.
+class CreatePartitionOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* a) override {
+    AddText(a, "--size", &size_, "number of IPUs (required)");
+    AddText(a, "--allocation", &allocation_, "allocation to take the IPUs from");
+    AddText(a, "--cluster", &cluster_, "cluster (deprecated selector)");
+    AddText(a, "--num-gcds", &num_gcds_, "graph compile domains (default 1)");
+    AddText(a, "--total-num-replicas,--gcd-sync-replicas", &num_replicas_,
+            "total replicas (default num-gcds)");
+    AddText(a, "--num-ilds", &num_ilds_, "IPU-Link domains to span");
+    AddText(a, "--sync-type", &sync_type_,
+            "c2-compatible | pod-native-default | pod-native-replicated-pipeline");
+    AddText(a, "--routing", &routing_, "dnc | swnc | btnc | ringswnc (ring-swnc)");
+    AddText(a, "--gw-routing", &gw_routing_, "ring | swring");
+    a->add_flag("--reconfigurable", request_.reconfigurable, "reconfigurable partition");
+    a->add_flag("--disable-auto-reset", request_.disable_auto_reset, "no automatic resets");
+    a->add_flag("--relocatable", request_.relocatable, "may move to other IPUs on reset");
+    a->add_flag("--shared", shared_,
+                "visible to every user of the allocation, not only to its creator");
+  }
+  absl::Status Validate(const std::string& id) override {
+    request_.id = id;
+    if (!size_.given()) return absl::InvalidArgumentError("--size: is required");
+    absl::Status s = ParseNumberInto("--size", size_, 1, 65536, &request_.size);
+    if (s.ok()) s = ParseNumberInto("--num-gcds", num_gcds_, 1, 65536, &request_.num_gcds);
+    if (s.ok()) {
+      s = ParseNumberInto("--total-num-replicas", num_replicas_, 1, 1u << 24,
+                          &request_.num_replicas);
+    }
+    if (s.ok()) s = ParseNumberInto("--num-ilds", num_ilds_, 1, 1024, &request_.num_ilds);
+    if (!s.ok()) return s;
+    if (allocation_.given()) {
+      s = Prefix("--allocation", fabric::ValidateId("allocation id", allocation_.value));
+      if (!s.ok()) return s;
+      request_.allocation_id = allocation_.value;
+    }
+    if (cluster_.given()) {
+      s = Prefix("--cluster", fabric::ValidateId("cluster id", cluster_.value));
+      if (!s.ok()) return s;
+      request_.cluster_id = cluster_.value;
+    }
+    if (sync_type_.given()) {
+      auto t = fabric::ParseSyncType(sync_type_.value);
+      if (!t.ok()) return EnumError("--sync-type", t.status());
+      request_.sync_type = *t;
+    }
+    if (routing_.given()) {
+      auto r = fabric::ParseRoutingType(routing_.value);
+      if (!r.ok()) return EnumError("--routing", r.status());
+      request_.routing = *r;
+    }
+    if (gw_routing_.given()) {
+      auto r = fabric::ParseGwRoutingType(gw_routing_.value);
+      if (!r.ok()) return EnumError("--gw-routing", r.status());
+      request_.gw_routing = *r;
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
+    // Shared partitions: our extension, carried as metadata (docs/security.md).
+    if (shared_) conn.AddCallMetadata(server::auth::kShareMetadata, "true");
+    return CreatePartition(conn, io, request_);
+  }
+
+ private:
+  TextOption size_, allocation_, cluster_, num_gcds_, num_replicas_, num_ilds_, sync_type_,
+      routing_, gw_routing_;
+  bool shared_ = false;
+  fabric::PartitionRequest request_;
+};
+
+// `get partition ID [--ipuof-configs [--gcd N]]`.
+class GetPartitionOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    AddText(app, "--gcd", &gcd_text_, "GCD index for --ipuof-configs (default 0)");
+    app->add_flag("--ipuof-configs,--ipu-configs", ipuof_, "print the GCD's ipuof config JSON");
+  }
+  absl::Status Validate(const std::string&) override {
+    if (gcd_text_.given() && !ipuof_) {
+      return absl::InvalidArgumentError("--gcd: only meaningful with --ipuof-configs");
+    }
+    return ParseNumberInto("--gcd", gcd_text_, 0, 65535, &gcd_);
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    if (ipuof_) return GetPartitionIpuofConfig(conn, io, id, gcd_);
+    return GetPartition(conn, io, id);
+  }
+
+ private:
+  TextOption gcd_text_;
+  bool ipuof_ = false;
+  uint32_t gcd_ = 0;
+};
+
+// `remove partition ID [--force]`.
+class RemovePartitionOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    app->add_flag("--force", force_, "remove even when agents report errors");
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    return RemovePartition(conn, io, id, force_);
+  }
+
+ private:
+  bool force_ = false;
+};
+
+// `reset partition ID [--relocatable]`.
+class ResetPartitionOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    app->add_flag("--relocatable", relocatable_, "allow moving to other IPUs");
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    return ResetPartition(conn, io, id, relocatable_);
+  }
+
+ private:
+  bool relocatable_ = false;
+};
+
+// `backup FILE`: the server writes the copy, so FILE is a path on the
+// server's machine and must be absolute.
+class BackupOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    app->add_option("file", path_, "absolute path on the server's machine");
+  }
+  absl::Status Validate(const std::string&) override {
+    if (path_.empty()) return absl::InvalidArgumentError("backup: missing FILE");
+    if (path_.front() != '/') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FILE: must be an absolute path on the server's machine, got '", path_, "'"));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
+    return BackupDatabase(conn, io, path_);
+  }
+
+ private:
+  std::string path_;
+};
+
+// `create agent ID --host H [--port P]`.
+class CreateAgentOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    AddText(app, "--host", &host_, "agent's management address (required)");
+    AddText(app, "--port", &port_text_, "agent's API port (default 8080)");
+  }
+  absl::Status Validate(const std::string&) override {
+    if (!host_.given() || host_.value.empty()) {
+      return absl::InvalidArgumentError("--host: is required and must not be empty");
+    }
+    return ParseNumberInto("--port", port_text_, 1, 65535, &port_);
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    return CreateAgent(conn, io, id, host_.value, port_);
+  }
+
+ private:
+  TextOption host_, port_text_;
+  uint32_t port_ = 8080;
+};
+
+// `create cluster ID --agents a,b,c [--num-ipulinkdomains N] [--topology T]
+// [--cluster-topology T]`.
+class CreateClusterCommandOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* a) override {
+    AddText(a, "--agents", &agents_, "ordered agents a,b,c (required)");
+    AddText(a, "--num-ipulinkdomains", &ilds_, "IPU-Link domains (default 1)");
+    AddText(a, "--topology", &topology_, "torus | mesh (default torus)");
+    AddText(a, "--cluster-topology", &gw_topology_, "looped | switched (default looped)");
+  }
+  absl::Status Validate(const std::string& id) override {
+    cluster_.id = id;
+    if (!agents_.given()) return absl::InvalidArgumentError("--agents: is required");
+    auto agents = ParseIdList("--agents", "agent id", agents_.value);
+    if (!agents.ok()) return agents.status();
+    cluster_.agents = *agents;
+    absl::Status s =
+        ParseNumberInto("--num-ipulinkdomains", ilds_, 1, 1024, &cluster_.num_ipulink_domains);
+    if (!s.ok()) return s;
+    if (topology_.given()) {
+      auto t = fabric::ParseIldTopology(topology_.value);
+      if (!t.ok()) return EnumError("--topology", t.status());
+      cluster_.topology = static_cast<vipuadmin::IpuLinkTopology>(*t);
+    }
+    if (gw_topology_.given()) {
+      auto t = fabric::ParseClusterTopology(gw_topology_.value);
+      if (!t.ok()) return EnumError("--cluster-topology", t.status());
+      cluster_.cluster_topology = static_cast<vipuadmin::GwLinkTopology>(*t);
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
+    return CreateCluster(conn, io, cluster_);
+  }
+
+ private:
+  TextOption agents_, ilds_, topology_, gw_topology_;
+  CreateClusterOptions cluster_;
+};
+
+// `create allocation ID --cluster C [--agents a,b]`.
+class CreateAllocationOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    AddText(app, "--cluster", &cluster_, "cluster (required)");
+    AddText(app, "--agents", &agents_text_, "agents a,b (default: all of the cluster)");
+  }
+  absl::Status Validate(const std::string&) override {
+    if (!cluster_.given()) return absl::InvalidArgumentError("--cluster: is required");
+    absl::Status s = Prefix("--cluster", fabric::ValidateId("cluster id", cluster_.value));
+    if (!s.ok()) return s;
+    if (agents_text_.given()) {
+      auto agents = ParseIdList("--agents", "agent id", agents_text_.value);
+      if (!agents.ok()) return agents.status();
+      agents_ = *agents;
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    return CreateAllocation(conn, io, id, cluster_.value, agents_);
+  }
+
+ private:
+  TextOption cluster_, agents_text_;
+  std::vector<std::string> agents_;
+};
+
+// `create user ID [--allocations a,b] [--admin]`.
+class CreateUserOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    AddText(app, "--allocations", &allocations_, "allocations a,b the user may use (default: all)");
+    app->add_flag("--admin", admin_, "the user may use vipu-admin");
+  }
+  absl::Status Validate(const std::string&) override {
+    if (!allocations_.given()) return absl::OkStatus();
+    auto ids = ParseIdList("--allocations", "allocation id", allocations_.value);
+    if (!ids.ok()) return ids.status();
+    allocation_ids_ = *ids;
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    return CreateUser(conn, io, id, allocation_ids_, admin_, ".");
+  }
+
+ private:
+  TextOption allocations_;
+  std::vector<std::string> allocation_ids_;
+  bool admin_ = false;
+};
+
+// `update user ID` with at least one of --allocations, --all-allocations,
+// --admin, --no-admin, --rotate-key.
+class UpdateUserOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    AddText(app, "--allocations", &allocations_, "replace the allocations with a,b");
+    app->add_flag("--all-allocations", all_allocations_,
+                  "grant every allocation (as create user without --allocations)");
+    app->add_flag("--admin", admin_, "make the user an admin");
+    app->add_flag("--no-admin", no_admin_, "take the admin flag away");
+    app->add_flag("--rotate-key", changes_.rotate_key,
+                  "issue a new access key, printed once; the old key stops working");
+  }
+  absl::Status Validate(const std::string&) override {
+    if (allocations_.given() && all_allocations_) {
+      return absl::InvalidArgumentError(
+          "--all-allocations: contradicts --allocations; give one of them");
+    }
+    if (admin_ && no_admin_) {
+      return absl::InvalidArgumentError("--no-admin: contradicts --admin; give one of them");
+    }
+    if (allocations_.given()) {
+      auto ids = ParseIdList("--allocations", "allocation id", allocations_.value);
+      if (!ids.ok()) return ids.status();
+      changes_.allocations = *ids;
+    }
+    if (all_allocations_) changes_.allocations = std::vector<std::string>();
+    if (admin_) changes_.admin = true;
+    if (no_admin_) changes_.admin = false;
+    if (!changes_.allocations && !changes_.admin && !changes_.rotate_key) {
+      return absl::InvalidArgumentError(
+          "update user: nothing to change; give --allocations, --all-allocations, --admin, "
+          "--no-admin or --rotate-key");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    return UpdateUser(conn, io, id, changes_);
+  }
+
+ private:
+  TextOption allocations_;
+  bool all_allocations_ = false;
+  bool admin_ = false;
+  bool no_admin_ = false;
+  UserChanges changes_;
+};
+
+// `inject fault AGENT --kind K [--ipu N] [--link N] [--duration-ms N]`.
+class InjectFaultOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    AddText(app, "--kind", &kind_,
+            "ipu-error | link-down | agent-crash | agent-hang | clear (required)");
+    AddText(app, "--ipu", &ipu_, "IPU# 0..3 (ipu-error)");
+    AddText(app, "--link", &link_, "port 0..13 of the machine (link-down)");
+    AddText(app, "--duration-ms", &duration_, "hang length in ms, 0 = until cleared (agent-hang)");
+  }
+  absl::Status Validate(const std::string& id) override {
+    FaultFlags flags;
+    flags.agent_id = id;
+    if (kind_.given()) flags.kind = kind_.value;
+    if (ipu_.given()) flags.ipu = ipu_.value;
+    if (link_.given()) flags.link = link_.value;
+    if (duration_.given()) flags.duration_ms = duration_.value;
+    auto parsed = ParseFaultFlags(flags);
+    if (!parsed.ok()) return parsed.status();
+    fault_ = *parsed;
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
+    return InjectFault(conn, io, fault_);
+  }
+
+ private:
+  TextOption kind_, ipu_, link_, duration_;
+  fabric::FaultRequest fault_;
+};
+
+// `test cluster ID [--force]`.
+class TestClusterOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    app->add_flag("--force", force_, "run even while partitions are on the cluster");
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
+    return TestCluster(conn, io, id, force_);
+  }
+
+ private:
+  bool force_ = false;
+};
 
 // Builds and runs one CLI.
 class CommandLine {
@@ -171,8 +607,8 @@ class CommandLine {
           return Usage(s.message());
         }
       }
-      if (command->validate) {
-        if (absl::Status s = command->validate(); !s.ok()) return Usage(s.message());
+      if (absl::Status s = command->options->Validate(command->id); !s.ok()) {
+        return Usage(s.message());
       }
     }
 
@@ -193,13 +629,11 @@ class CommandLine {
     if (!config.ok()) return Usage(config.status().message());
 
     Connection conn(*config);
-    // Shared partitions: our extension, carried as metadata (docs/security.md).
-    if (create_shared_) conn.AddCallMetadata(server::auth::kShareMetadata, "true");
     CommandIo io{out_, showjson_, env_.Home()};
     if (server_version_) {
       return Report("server-version", ServerVersion(conn, io));
     }
-    return Report(command->Label(), command->run(conn, io));
+    return Report(command->Label(), command->options->Run(conn, io, command->id));
   }
 
  private:
@@ -241,10 +675,6 @@ class CommandLine {
     return names;
   }
 
-  void AddText(CLI::App* app, const std::string& names, TextOption* o, const std::string& help) {
-    o->option = app->add_option(names, o->value, help);
-  }
-
   void AddGlobalFlags() {
     app_.require_subcommand(0, 1);
     AddText(&app_, "-H,--api-host", &api_host_, "vipu-server host (default localhost)");
@@ -276,9 +706,10 @@ class CommandLine {
   }
 
   // Adds `<verb> <noun>` with `alias` accepted too; `id_field` non-empty
-  // adds the id positional.
-  Command* Add(const std::string& verb, const std::string& noun, const std::string& alias,
-               const std::string& id_field, const std::string& help) {
+  // adds the id positional, then `options` adds its flags.
+  void Add(const std::string& verb, const std::string& noun, const std::string& alias,
+           const std::string& id_field, const std::string& help,
+           std::unique_ptr<CommandOptions> options) {
     auto command = std::make_unique<Command>();
     command->verb = verb;
     command->noun = noun;
@@ -288,353 +719,96 @@ class CommandLine {
     if (!alias.empty()) command->app->alias(alias);
     command->app->fallthrough();
     if (!id_field.empty()) command->app->add_option("id", command->id, id_field);
+    command->options = std::move(options);
+    command->options->AddFlags(command->app);
     commands_.push_back(std::move(command));
-    return commands_.back().get();
   }
 
   void AddUserCommands() {
     PartitionTableKind table =
         kind_ == CliKind::kVipu ? PartitionTableKind::kUser : PartitionTableKind::kAdmin;
-
-    Command* list_partitions = Add("list", "partitions", "partition", "", "list partitions");
-    auto* allocation = list_partitions->app->add_option("--allocation", list_allocation_,
-                                                        "only partitions of this allocation");
-    list_partitions->validate = [this, allocation]() {
-      if (allocation->count() == 0) return absl::OkStatus();
-      return Prefix("--allocation", fabric::ValidateId("allocation id", list_allocation_));
-    };
-    list_partitions->run = [this, table](Connection& c, const CommandIo& io) {
-      return ListPartitions(c, io, list_allocation_, table);
-    };
-
-    Command* list_allocations = Add("list", "allocations", "allocation", "", "list allocations");
-    list_allocations->run = [](Connection& c, const CommandIo& io) {
-      return ListAllocations(c, io);
-    };
-
-    Command* attrs = Add("list", "ipu-attrs", "ipu-attr", "", "list the IPUs' attributes");
-    auto* agents = attrs->app->add_option("--agents", attr_agents_text_, "agents a,b,c");
-    attrs->validate = [this, agents]() {
-      if (agents->count() == 0) return absl::OkStatus();
-      auto ids = ParseIdList("--agents", "agent id", attr_agents_text_);
-      if (!ids.ok()) return ids.status();
-      attr_agents_ = *ids;
-      return absl::OkStatus();
-    };
-    attrs->run = [this](Connection& c, const CommandIo& io) {
-      return ListIpuAttributes(c, io, attr_agents_);
-    };
-
-    AddCreatePartition();
-
-    Command* get = Add("get", "partition", "partitions", "partition id",
-                       "show a partition, or one GCD's ipuof config");
-    AddText(get->app, "--gcd", &get_gcd_, "GCD index for --ipuof-configs (default 0)");
-    get->app->add_flag("--ipuof-configs,--ipu-configs", get_ipuof_,
-                       "print the GCD's ipuof config JSON");
-    get->validate = [this]() {
-      if (get_gcd_.given() && !get_ipuof_) {
-        return absl::InvalidArgumentError("--gcd: only meaningful with --ipuof-configs");
-      }
-      return ParseNumberInto("--gcd", get_gcd_, 0, 65535, &gcd_);
-    };
-    get->run = [this, get](Connection& c, const CommandIo& io) {
-      if (get_ipuof_) return GetPartitionIpuofConfig(c, io, get->id, gcd_);
-      return GetPartition(c, io, get->id);
-    };
-
-    Command* status = Add("get", "partition-status", "partitions-status", "partition id",
-                          "show a partition's status");
-    status->run = [status](Connection& c, const CommandIo& io) {
-      return GetPartitionStatus(c, io, status->id);
-    };
-
-    Command* remove = Add("remove", "partition", "partitions", "partition id",
-                          "remove a partition and its ipuof files");
-    remove->app->add_flag("--force", remove_force_, "remove even when agents report errors");
-    remove->run = [this, remove](Connection& c, const CommandIo& io) {
-      return RemovePartition(c, io, remove->id, remove_force_);
-    };
-
-    Command* reset = Add("reset", "partition", "partitions", "partition id",
-                         "reset a partition's IPUs and wait until it is ACTIVE");
-    reset->app->add_flag("--relocatable", reset_relocatable_, "allow moving to other IPUs");
-    reset->run = [this, reset](Connection& c, const CommandIo& io) {
-      return ResetPartition(c, io, reset->id, reset_relocatable_);
-    };
-  }
-
-  void AddCreatePartition() {
-    Command* create = Add("create", "partition", "partitions", "partition id",
-                          "create a partition, wait until ACTIVE, write its ipuof files");
-    CLI::App* a = create->app;
-    AddText(a, "--size", &size_, "number of IPUs (required)");
-    AddText(a, "--allocation", &allocation_, "allocation to take the IPUs from");
-    AddText(a, "--cluster", &cluster_, "cluster (deprecated selector)");
-    AddText(a, "--num-gcds", &num_gcds_, "graph compile domains (default 1)");
-    AddText(a, "--total-num-replicas,--gcd-sync-replicas", &num_replicas_,
-            "total replicas (default num-gcds)");
-    AddText(a, "--num-ilds", &num_ilds_, "IPU-Link domains to span");
-    AddText(a, "--sync-type", &sync_type_,
-            "c2-compatible | pod-native-default | pod-native-replicated-pipeline");
-    AddText(a, "--routing", &routing_, "dnc | swnc | btnc | ringswnc (ring-swnc)");
-    AddText(a, "--gw-routing", &gw_routing_, "ring | swring");
-    a->add_flag("--reconfigurable", create_.reconfigurable, "reconfigurable partition");
-    a->add_flag("--disable-auto-reset", create_.disable_auto_reset, "no automatic resets");
-    a->add_flag("--relocatable", create_.relocatable, "may move to other IPUs on reset");
-    a->add_flag("--shared", create_shared_,
-                "visible to every user of the allocation, not only to its creator");
-    create->validate = [this, create]() -> absl::Status {
-      create_.id = create->id;
-      if (!size_.given()) return absl::InvalidArgumentError("--size: is required");
-      absl::Status s = ParseNumberInto("--size", size_, 1, 65536, &create_.size);
-      if (s.ok()) s = ParseNumberInto("--num-gcds", num_gcds_, 1, 65536, &create_.num_gcds);
-      if (s.ok()) {
-        s = ParseNumberInto("--total-num-replicas", num_replicas_, 1, 1u << 24,
-                            &create_.num_replicas);
-      }
-      if (s.ok()) s = ParseNumberInto("--num-ilds", num_ilds_, 1, 1024, &create_.num_ilds);
-      if (!s.ok()) return s;
-      if (allocation_.given()) {
-        s = Prefix("--allocation", fabric::ValidateId("allocation id", allocation_.value));
-        if (!s.ok()) return s;
-        create_.allocation_id = allocation_.value;
-      }
-      if (cluster_.given()) {
-        s = Prefix("--cluster", fabric::ValidateId("cluster id", cluster_.value));
-        if (!s.ok()) return s;
-        create_.cluster_id = cluster_.value;
-      }
-      if (sync_type_.given()) {
-        auto t = fabric::ParseSyncType(sync_type_.value);
-        if (!t.ok()) return EnumError("--sync-type", t.status());
-        create_.sync_type = *t;
-      }
-      if (routing_.given()) {
-        auto r = fabric::ParseRoutingType(routing_.value);
-        if (!r.ok()) return EnumError("--routing", r.status());
-        create_.routing = *r;
-      }
-      if (gw_routing_.given()) {
-        auto r = fabric::ParseGwRoutingType(gw_routing_.value);
-        if (!r.ok()) return EnumError("--gw-routing", r.status());
-        create_.gw_routing = *r;
-      }
-      return absl::OkStatus();
-    };
-    create->run = [this](Connection& c, const CommandIo& io) {
-      return CreatePartition(c, io, create_);
-    };
+    Add("list", "partitions", "partition", "", "list partitions",
+        std::make_unique<ListPartitionsOptions>(table));
+    Add("list", "allocations", "allocation", "", "list allocations",
+        Runs([](Connection& c, const CommandIo& io, const std::string&) {
+          return ListAllocations(c, io);
+        }));
+    Add("list", "ipu-attrs", "ipu-attr", "", "list the IPUs' attributes",
+        std::make_unique<ListIpuAttrsOptions>());
+    Add("create", "partition", "partitions", "partition id",
+        "create a partition, wait until ACTIVE, write its ipuof files",
+        std::make_unique<CreatePartitionOptions>());
+    Add("get", "partition", "partitions", "partition id",
+        "show a partition, or one GCD's ipuof config", std::make_unique<GetPartitionOptions>());
+    Add("get", "partition-status", "partitions-status", "partition id", "show a partition's status",
+        Runs(GetPartitionStatus));
+    Add("remove", "partition", "partitions", "partition id",
+        "remove a partition and its ipuof files", std::make_unique<RemovePartitionOptions>());
+    Add("reset", "partition", "partitions", "partition id",
+        "reset a partition's IPUs and wait until it is ACTIVE",
+        std::make_unique<ResetPartitionOptions>());
   }
 
   void AddAdminCommands() {
-    // `backup FILE`: a verb without an object. The server writes the copy,
-    // so FILE is a path on the server's machine and must be absolute.
+    // `backup FILE`: a verb without an object.
     auto backup = std::make_unique<Command>();
     backup->verb = "backup";
     backup->noun = "database";
     backup->app = app_.add_subcommand(
         "backup", "write an online copy of the server's database to FILE on the server's machine");
     backup->app->fallthrough();
-    backup->app->add_option("file", backup_path_, "absolute path on the server's machine");
-    backup->validate = [this]() -> absl::Status {
-      if (backup_path_.empty()) return absl::InvalidArgumentError("backup: missing FILE");
-      if (backup_path_.front() != '/') {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "FILE: must be an absolute path on the server's machine, got '", backup_path_, "'"));
-      }
-      return absl::OkStatus();
-    };
-    backup->run = [this](Connection& c, const CommandIo& io) {
-      return BackupDatabase(c, io, backup_path_);
-    };
+    backup->options = std::make_unique<BackupOptions>();
+    backup->options->AddFlags(backup->app);
     commands_.push_back(std::move(backup));
 
-    Command* create_agent = Add("create", "agent", "agents", "agent id", "register an agent");
-    AddText(create_agent->app, "--host", &agent_host_, "agent's management address (required)");
-    AddText(create_agent->app, "--port", &agent_port_, "agent's API port (default 8080)");
-    create_agent->validate = [this]() -> absl::Status {
-      if (!agent_host_.given() || agent_host_.value.empty()) {
-        return absl::InvalidArgumentError("--host: is required and must not be empty");
-      }
-      return ParseNumberInto("--port", agent_port_, 1, 65535, &agent_port_number_);
-    };
-    create_agent->run = [this, create_agent](Connection& c, const CommandIo& io) {
-      return CreateAgent(c, io, create_agent->id, agent_host_.value, agent_port_number_);
-    };
-    Command* list_agents = Add("list", "agents", "agent", "", "list agents");
-    list_agents->run = [](Connection& c, const CommandIo& io) { return ListAgents(c, io); };
-    Command* get_agent = Add("get", "agent", "agents", "agent id", "show an agent");
-    get_agent->run = [get_agent](Connection& c, const CommandIo& io) {
-      return GetAgent(c, io, get_agent->id);
-    };
-    Command* remove_agent = Add("remove", "agent", "agents", "agent id", "remove an agent");
-    remove_agent->run = [remove_agent](Connection& c, const CommandIo& io) {
-      return RemoveAgent(c, io, remove_agent->id);
-    };
+    Add("create", "agent", "agents", "agent id", "register an agent",
+        std::make_unique<CreateAgentOptions>());
+    Add("list", "agents", "agent", "", "list agents",
+        Runs([](Connection& c, const CommandIo& io, const std::string&) {
+          return ListAgents(c, io);
+        }));
+    Add("get", "agent", "agents", "agent id", "show an agent", Runs(GetAgent));
+    Add("remove", "agent", "agents", "agent id", "remove an agent", Runs(RemoveAgent));
 
-    Command* create_cluster =
-        Add("create", "cluster", "clusters", "cluster id", "create a cluster of agents");
-    CLI::App* a = create_cluster->app;
-    AddText(a, "--agents", &cluster_agents_, "ordered agents a,b,c (required)");
-    AddText(a, "--num-ipulinkdomains", &cluster_ilds_, "IPU-Link domains (default 1)");
-    AddText(a, "--topology", &cluster_topology_, "torus | mesh (default torus)");
-    AddText(a, "--cluster-topology", &cluster_gw_topology_, "looped | switched (default looped)");
-    create_cluster->validate = [this, create_cluster]() -> absl::Status {
-      new_cluster_.id = create_cluster->id;
-      if (!cluster_agents_.given()) return absl::InvalidArgumentError("--agents: is required");
-      auto agents = ParseIdList("--agents", "agent id", cluster_agents_.value);
-      if (!agents.ok()) return agents.status();
-      new_cluster_.agents = *agents;
-      absl::Status s = ParseNumberInto("--num-ipulinkdomains", cluster_ilds_, 1, 1024,
-                                       &new_cluster_.num_ipulink_domains);
-      if (!s.ok()) return s;
-      if (cluster_topology_.given()) {
-        auto t = fabric::ParseIldTopology(cluster_topology_.value);
-        if (!t.ok()) return EnumError("--topology", t.status());
-        new_cluster_.topology = static_cast<vipuadmin::IpuLinkTopology>(*t);
-      }
-      if (cluster_gw_topology_.given()) {
-        auto t = fabric::ParseClusterTopology(cluster_gw_topology_.value);
-        if (!t.ok()) return EnumError("--cluster-topology", t.status());
-        new_cluster_.cluster_topology = static_cast<vipuadmin::GwLinkTopology>(*t);
-      }
-      return absl::OkStatus();
-    };
-    create_cluster->run = [this](Connection& c, const CommandIo& io) {
-      return CreateCluster(c, io, new_cluster_);
-    };
-    Command* list_clusters = Add("list", "clusters", "cluster", "", "list clusters");
-    list_clusters->run = [](Connection& c, const CommandIo& io) { return ListClusters(c, io); };
-    Command* remove_cluster =
-        Add("remove", "cluster", "clusters", "cluster id", "remove a cluster");
-    remove_cluster->run = [remove_cluster](Connection& c, const CommandIo& io) {
-      return RemoveCluster(c, io, remove_cluster->id);
-    };
+    Add("create", "cluster", "clusters", "cluster id", "create a cluster of agents",
+        std::make_unique<CreateClusterCommandOptions>());
+    Add("list", "clusters", "cluster", "", "list clusters",
+        Runs([](Connection& c, const CommandIo& io, const std::string&) {
+          return ListClusters(c, io);
+        }));
+    Add("remove", "cluster", "clusters", "cluster id", "remove a cluster", Runs(RemoveCluster));
 
-    Command* create_allocation = Add("create", "allocation", "allocations", "allocation id",
-                                     "create an allocation of a cluster's agents");
-    AddText(create_allocation->app, "--cluster", &allocation_cluster_, "cluster (required)");
-    AddText(create_allocation->app, "--agents", &allocation_agents_text_,
-            "agents a,b (default: all of the cluster)");
-    create_allocation->validate = [this]() -> absl::Status {
-      if (!allocation_cluster_.given()) {
-        return absl::InvalidArgumentError("--cluster: is required");
-      }
-      absl::Status s =
-          Prefix("--cluster", fabric::ValidateId("cluster id", allocation_cluster_.value));
-      if (!s.ok()) return s;
-      if (allocation_agents_text_.given()) {
-        auto agents = ParseIdList("--agents", "agent id", allocation_agents_text_.value);
-        if (!agents.ok()) return agents.status();
-        allocation_agents_ = *agents;
-      }
-      return absl::OkStatus();
-    };
-    create_allocation->run = [this, create_allocation](Connection& c, const CommandIo& io) {
-      return CreateAllocation(c, io, create_allocation->id, allocation_cluster_.value,
-                              allocation_agents_);
-    };
-    Command* remove_allocation =
-        Add("remove", "allocation", "allocations", "allocation id", "remove an allocation");
-    remove_allocation->run = [remove_allocation](Connection& c, const CommandIo& io) {
-      return RemoveAllocation(c, io, remove_allocation->id);
-    };
+    Add("create", "allocation", "allocations", "allocation id",
+        "create an allocation of a cluster's agents", std::make_unique<CreateAllocationOptions>());
+    Add("remove", "allocation", "allocations", "allocation id", "remove an allocation",
+        Runs(RemoveAllocation));
     AddHealthCommands();
     AddUserAdminCommands();
   }
 
   // Users of the secure mode (docs/security.md).
   void AddUserAdminCommands() {
-    Command* create = Add("create", "user", "users", "user id",
-                          "create a user; prints its access key and writes ID.vipu-cli.hcl");
-    AddText(create->app, "--allocations", &user_allocations_,
-            "allocations a,b the user may use (default: all)");
-    create->app->add_flag("--admin", user_admin_, "the user may use vipu-admin");
-    create->validate = [this]() -> absl::Status {
-      if (!user_allocations_.given()) return absl::OkStatus();
-      auto ids = ParseIdList("--allocations", "allocation id", user_allocations_.value);
-      if (!ids.ok()) return ids.status();
-      user_allocation_ids_ = *ids;
-      return absl::OkStatus();
-    };
-    create->run = [this, create](Connection& c, const CommandIo& io) {
-      return CreateUser(c, io, create->id, user_allocation_ids_, user_admin_, ".");
-    };
-    Command* list = Add("list", "users", "user", "", "list users");
-    list->run = [](Connection& c, const CommandIo& io) { return ListUsers(c, io); };
-    Command* remove = Add("remove", "user", "users", "user id", "remove a user");
-    remove->run = [remove](Connection& c, const CommandIo& io) {
-      return RemoveUser(c, io, remove->id);
-    };
-
-    Command* update = Add("update", "user", "users", "user id",
-                          "change a user's allocations or admin flag, or issue a new access key");
-    AddText(update->app, "--allocations", &update_allocations_, "replace the allocations with a,b");
-    update->app->add_flag("--all-allocations", update_all_allocations_,
-                          "grant every allocation (as create user without --allocations)");
-    update->app->add_flag("--admin", update_admin_, "make the user an admin");
-    update->app->add_flag("--no-admin", update_no_admin_, "take the admin flag away");
-    update->app->add_flag("--rotate-key", update_changes_.rotate_key,
-                          "issue a new access key, printed once; the old key stops working");
-    update->validate = [this]() -> absl::Status {
-      if (update_allocations_.given() && update_all_allocations_) {
-        return absl::InvalidArgumentError(
-            "--all-allocations: contradicts --allocations; give one of them");
-      }
-      if (update_admin_ && update_no_admin_) {
-        return absl::InvalidArgumentError("--no-admin: contradicts --admin; give one of them");
-      }
-      if (update_allocations_.given()) {
-        auto ids = ParseIdList("--allocations", "allocation id", update_allocations_.value);
-        if (!ids.ok()) return ids.status();
-        update_changes_.allocations = *ids;
-      }
-      if (update_all_allocations_) update_changes_.allocations = std::vector<std::string>();
-      if (update_admin_) update_changes_.admin = true;
-      if (update_no_admin_) update_changes_.admin = false;
-      if (!update_changes_.allocations && !update_changes_.admin && !update_changes_.rotate_key) {
-        return absl::InvalidArgumentError(
-            "update user: nothing to change; give --allocations, --all-allocations, --admin, "
-            "--no-admin or --rotate-key");
-      }
-      return absl::OkStatus();
-    };
-    update->run = [this, update](Connection& c, const CommandIo& io) {
-      return UpdateUser(c, io, update->id, update_changes_);
-    };
+    Add("create", "user", "users", "user id",
+        "create a user; prints its access key and writes ID.vipu-cli.hcl",
+        std::make_unique<CreateUserOptions>());
+    Add("list", "users", "user", "", "list users",
+        Runs([](Connection& c, const CommandIo& io, const std::string&) {
+          return ListUsers(c, io);
+        }));
+    Add("remove", "user", "users", "user id", "remove a user", Runs(RemoveUser));
+    Add("update", "user", "users", "user id",
+        "change a user's allocations or admin flag, or issue a new access key",
+        std::make_unique<UpdateUserOptions>());
   }
 
   // Simulated pods: `inject fault AGENT --kind ...` and `test cluster ID [--force]`.
   void AddHealthCommands() {
-    Command* inject = Add("inject", "fault", "faults", "agent id",
-                          "inject a fault into a simulated IPU-Machine (or clear its faults)");
-    AddText(inject->app, "--kind", &fault_kind_,
-            "ipu-error | link-down | agent-crash | agent-hang | clear (required)");
-    AddText(inject->app, "--ipu", &fault_ipu_, "IPU# 0..3 (ipu-error)");
-    AddText(inject->app, "--link", &fault_link_, "port 0..13 of the machine (link-down)");
-    AddText(inject->app, "--duration-ms", &fault_duration_,
-            "hang length in ms, 0 = until cleared (agent-hang)");
-    inject->validate = [this, inject]() -> absl::Status {
-      FaultFlags flags;
-      flags.agent_id = inject->id;
-      if (fault_kind_.given()) flags.kind = fault_kind_.value;
-      if (fault_ipu_.given()) flags.ipu = fault_ipu_.value;
-      if (fault_link_.given()) flags.link = fault_link_.value;
-      if (fault_duration_.given()) flags.duration_ms = fault_duration_.value;
-      auto parsed = ParseFaultFlags(flags);
-      if (!parsed.ok()) return parsed.status();
-      fault_ = *parsed;
-      return absl::OkStatus();
-    };
-    inject->run = [this](Connection& c, const CommandIo& io) { return InjectFault(c, io, fault_); };
-
-    Command* test = Add("test", "cluster", "clusters", "cluster id",
-                        "run the installation tests (cabling, links, traffic) on a cluster");
-    test->app->add_flag("--force", test_force_, "run even while partitions are on the cluster");
-    test->run = [this, test](Connection& c, const CommandIo& io) {
-      return TestCluster(c, io, test->id, test_force_);
-    };
+    Add("inject", "fault", "faults", "agent id",
+        "inject a fault into a simulated IPU-Machine (or clear its faults)",
+        std::make_unique<InjectFaultOptions>());
+    Add("test", "cluster", "clusters", "cluster id",
+        "run the installation tests (cabling, links, traffic) on a cluster",
+        std::make_unique<TestClusterOptions>());
   }
 
   CliKind kind_;
@@ -644,6 +818,7 @@ class CommandLine {
   std::ostream& err_;
   const Environment& env_;
   std::vector<CLI::App*> verbs_;
+  // Every command's options live here; only one command runs per process.
   std::vector<std::unique_ptr<Command>> commands_;
 
   // Global flags.
@@ -652,38 +827,6 @@ class CommandLine {
   bool showjson_ = false;
   bool server_version_ = false;
   bool version_ = false;
-
-  // Per-command options (only one command runs per process).
-  std::string list_allocation_;
-  std::string attr_agents_text_;
-  std::vector<std::string> attr_agents_;
-  TextOption get_gcd_;
-  bool get_ipuof_ = false;
-  uint32_t gcd_ = 0;
-  bool remove_force_ = false;
-  bool reset_relocatable_ = false;
-  TextOption size_, allocation_, cluster_, num_gcds_, num_replicas_, num_ilds_, sync_type_,
-      routing_, gw_routing_;
-  fabric::PartitionRequest create_;
-  TextOption agent_host_, agent_port_;
-  uint32_t agent_port_number_ = 8080;
-  TextOption cluster_agents_, cluster_ilds_, cluster_topology_, cluster_gw_topology_;
-  CreateClusterOptions new_cluster_;
-  TextOption allocation_cluster_, allocation_agents_text_;
-  std::vector<std::string> allocation_agents_;
-  TextOption fault_kind_, fault_ipu_, fault_link_, fault_duration_;
-  fabric::FaultRequest fault_;
-  bool test_force_ = false;
-  std::string backup_path_;
-  bool create_shared_ = false;
-  TextOption user_allocations_;
-  std::vector<std::string> user_allocation_ids_;
-  bool user_admin_ = false;
-  TextOption update_allocations_;
-  bool update_all_allocations_ = false;
-  bool update_admin_ = false;
-  bool update_no_admin_ = false;
-  UserChanges update_changes_;
 };
 
 int RunArgv(CliKind kind, int argc, char** argv, std::ostream& out, std::ostream& err,
