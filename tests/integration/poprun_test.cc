@@ -348,7 +348,12 @@ TEST_F(PoprunTest, EveryProcessPlacementLaunches) {
 
 // Hosts 127.0.0.2 and 127.0.0.3 are "other hosts" to mpirun: it starts its
 // daemons there through the remote launcher, here a script that runs the
-// command on this machine and notes the host it was given.
+// command on this machine and notes the host it was given. Open MPI names a
+// daemon's session directory after the hostname and the job, so daemons of
+// one job on hosts that are all this machine would share one, and each
+// daemon clears it on start while the others fill it; each pretend host
+// therefore gets its own session directory base, as a real host has its own
+// /tmp.
 class PoprunMultiHostTest : public PoprunTest {
  protected:
   void SetUp() override {
@@ -357,6 +362,8 @@ class PoprunMultiHostTest : public PoprunTest {
     agent_ = dir_ + "/rsh-agent";
     std::ofstream(agent_) << "#!/bin/sh\n"
                           << "echo \"$1\" >> '" << dir_ << "/launched'\n"
+                          << "OMPI_MCA_orte_tmpdir_base='" << dir_ << "/host-'\"$1\"\n"
+                          << "export OMPI_MCA_orte_tmpdir_base\n"
                           << "shift\n"
                           << "exec sh -c \"$*\"\n";
     ASSERT_EQ(chmod(agent_.c_str(), 0755), 0);
