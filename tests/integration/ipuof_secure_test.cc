@@ -210,6 +210,9 @@ class PoprunSecureTest : public IpuofSecureTest {
         "--vipu-server-host", "127.0.0.1", "--vipu-server-port",  std::to_string(server_->port())};
     argv.insert(argv.end(), args.begin(), args.end());
     env.emplace("HOME", server_->home());
+    // mpirun's session directory tree stays in the test's directory rather
+    // than in the /tmp one that every mpirun of this user shares.
+    env.emplace("TMPDIR", work_);
     env.emplace("POPRUN_MPIRUN", wrapper_);
     for (const auto& [name, value] : Credentials(root_key_)) env.emplace(name, value);
     return RunCommand(argv, env);
