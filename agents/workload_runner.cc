@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "fabric/model/step_predictor.h"
 #include "fabric/pods.h"
+#include "model/step_predictor.h"
 
 namespace vipu::agents {
 

@@ -1,6 +1,6 @@
 // The data plane's arithmetic: a workload description from an application
 // attached to a partition becomes a model workload on a system of the
-// partition's size, and the compute and link model (fabric/model) gives its
+// partition's size, and the compute and link model (model/) gives its
 // step time. No gRPC and no machine state here: the service checks the
 // partition's health first.
 #ifndef VIPU_AGENTS_WORKLOAD_RUNNER_H_
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "fabric/model/system_spec.h"
-#include "fabric/model/workload.h"
 #include "fabric/types.h"
+#include "model/system_spec.h"
+#include "model/workload.h"
 
 namespace vipu::agents {
 

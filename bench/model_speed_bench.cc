@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "fabric/model/step_predictor.h"
-#include "fabric/model/system_spec.h"
-#include "fabric/model/workload.h"
+#include "model/step_predictor.h"
+#include "model/system_spec.h"
+#include "model/workload.h"
 
 namespace {
 

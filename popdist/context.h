@@ -1,5 +1,5 @@
 // What poprun tells each instance, read from the environment it sets
-// (POPDIST_*, see cli/poprun_launch.h). Outside poprun every getter
+// (POPDIST_*, see poprun/poprun_launch.h). Outside poprun every getter
 // returns the single-instance default, so an application runs unchanged.
 #ifndef VIPU_POPDIST_CONTEXT_H_
 #define VIPU_POPDIST_CONTEXT_H_

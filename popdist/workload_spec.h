@@ -6,7 +6,7 @@
 #define VIPU_POPDIST_WORKLOAD_SPEC_H_
 
 #include "absl/status/statusor.h"
-#include "fabric/model/workload.h"
+#include "model/workload.h"
 #include "vipu_agent.pb.h"
 
 namespace vipu::ipuof {

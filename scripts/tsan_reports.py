@@ -38,7 +38,7 @@ def ours(frame, roots):
 
 def main():
     src = sys.argv[1].rstrip('/')
-    roots = [f'{src}/{a}' for a in ('server', 'agents', 'storage', 'fabric', 'cli')]
+    roots = [f'{src}/{a}' for a in ('server', 'agents', 'storage', 'fabric', 'model', 'cli', 'poprun')]
     real, other = collections.Counter(), collections.Counter()
     fatal = []
     examples = {}

@@ -117,7 +117,7 @@ struct AgentLinkTestResult {
 };
 
 // RunWorkload: a model preset and its batching; zero, empty or unset means
-// the preset's value (fabric/model/workload.h).
+// the preset's value (model/workload.h).
 struct AgentWorkload {
   std::string model;
   uint32_t micro_batch = 0;

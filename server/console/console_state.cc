@@ -6,10 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "fabric/enum_names.h"
 #include "fabric/link_topology.h"
-#include "fabric/model/step_predictor.h"
-#include "fabric/model/system_spec.h"
-#include "fabric/model/workload.h"
 #include "fabric/pods.h"
+#include "model/step_predictor.h"
+#include "model/system_spec.h"
+#include "model/workload.h"
 #include "server/console/json_writer.h"
 
 namespace vipu::server::console {

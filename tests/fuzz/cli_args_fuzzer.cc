@@ -1,4 +1,4 @@
-// `vipu` and `vipu-admin` command lines, run in-process (cli/command_line.h):
+// `vipu` and `vipu-admin` command lines, run in-process (cli/common/command_line.h):
 // one argument per input line, the first line picks the program. The server
 // address is pinned to a closed loopback port with a 1 s timeout, so any
 // command that gets past parsing fails fast without touching the network
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "cli/command_line.h"
+#include "cli/common/command_line.h"
 
 namespace {
 

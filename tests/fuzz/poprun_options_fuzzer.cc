@@ -1,4 +1,4 @@
-// poprun's option parser (cli/poprun_options.h): one argument per input line.
+// poprun's option parser (poprun/poprun_options.h): one argument per input line.
 // No crash, no runaway expansion (-H host[a-b]), and what is accepted keeps
 // the documented minimums and serializes.
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "cli/poprun_options.h"
+#include "poprun/poprun_options.h"
 
 namespace {
 

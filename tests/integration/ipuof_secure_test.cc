@@ -210,6 +210,9 @@ class PoprunSecureTest : public IpuofSecureTest {
         "--vipu-server-host", "127.0.0.1", "--vipu-server-port",  std::to_string(server_->port())};
     argv.insert(argv.end(), args.begin(), args.end());
     env.emplace("HOME", server_->home());
+    // mpirun's session directory tree stays in the test's directory rather
+    // than in the /tmp one that every mpirun of this user shares.
+    env.emplace("TMPDIR", work_);
     env.emplace("POPRUN_MPIRUN", wrapper_);
     for (const auto& [name, value] : Credentials(root_key_)) env.emplace(name, value);
     return RunCommand(argv, env);
@@ -249,10 +252,14 @@ TEST_F(PoprunSecureTest, InstancesGetTheCredentialsThroughTheEnvironmentOnly) {
   ExpectKeyOnNoCommandLine(r);
 
   // Through mpirun's remote launcher as well (hosts 127.0.0.2 and
-  // 127.0.0.3, started by a launcher that records its command lines).
+  // 127.0.0.3, started by a launcher that records its command lines). Each
+  // pretend host has its own Open MPI session directory base, as a real
+  // host has its own /tmp: daemons of one job on the same hostname would
+  // otherwise share one, each clearing it on start while another fills it.
   const std::string rsh = work_ + "/rsh-agent";
-  std::ofstream(rsh) << "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" << work_
-                     << "/rsh.argv'\nshift\nexec sh -c \"$*\"\n";
+  std::ofstream(rsh) << "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" << work_ << "/rsh.argv'\n"
+                     << "OMPI_MCA_orte_tmpdir_base='" << work_ << "/host-'\"$1\"\n"
+                     << "export OMPI_MCA_orte_tmpdir_base\nshift\nexec sh -c \"$*\"\n";
   ASSERT_EQ(chmod(rsh.c_str(), 0755), 0);
   RemoveTree(work_ + "/seen");
   r = Poprun({"--host", "127.0.0.2,127.0.0.3", "--vipu-partition", "sp", "--num-replicas", "2",

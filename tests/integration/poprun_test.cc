@@ -43,9 +43,20 @@ std::vector<std::string> PoprunArgs(const ServerProcess& server, std::vector<std
   return argv;
 }
 
+// A directory of the test for mpirun's session directory tree (TMPDIR).
+// Open MPI shares one tree per user and host in /tmp among all mpiruns, and
+// an mpirun that ends removes it when it looks empty, under the feet of one
+// starting; mpiruns of tests running side by side stay apart this way.
+std::string MpiTmpDir(const ServerProcess& server) {
+  const std::string dir = server.dir() + "/tmp";
+  mkdir(dir.c_str(), 0700);
+  return dir;
+}
+
 CommandResult Poprun(const ServerProcess& server, std::vector<std::string> args,
                      std::map<std::string, std::string> env = {}) {
   env.emplace("HOME", server.home());
+  env.emplace("TMPDIR", MpiTmpDir(server));
   return RunCommand(PoprunArgs(server, std::move(args)), env);
 }
 
@@ -193,10 +204,12 @@ TEST_F(PoprunTest, ForwardsSigintAndCleansUp) {
   const std::string marker = dir + "/started";
   std::vector<std::string> args = PoprunArgs(
       *server_, {"--vipu-partition", "sigp", "sh", "-c", "touch " + marker + "; sleep 100"});
+  const std::string tmpdir = MpiTmpDir(*server_);
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     setenv("HOME", server_->home().c_str(), 1);
+    setenv("TMPDIR", tmpdir.c_str(), 1);
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
@@ -348,7 +361,12 @@ TEST_F(PoprunTest, EveryProcessPlacementLaunches) {
 
 // Hosts 127.0.0.2 and 127.0.0.3 are "other hosts" to mpirun: it starts its
 // daemons there through the remote launcher, here a script that runs the
-// command on this machine and notes the host it was given.
+// command on this machine and notes the host it was given. Open MPI names a
+// daemon's session directory after the hostname and the job, so daemons of
+// one job on hosts that are all this machine would share one, and each
+// daemon clears it on start while the others fill it; each pretend host
+// therefore gets its own session directory base, as a real host has its own
+// /tmp.
 class PoprunMultiHostTest : public PoprunTest {
  protected:
   void SetUp() override {
@@ -357,6 +375,8 @@ class PoprunMultiHostTest : public PoprunTest {
     agent_ = dir_ + "/rsh-agent";
     std::ofstream(agent_) << "#!/bin/sh\n"
                           << "echo \"$1\" >> '" << dir_ << "/launched'\n"
+                          << "OMPI_MCA_orte_tmpdir_base='" << dir_ << "/host-'\"$1\"\n"
+                          << "export OMPI_MCA_orte_tmpdir_base\n"
                           << "shift\n"
                           << "exec sh -c \"$*\"\n";
     ASSERT_EQ(chmod(agent_.c_str(), 0755), 0);
@@ -395,7 +415,9 @@ TEST_F(PoprunMultiHostTest, InstancesOnOtherHostsReachTheServer) {
   r = RunCommand({POPRUN_BIN, "--allow-run-as-root", "1", "--host", "127.0.0.2,127.0.0.3",
                   "--vipu-server-port", std::to_string(server_->port()), "--num-replicas", "2",
                   "--num-instances", "2", POPDIST_ENV_DUMP_BIN},
-                 {{"HOME", server_->home()}, {"OMPI_MCA_plm_rsh_agent", agent_}});
+                 {{"HOME", server_->home()},
+                  {"TMPDIR", MpiTmpDir(*server_)},
+                  {"OMPI_MCA_plm_rsh_agent", agent_}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto env = ByInstance(r.out);
   ASSERT_EQ(env.size(), 2u) << r.out;
@@ -505,6 +527,7 @@ TEST_F(PoprunTest, ServerFromIpuofEnvironmentAndVipuConfig) {
   std::vector<std::string> argv = {POPRUN_BIN,         "-v",     "--allow-run-as-root", "1",
                                    "--vipu-partition", "envsrv", POPDIST_ENV_DUMP_BIN};
   CommandResult r = RunCommand(argv, {{"HOME", server_->home()},
+                                      {"TMPDIR", MpiTmpDir(*server_)},
                                       {"IPUOF_VIPU_API_HOST", "127.0.0.1"},
                                       {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
                                       {"IPUOF_VIPU_API_TIMEOUT", "77"}});
@@ -512,6 +535,7 @@ TEST_F(PoprunTest, ServerFromIpuofEnvironmentAndVipuConfig) {
   EXPECT_EQ(ByInstance(r.out)[0]["IPUOF_VIPU_API_TIMEOUT"], "77");
   EXPECT_THAT(r.err, Not(HasSubstr("picked up from 'vipu'")));
   r = RunCommand(argv, {{"HOME", server_->home()},
+                        {"TMPDIR", MpiTmpDir(*server_)},
                         {"VIPU_CLI_API_HOST", "127.0.0.1"},
                         {"VIPU_CLI_API_PORT", std::to_string(server_->port())}});
   ASSERT_EQ(r.exit_code, 0) << r.err;

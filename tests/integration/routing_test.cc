@@ -3,9 +3,9 @@
 // them (on a whole torus ILD only RINGSWNC closes the rings with the wrap
 // links).
 #include "absl/strings/str_cat.h"
-#include "fabric/model/workload.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/workload.h"
 #include "popdist/ipuof_client.h"
 #include "popdist/workload_spec.h"
 #include "tests/integration/harness.h"

@@ -11,9 +11,9 @@
 
 #include "agents/wire_translation.h"
 #include "agents/workload_runner.h"
-#include "fabric/model/step_predictor.h"
-#include "fabric/model/system_spec.h"
-#include "fabric/model/workload.h"
+#include "model/step_predictor.h"
+#include "model/system_spec.h"
+#include "model/workload.h"
 
 namespace vipu::agents {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/command_line.h"
+#include "cli/common/command_line.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cli/command_line.h"
-#include "cli/ipuof_files.h"
+#include "cli/common/command_line.h"
+#include "cli/common/ipuof_files.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"

@@ -1,5 +1,5 @@
 // `inject fault` flag parsing and the `test cluster` results table.
-#include "cli/health_commands.h"
+#include "cli/common/health_commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli/ipuof_files.h"
+#include "cli/common/ipuof_files.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "cli/poprun_hosts.h"
+#include "poprun/poprun_hosts.h"
 
 namespace vipu::cli::poprun {
 namespace {

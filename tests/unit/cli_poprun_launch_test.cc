@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "cli/poprun_launch.h"
-#include "cli/poprun_partition.h"
-#include "cli/poprun_target_options.h"
+#include "poprun/poprun_launch.h"
+#include "poprun/poprun_partition.h"
+#include "poprun/poprun_target_options.h"
 
 namespace vipu::cli::poprun {
 namespace {

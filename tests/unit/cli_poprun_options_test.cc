@@ -8,9 +8,11 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/poprun_log.h"
-#include "cli/poprun_options.h"
-#include "cli/poprun_validation.h"
+#include "poprun/poprun_log.h"
+#include "poprun/poprun_options.h"
+#include "poprun/poprun_partition.h"
+#include "poprun/poprun_runner.h"
+#include "poprun/poprun_validation.h"
 
 namespace vipu::cli::poprun {
 namespace {
@@ -234,6 +236,44 @@ TEST(PoprunOptions, EnumOptions) {
   EXPECT_EQ(Parse({"--version"}).version_format, std::optional<std::string>("text"));
   EXPECT_EQ(Parse({"--version-format=full-json"}).version_format,
             std::optional<std::string>("full-json"));
+}
+
+// An invalid --sync-type is refused with the flag and the accepted values and
+// exit code 1, like every invalid flag; the request poprun would send refuses
+// it as well, so no partition is created with the server's choice instead.
+TEST(PoprunOptions, InvalidSyncTypeIsRefusedNamingTheFlagAndTheAcceptedValues) {
+  const std::string want =
+      "--sync-type: sync type: unknown value \"fast\"; accepted: c2-compatible, "
+      "pod-native-default, pod-native-replicated-pipeline";
+  EXPECT_EQ(Error({"--sync-type=fast", "p"}), want);
+
+  ::testing::internal::CaptureStderr();
+  const int code = RunPoprun({"--sync-type", "fast", "p"}, Environment{});
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "POPRUN ERROR: " + want + "\n");
+  EXPECT_EQ(code, 1);
+
+  PoprunOptions o = Parse({"--num-replicas=4", "--num-instances=2", "p"});
+  o.sync_type = "fast";
+  absl::StatusOr<fabric::PartitionRequest> request = CreateRequest(o, "p1");
+  ASSERT_FALSE(request.ok());
+  EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(request.status().message(), want);
+}
+
+TEST(PoprunOptions, CreateRequestCarriesTheLaunchShape) {
+  absl::StatusOr<fabric::PartitionRequest> request = CreateRequest(
+      Parse({"--num-replicas=4", "--ipus-per-replica=2", "--num-instances=2", "--num-ilds=2",
+             "--vipu-allocation=a1", "--sync-type=c2-compatible", "p"}),
+      "p1");
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->id, "p1");
+  EXPECT_EQ(request->size, 8u);
+  EXPECT_EQ(request->num_gcds, 2u);
+  EXPECT_EQ(request->num_ilds, 2u);
+  EXPECT_EQ(request->allocation_id, "a1");
+  EXPECT_EQ(request->sync_type, fabric::SyncType::kGs2Default);
+  EXPECT_EQ(request->routing, fabric::RoutingType::kUndefined);
+  EXPECT_EQ(CreateRequest(Parse({"p"}), "p1")->sync_type, fabric::SyncType::kUndefined);
 }
 
 TEST(PoprunOptions, HostSubnet) {

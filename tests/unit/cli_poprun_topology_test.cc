@@ -1,7 +1,7 @@
 // poprun's --print-topology table for hosts, ILDs, instances and replicas.
 #include <gtest/gtest.h>
 
-#include "cli/poprun_topology.h"
+#include "poprun/poprun_topology.h"
 
 namespace vipu::cli::poprun {
 namespace {

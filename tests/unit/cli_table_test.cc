@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cli/admin_commands.h"
-#include "cli/partition_commands.h"
-#include "cli/table.h"
+#include "cli/common/admin_commands.h"
+#include "cli/common/partition_commands.h"
+#include "cli/common/table.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "cli/common/client_config.h"
-#include "cli/user_commands.h"
+#include "cli/common/user_commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -2,10 +2,10 @@
 // were not, replayed through the library.
 #include <cmath>
 
-#include "fabric/model/step_predictor.h"
-#include "fabric/model/system_spec.h"
-#include "fabric/model/workload.h"
 #include "gtest/gtest.h"
+#include "model/step_predictor.h"
+#include "model/system_spec.h"
+#include "model/workload.h"
 
 namespace vipu::fabric::model {
 namespace {

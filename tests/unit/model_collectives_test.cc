@@ -1,7 +1,7 @@
 // Ring collective formulas, replica layouts and the GW-Link phase of the reduction.
-#include "fabric/model/collectives.h"
-#include "fabric/model/system_spec.h"
 #include "gtest/gtest.h"
+#include "model/collectives.h"
+#include "model/system_spec.h"
 
 namespace vipu::fabric::model {
 namespace {

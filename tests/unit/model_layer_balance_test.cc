@@ -2,12 +2,12 @@
 #include <numeric>
 #include <vector>
 
-#include "fabric/model/layer_balance.h"
-#include "fabric/model/step_predictor.h"
-#include "fabric/model/system_spec.h"
-#include "fabric/model/workload.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/layer_balance.h"
+#include "model/step_predictor.h"
+#include "model/system_spec.h"
+#include "model/workload.h"
 
 namespace vipu::fabric::model {
 namespace {

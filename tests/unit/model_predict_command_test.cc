@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "fabric/model/predict_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/ipu-model/predict_command.h"
 #include "nlohmann/json.hpp"
 
 namespace vipu::fabric::model {

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "fabric/model/step_predictor.h"
-#include "fabric/model/system_spec.h"
-#include "fabric/model/workload.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/step_predictor.h"
+#include "model/system_spec.h"
+#include "model/workload.h"
 
 namespace vipu::fabric::model {
 namespace {

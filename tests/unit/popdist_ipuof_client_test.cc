@@ -14,8 +14,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "fabric/model/workload.h"
 #include "google/protobuf/util/json_util.h"
+#include "model/workload.h"
 #include "popdist/ipuof_client.h"
 #include "popdist/workload_spec.h"
 #include "vipu_agent.grpc.pb.h"

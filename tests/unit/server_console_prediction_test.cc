@@ -5,10 +5,10 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
-#include "fabric/model/predict_command.h"
 #include "fabric/pods.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/ipu-model/predict_command.h"
 #include "server/console/console_state.h"
 
 namespace vipu::server::console {

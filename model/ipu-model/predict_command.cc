@@ -1,0 +1,319 @@
+// `ipu-model predict`: flags to a workload and a system, the prediction as text or JSON.
+#include "model/ipu-model/predict_command.h"
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "fabric/enum_names.h"
+#include "model/prediction_format.h"
+#include "model/step_predictor.h"
+
+namespace vipu::fabric::model {
+namespace {
+
+// Raw flag values; integers are wide so negatives reach our own checks.
+struct PredictFlags {
+  std::string model;
+  std::string system;
+  // Unset: the default of a partition created with these IPUs.
+  std::optional<std::string> routing;
+  std::optional<int64_t> hidden, layers, heads, ffn, vocab, masked_tokens, image_size, classes;
+  bool decoder = false;
+  int64_t seq_len = 128;
+  int64_t micro_batch = 1;
+  int64_t grad_accum = 1;
+  int64_t device_iterations = 1;
+  int64_t replicas = 1;
+  int64_t ipus_per_replica = 1;
+  std::string layers_per_ipu;
+  double packing = 1.0;
+  std::optional<std::string> optimizer;
+  bool offchip = false;
+  bool rts = false;
+  bool recompute = false;
+  bool no_recompute = false;
+  double host_loader_rate = 0;
+  bool json = false;
+  int64_t repeat = 0;
+};
+
+absl::Status Invalid(std::string m) { return absl::InvalidArgumentError(std::move(m)); }
+
+absl::StatusOr<uint32_t> ToU32(const std::string& field, int64_t v) {
+  if (v < 0 || v > std::numeric_limits<uint32_t>::max()) {
+    return Invalid(absl::StrCat(field, ": must be between 0 and 4294967295, got ", v));
+  }
+  return static_cast<uint32_t>(v);
+}
+
+absl::StatusOr<std::vector<uint32_t>> ParseLayerList(const std::string& text) {
+  std::vector<uint32_t> out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    uint32_t v = 0;
+    if (!absl::SimpleAtoi(part, &v)) {
+      return Invalid(absl::StrCat(
+          "layers_per_ipu: must be a comma list of non-negative integers, got \"", text, "\""));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+#define ASSIGN_U32(dst, field, value)                       \
+  do {                                                      \
+    absl::StatusOr<uint32_t> parsed_ = ToU32(field, value); \
+    if (!parsed_.ok()) return parsed_.status();             \
+    dst = *parsed_;                                         \
+  } while (0)
+
+absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
+  Workload w;
+  const std::string key = absl::AsciiStrToLower(f.model);
+  const bool custom = key == "transformer";
+  if (custom) {
+    w.name = "transformer";
+    w.family = ModelFamily::kTransformer;
+    if (!f.hidden) return Invalid("hidden: required with --model transformer");
+    if (!f.layers) return Invalid("layers: required with --model transformer");
+    if (!f.heads) return Invalid("heads: required with --model transformer");
+    w.transformer.decoder = f.decoder;
+    if (f.decoder) {
+      w.transformer.max_positions = 1024;
+      w.optimizer = Optimizer::kAdam;
+    }
+  } else {
+    absl::StatusOr<Workload> preset = WorkloadPreset(key);
+    if (!preset.ok()) return preset.status();
+    w = *preset;
+  }
+  const bool tf = w.family == ModelFamily::kTransformer;
+  if (tf) {
+    if (f.image_size) return Invalid("image_size: applies to convolutional models only");
+    if (f.classes) return Invalid("classes: applies to convolutional models only");
+    if (f.decoder && !w.transformer.decoder) {
+      return Invalid("decoder: applies to --model transformer only");
+    }
+    TransformerShape& t = w.transformer;
+    if (f.hidden) ASSIGN_U32(t.hidden, "hidden", *f.hidden);
+    if (f.layers) ASSIGN_U32(t.layers, "layers", *f.layers);
+    if (f.heads) ASSIGN_U32(t.heads, "heads", *f.heads);
+    if (f.ffn) ASSIGN_U32(t.ffn, "ffn", *f.ffn);
+    if (f.vocab) ASSIGN_U32(t.vocab, "vocab", *f.vocab);
+    if (f.masked_tokens) ASSIGN_U32(t.masked_tokens, "masked_tokens", *f.masked_tokens);
+    if (f.ffn && *f.ffn == 0) return Invalid("ffn: must be at least 1, got 0");
+    ASSIGN_U32(w.seq_len, "seq_len", f.seq_len);
+  } else {
+    for (const auto& [name, value] : {std::pair{"hidden", f.hidden},
+                                      {"layers", f.layers},
+                                      {"heads", f.heads},
+                                      {"ffn", f.ffn},
+                                      {"vocab", f.vocab},
+                                      {"masked_tokens", f.masked_tokens}}) {
+      if (value) return Invalid(absl::StrCat(name, ": applies to transformer models only"));
+    }
+    if (f.decoder) return Invalid("decoder: applies to --model transformer only");
+    if (f.image_size) ASSIGN_U32(w.convnet.image_size, "image_size", *f.image_size);
+    if (f.classes) ASSIGN_U32(w.convnet.classes, "classes", *f.classes);
+  }
+  ASSIGN_U32(w.micro_batch, "micro_batch", f.micro_batch);
+  ASSIGN_U32(w.grad_accum, "grad_accum", f.grad_accum);
+  ASSIGN_U32(w.device_iterations, "device_iterations", f.device_iterations);
+  ASSIGN_U32(w.replicas, "replicas", f.replicas);
+  ASSIGN_U32(w.ipus_per_replica, "ipus_per_replica", f.ipus_per_replica);
+  if (!f.layers_per_ipu.empty()) {
+    absl::StatusOr<std::vector<uint32_t>> list = ParseLayerList(f.layers_per_ipu);
+    if (!list.ok()) return list.status();
+    w.layers_per_ipu = *list;
+  }
+  w.packing = f.packing;
+  if (f.optimizer) {
+    absl::StatusOr<Optimizer> opt = ParseOptimizer(*f.optimizer);
+    if (!opt.ok()) return opt.status();
+    w.optimizer = *opt;
+  }
+  w.optimizer_state_offchip = f.offchip;
+  w.replicated_tensor_sharding = f.rts;
+  if (f.recompute && f.no_recompute) {
+    return Invalid("recompute: --recompute and --no-recompute are exclusive");
+  }
+  if (f.recompute) w.recompute = true;
+  if (f.no_recompute) w.recompute = false;
+  w.host_loader_samples_per_s = f.host_loader_rate;
+  return w;
+}
+
+int Fail(std::ostream& err, const absl::Status& status) {
+  err << "ipu-model: " << status.message() << "\n";
+  return kExitUsage;
+}
+
+// The wrap links of a torus ILD close the collective rings only with
+// RINGSWNC, which needs whole torus ILDs (fabric::PartitionLinks gives a
+// partition its wrap links on the same rule). Another routing named here
+// therefore times the ILDs as a mesh. Returns the routing's table name, or
+// "default" when none was named.
+absl::StatusOr<std::string> ApplyRouting(const std::optional<std::string>& name,
+                                         SystemSpec* system) {
+  if (!name) return std::string("default");
+  absl::StatusOr<RoutingType> routing = ParseRoutingType(*name);
+  if (!routing.ok()) return Invalid(absl::StrCat("routing: ", routing.status().message()));
+  if (*routing == RoutingType::kRingSwnc) {
+    if (system->topology != IldTopology::kTorus) {
+      return Invalid(absl::StrCat("routing: RINGSWNC uses the wrap links of a torus ILD; ",
+                                  system->name, " has mesh ILDs"));
+    }
+  } else {
+    system->topology = IldTopology::kMesh;
+  }
+  return TableName(*routing);
+}
+
+bool WrapLinksUsed(const SystemSpec& system, const StepPrediction& p) {
+  return system.topology == IldTopology::kTorus && p.ipus_used >= system.ipus_per_ild;
+}
+
+std::string RoutingText(const std::string& routing, const SystemSpec& system,
+                        const StepPrediction& p) {
+  std::string name = routing;
+  if (routing == "default") {
+    name = WrapLinksUsed(system, p) ? "RINGSWNC (the default on whole torus ILDs)"
+                                    : "default (no wrap links below a whole torus ILD)";
+  }
+  return absl::StrCat(
+      "\nrouting        ", name, ": wrap links ", WrapLinksUsed(system, p) ? "used" : "not used",
+      "; DNC, SWNC and BTNC differ only in that (through-routing and the barley twist are not "
+      "modelled)\n",
+      p.ilds_spanned > 1
+          ? "gw routing     RING (looped) and SWRING (switched GW-Links) time alike: "
+            "the switch itself is not modelled\n"
+          : "",
+      "sync type      not modelled: every sync type gives the same step time\n");
+}
+
+int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<SystemSpec> system = SystemSpecForPreset(f.system);
+  if (!system.ok()) {
+    return Fail(err, Invalid(absl::StrCat("system: unknown system \"", f.system,
+                                          "\"; known: ", absl::StrJoin(PodPresetNames(), ", "))));
+  }
+  absl::StatusOr<Workload> workload = BuildWorkload(f);
+  if (!workload.ok()) return Fail(err, workload.status());
+  absl::StatusOr<std::string> routing = ApplyRouting(f.routing, &*system);
+  if (!routing.ok()) return Fail(err, routing.status());
+  if (f.repeat < 0) return Fail(err, Invalid(absl::StrCat("repeat: must be >= 0, got ", f.repeat)));
+  absl::StatusOr<StepPrediction> prediction = PredictStep(*workload, *system);
+  if (!prediction.ok()) return Fail(err, prediction.status());
+
+  double mean_us = 0;
+  if (f.repeat > 0) {
+    const auto start = std::chrono::steady_clock::now();
+    double sink = 0;
+    for (int64_t i = 0; i < f.repeat; ++i) {
+      absl::StatusOr<StepPrediction> again = PredictStep(*workload, *system);
+      if (again.ok()) sink += again->step_time_s;
+    }
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    mean_us = elapsed.count() / f.repeat * 1e6;
+    if (sink < 0) return kExitFailure;  // keeps the loop from being optimised away
+  }
+  if (f.json) {
+    std::string json = PredictionJson(*workload, *system, *prediction);
+    if (f.repeat > 0) {
+      json.pop_back();
+      absl::StrAppend(&json, ",\"repeat\":", f.repeat, ",\"mean_prediction_time_us\":", mean_us,
+                      "}");
+    }
+    json.pop_back();
+    absl::StrAppend(&json, ",\"routing\":\"", *routing,
+                    "\",\"wrap_links\":", WrapLinksUsed(*system, *prediction) ? "true" : "false",
+                    ",\"sync_type\":\"not modelled\"}");
+    out << json << "\n";
+  } else {
+    out << PredictionText(*workload, *system, *prediction);
+    out << RoutingText(*routing, *system, *prediction);
+    if (f.repeat > 0) {
+      out << "\nprediction time: " << mean_us << " us mean over " << f.repeat << " runs\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"ipu-model: offline step-time predictor for IPU pods", "ipu-model"};
+  app.require_subcommand(1);
+  PredictFlags f;
+  CLI::App* predict = app.add_subcommand("predict", "Predict the time of one training step");
+  predict
+      ->add_option("--model", f.model,
+                   "bert-base, bert-large, gpt2-small, gpt2-medium, resnet50, resnet101, "
+                   "resnet152, or transformer (with --hidden --layers --heads)")
+      ->required();
+  predict
+      ->add_option("--system", f.system,
+                   "pod4, pod16, pod64, pod128, pod256 or their bow- variants")
+      ->required();
+  predict->add_option("--routing", f.routing,
+                      "dnc, swnc, btnc or ringswnc (default: RINGSWNC on whole torus ILDs)");
+  predict->add_option("--hidden", f.hidden, "transformer hidden size");
+  predict->add_option("--layers", f.layers, "transformer layers");
+  predict->add_option("--heads", f.heads, "attention heads");
+  predict->add_option("--ffn", f.ffn, "feed-forward width (default 4 x hidden)");
+  predict->add_option("--vocab", f.vocab, "vocabulary size (default 30522)");
+  predict->add_option("--masked-tokens", f.masked_tokens, "MLM predictions per sequence (20)");
+  predict->add_flag("--decoder", f.decoder, "causal decoder (GPT-style LM head)");
+  predict->add_option("--image-size", f.image_size, "convnet input size (224)");
+  predict->add_option("--classes", f.classes, "convnet classes (1000)");
+  predict->add_option("--seq-len", f.seq_len, "sequence length (128)");
+  predict->add_option("--micro-batch", f.micro_batch, "samples per micro-batch (1)");
+  predict->add_option("--grad-accum", f.grad_accum, "gradient accumulation (1)");
+  predict->add_option("--device-iterations", f.device_iterations, "iterations per host call (1)");
+  predict->add_option("--replicas", f.replicas, "data-parallel replicas (1)");
+  predict->add_option("--ipus-per-replica", f.ipus_per_replica, "pipeline stages (1)");
+  predict->add_option("--layers-per-ipu", f.layers_per_ipu,
+                      "comma list of layers (blocks) per IPU; balanced when absent");
+  predict->add_option("--packing", f.packing, "average sequences per sample (1)");
+  predict->add_option("--optimizer", f.optimizer, "sgd, sgd-momentum, adam or lamb");
+  predict->add_flag("--offchip-optimizer-state", f.offchip,
+                    "keep optimizer state in Streaming Memory");
+  predict->add_flag("--rts", f.rts, "replicated tensor sharding of weights and optimizer state");
+  predict->add_flag("--recompute", f.recompute,
+                    "recompute activations per layer (default for transformers)");
+  predict->add_flag("--no-recompute", f.no_recompute,
+                    "keep all activations (default for convnets)");
+  predict->add_option("--host-loader-rate", f.host_loader_rate,
+                      "samples/s the host data pipeline delivers (0: not limiting)");
+  predict->add_flag("--json", f.json, "print JSON");
+  predict->add_option("--repeat", f.repeat, "time N predictions and print the mean");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << (app.got_subcommand(predict) ? predict->help() : app.help());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    for (char& c : message) {
+      if (c == '\n') c = ' ';
+    }
+    err << "ipu-model: " << message << "\n";
+    return kExitUsage;
+  }
+  return RunPredict(f, out, err);
+}
+
+}  // namespace vipu::fabric::model

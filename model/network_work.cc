@@ -1,0 +1,172 @@
+// Per-micro-batch work of transformer and ResNet networks, unit by unit, from their shapes.
+#include "model/network_work.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace vipu::fabric::model {
+namespace {
+
+// FP16 activations; an element-wise "touch" reads and writes one value.
+constexpr double kBytesPerValue = 2;
+constexpr double kBytesPerTouch = 2 * kBytesPerValue;
+
+UnitWork TransformerLayer(const Workload& w, uint32_t index) {
+  const TransformerShape& t = w.transformer;
+  const double h = t.hidden;
+  const double ffn = t.ffn ? t.ffn : 4.0 * t.hidden;
+  const double s = w.seq_len;
+  const double tokens = static_cast<double>(w.micro_batch) * s;
+  const double head_dim = h / t.heads;
+  UnitWork u;
+  u.name = absl::StrCat(t.decoder ? "decoder " : "encoder ", index);
+  u.gemms = {{tokens, h, 3 * h}, {tokens, h, h}, {tokens, h, ffn}, {tokens, ffn, h}};
+  // Per head and sequence: scores s x s over head_dim, then weights x values.
+  u.attention_flops = 2.0 * 2.0 * s * s * head_dim * t.heads * w.micro_batch;
+  // Touches per token: biases, dropouts and residuals on the hidden state,
+  // two layer norms, GELU on the FFN width, and on each score: scale/mask,
+  // softmax (three passes) and dropout.
+  const double touches_per_token = 9 * h + 8 * h + 3 * ffn + 7.0 * t.heads * s;
+  u.elementwise_bytes = tokens * touches_per_token * kBytesPerTouch;
+  u.ops = 16;
+  u.params = 4 * h * h + 2 * h * ffn + 9 * h + ffn;
+  u.param_tensors = 16;
+  u.output_bytes = tokens * h * kBytesPerValue;
+  u.recomputed = w.recompute;
+  return u;
+}
+
+void BuildTransformer(const Workload& w, NetworkWork& net) {
+  const TransformerShape& t = w.transformer;
+  const double h = t.hidden;
+  const double v = t.vocab;
+  const double mb = w.micro_batch;
+  const double tokens = mb * w.seq_len;
+  for (uint32_t i = 0; i < t.layers; ++i) net.units.push_back(TransformerLayer(w, i));
+
+  UnitWork& emb = net.first;
+  emb.name = "embedding";
+  // Word + position (+ segment) lookups, sum, layer norm, dropout.
+  emb.elementwise_bytes = tokens * 10 * h * kBytesPerTouch;
+  emb.ops = 6;
+  emb.params = (v + t.max_positions + 2) * h + 2 * h;
+  emb.param_tensors = 5;
+  emb.output_bytes = tokens * h * kBytesPerValue;
+
+  UnitWork& head = net.head;
+  net.head_on_first_ipu = true;  // weights tied with the word embedding
+  if (t.decoder) {
+    head.name = "lm head";
+    head.gemms = {{tokens, h, v}};
+    head.elementwise_bytes = tokens * (4 * v + 4 * h) * kBytesPerTouch;
+    head.ops = 6;
+    head.params = 2 * h;  // final layer norm; projection is the embedding
+    head.param_tensors = 2;
+  } else {
+    const double masked = mb * t.masked_tokens;
+    head.name = "mlm+nsp heads";
+    head.gemms = {{masked, h, h}, {masked, h, v}, {mb, h, h}, {mb, h, 2}};
+    head.elementwise_bytes = masked * (4 * v + 8 * h) * kBytesPerTouch;
+    head.ops = 12;
+    head.params = h * h + 3 * h + v + h * h + h + 2 * h + 2;
+    head.param_tensors = 8;
+  }
+  // Token ids, positions, segments, attention mask (int32) and labels.
+  const double label_values = t.decoder ? w.seq_len : 2.0 * t.masked_tokens + 1;
+  net.input_bytes_per_sample = (4.0 * w.seq_len + label_values) * 4;
+}
+
+// One convolution with batch-norm, on an `in_hw` square input.
+struct ConvSpec {
+  double in_ch, out_ch, kernel, stride, in_hw;
+};
+
+void AddConv(const ConvSpec& c, double mb, UnitWork& u, double bn_relu_touches) {
+  const double out_hw = std::ceil(c.in_hw / c.stride);
+  const double rows = mb * out_hw * out_hw;
+  u.gemms.push_back({rows, c.in_ch * c.kernel * c.kernel, c.out_ch});
+  u.elementwise_bytes += rows * c.out_ch * bn_relu_touches * kBytesPerTouch;
+  u.params += c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch;
+  u.param_tensors += 3;
+}
+
+void BuildResNet(const Workload& w, NetworkWork& net) {
+  const ConvNetShape& cn = w.convnet;
+  const double mb = w.micro_batch;
+  const double img = cn.image_size;
+  std::vector<uint32_t> blocks = {3, 4, 6, 3};
+  if (cn.depth == 101) blocks = {3, 4, 23, 3};
+  if (cn.depth == 152) blocks = {3, 8, 36, 3};
+
+  UnitWork& stem = net.first;
+  stem.name = "stem";
+  AddConv({3, 64, 7, 2, img}, mb, stem, 4);
+  const double stem_hw = std::ceil(img / 2);
+  const double pool_hw = std::ceil(stem_hw / 2);
+  stem.elementwise_bytes += mb * pool_hw * pool_hw * 64 * 3 * kBytesPerTouch;  // max-pool
+  stem.ops = 5;
+  stem.output_bytes = mb * pool_hw * pool_hw * 64 * kBytesPerValue;
+
+  double in_ch = 64;
+  double hw = pool_hw;
+  for (size_t stage = 0; stage < blocks.size(); ++stage) {
+    const double mid = 64.0 * (1 << stage);
+    for (uint32_t b = 0; b < blocks[stage]; ++b) {
+      const double stride = (stage > 0 && b == 0) ? 2 : 1;
+      const double out_hw = std::ceil(hw / stride);
+      UnitWork u;
+      u.name = absl::StrCat("block ", stage + 1, ".", b + 1);
+      // v1.5 bottleneck: stride on the 3x3; BN+ReLU after a and b; BN, add
+      // and ReLU after c.
+      AddConv({in_ch, mid, 1, 1, hw}, mb, u, 4);
+      AddConv({mid, mid, 3, stride, hw}, mb, u, 4);
+      AddConv({mid, 4 * mid, 1, 1, out_hw}, mb, u, 5);
+      u.ops = 13;
+      if (b == 0) {
+        AddConv({in_ch, 4 * mid, 1, stride, hw}, mb, u, 3);
+        u.ops += 3;
+      }
+      u.output_bytes = mb * out_hw * out_hw * 4 * mid * kBytesPerValue;
+      u.recomputed = w.recompute;
+      net.units.push_back(std::move(u));
+      in_ch = 4 * mid;
+      hw = out_hw;
+    }
+  }
+
+  UnitWork& head = net.head;
+  net.head_on_first_ipu = false;
+  head.name = "pool+fc";
+  head.gemms = {{mb, in_ch, static_cast<double>(cn.classes)}};
+  head.elementwise_bytes = mb * (hw * hw * in_ch + 4.0 * cn.classes) * kBytesPerTouch;
+  head.ops = 4;
+  head.params = in_ch * cn.classes + cn.classes;
+  head.param_tensors = 2;
+  // uint8 RGB image and an int32 label.
+  net.input_bytes_per_sample = img * img * 3 + 4;
+}
+
+}  // namespace
+
+double GemmFlops(const std::vector<Gemm>& gemms) {
+  double flops = 0;
+  for (const Gemm& g : gemms) flops += 2 * g.m * g.k * g.n * g.count;
+  return flops;
+}
+
+NetworkWork BuildNetworkWork(const Workload& workload) {
+  NetworkWork net;
+  if (workload.family == ModelFamily::kTransformer) {
+    BuildTransformer(workload, net);
+  } else {
+    BuildResNet(workload, net);
+  }
+  double flops = GemmFlops(net.first.gemms) + GemmFlops(net.head.gemms) +
+                 net.first.attention_flops + net.head.attention_flops;
+  for (const UnitWork& u : net.units) flops += GemmFlops(u.gemms) + u.attention_flops;
+  net.forward_flops_per_sample = workload.micro_batch ? flops / workload.micro_batch : 0;
+  return net;
+}
+
+}  // namespace vipu::fabric::model

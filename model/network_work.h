@@ -1,0 +1,52 @@
+// The work one micro-batch puts on the chip, unit by unit: forward GEMMs,
+// attention products, element-wise traffic, op count, parameters and the
+// activations handed to the next pipeline stage. Pure arithmetic on shapes.
+#ifndef VIPU_MODEL_NETWORK_WORK_H_
+#define VIPU_MODEL_NETWORK_WORK_H_
+
+#include <string>
+#include <vector>
+
+#include "model/workload.h"
+
+namespace vipu::fabric::model {
+
+// One forward matrix product (or convolution lowered to one): rows m,
+// reduction k, columns n, repeated `count` times. FLOPs = 2 m k n count.
+struct Gemm {
+  double m = 0;
+  double k = 0;
+  double n = 0;
+  double count = 1;
+};
+
+struct UnitWork {
+  std::string name;
+  std::vector<Gemm> gemms;       // forward pass
+  double attention_flops = 0;    // forward QK^T and AV
+  double elementwise_bytes = 0;  // forward SRAM traffic of element-wise ops
+  double ops = 0;                // forward compute sets
+  double params = 0;
+  double param_tensors = 0;
+  double output_bytes = 0;  // activations sent to the next unit
+  bool recomputed = false;  // recomputed in the backward pass
+};
+
+struct NetworkWork {
+  std::vector<UnitWork> units;        // the layers / blocks a pipeline splits
+  UnitWork first;                     // embedding or stem, always on IPU 0
+  UnitWork head;                      // task head
+  bool head_on_first_ipu = true;      // tied embedding (BERT, GPT) vs last IPU
+  double input_bytes_per_sample = 0;  // streamed from the host
+  double forward_flops_per_sample = 0;
+};
+
+// Work per micro-batch of `workload.micro_batch` samples.
+NetworkWork BuildNetworkWork(const Workload& workload);
+
+// 2 m k n count, summed.
+double GemmFlops(const std::vector<Gemm>& gemms);
+
+}  // namespace vipu::fabric::model
+
+#endif  // VIPU_MODEL_NETWORK_WORK_H_

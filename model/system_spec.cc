@@ -1,0 +1,59 @@
+// SystemSpec of a pod: chip speed, memory, link bandwidths and latencies; by preset name.
+#include "model/system_spec.h"
+
+#include <algorithm>
+
+namespace vipu::fabric::model {
+namespace {
+
+constexpr double kGc200ClockHz = 1.325e9;  // implied by 249.7 TFLOPS
+constexpr double kBowClockHz = 1.85e9;
+constexpr double kFp16FlopsPerTileCycle = 128;
+constexpr double kSramBytes = 900e6;
+// 47.5 TB/s on a GC200 is 24.4 bytes per tile per cycle; Bow keeps the
+// per-cycle width and gains the clock.
+constexpr double kSramBytesPerTileCycle = 47.5e12 / (1472 * kGc200ClockHz);
+// 128 Gbit/s per direction per IPU-Link (PCIe Gen4 x8 class SerDes).
+constexpr double kIpuLinkBps = 16e9;
+// poplibs' IPU model: 15 ns per sync hop; a neighbour hop is ~2 hops each way.
+constexpr double kIpuLinkLatencyS = 60e-9;
+// Two 100 GbE GW-Links per machine.
+constexpr double kGwLinkBpsPerMachine = 2 * 12.5e9;
+constexpr double kGwLinkLatencyS = 5e-6;
+// One 100 GbE RoCE host link per machine (the shipped default).
+constexpr double kHostLinkBpsPerMachine = 12.5e9;
+// PCIe Gen4 x8 between each IPU and its gateway.
+constexpr double kStreamingBpsPerIpu = 16e9;
+
+}  // namespace
+
+SystemSpec SystemSpecFromPod(const PodSpec& pod) {
+  SystemSpec spec;
+  spec.name = pod.name;
+  spec.machine_type = pod.machine_type;
+  spec.num_machines = pod.num_machines;
+  spec.num_ipus = pod.num_machines * kIpusPerMachine;
+  spec.num_ilds = std::max<uint32_t>(1, pod.num_ilds);
+  spec.ipus_per_ild = spec.num_ipus / spec.num_ilds;
+  spec.topology = pod.topology;
+  spec.cluster_topology = pod.cluster_topology;
+  spec.clock_hz = pod.machine_type == MachineType::kBow ? kBowClockHz : kGc200ClockHz;
+  spec.peak_fp16_flops = spec.tiles_per_ipu * kFp16FlopsPerTileCycle * spec.clock_hz;
+  spec.sram_bytes = kSramBytes;
+  spec.sram_bandwidth_bps = spec.tiles_per_ipu * kSramBytesPerTileCycle * spec.clock_hz;
+  spec.ipu_link_bps = kIpuLinkBps;
+  spec.ipu_link_latency_s = kIpuLinkLatencyS;
+  spec.gw_link_bps_per_machine = kGwLinkBpsPerMachine;
+  spec.gw_link_latency_s = kGwLinkLatencyS;
+  spec.host_link_bps_per_machine = kHostLinkBpsPerMachine;
+  spec.streaming_memory_bps_per_ipu = kStreamingBpsPerIpu;
+  return spec;
+}
+
+absl::StatusOr<SystemSpec> SystemSpecForPreset(std::string_view name) {
+  absl::StatusOr<PodSpec> pod = PodPreset(name);
+  if (!pod.ok()) return pod.status();
+  return SystemSpecFromPod(*pod);
+}
+
+}  // namespace vipu::fabric::model

@@ -1,0 +1,102 @@
+// Workload presets (BERT, GPT-2, ResNet), pipeline units and optimizer names.
+#include "model/workload.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace vipu::fabric::model {
+namespace {
+
+struct TransformerPreset {
+  const char* name;
+  uint32_t hidden, layers, heads, vocab, max_positions;
+  bool decoder;
+};
+
+constexpr TransformerPreset kTransformers[] = {
+    {"bert-base", 768, 12, 12, 30522, 512, false},
+    {"bert-large", 1024, 24, 16, 30522, 512, false},
+    {"gpt2-small", 768, 12, 12, 50257, 1024, true},
+    {"gpt2-medium", 1024, 24, 16, 50257, 1024, true},
+};
+
+struct ConvPreset {
+  const char* name;
+  uint32_t depth;
+};
+
+constexpr ConvPreset kConvNets[] = {{"resnet50", 50}, {"resnet101", 101}, {"resnet152", 152}};
+
+constexpr const char* kOptimizerNames[] = {"sgd", "sgd-momentum", "adam", "lamb"};
+
+}  // namespace
+
+std::vector<std::string> WorkloadPresetNames() {
+  std::vector<std::string> names;
+  for (const auto& p : kTransformers) names.push_back(p.name);
+  for (const auto& p : kConvNets) names.push_back(p.name);
+  return names;
+}
+
+absl::StatusOr<Workload> WorkloadPreset(std::string_view name) {
+  const std::string key = absl::AsciiStrToLower(std::string(name));
+  for (const auto& p : kTransformers) {
+    if (key != p.name) continue;
+    Workload w;
+    w.name = p.name;
+    w.family = ModelFamily::kTransformer;
+    w.transformer.hidden = p.hidden;
+    w.transformer.layers = p.layers;
+    w.transformer.heads = p.heads;
+    w.transformer.vocab = p.vocab;
+    w.transformer.max_positions = p.max_positions;
+    w.transformer.decoder = p.decoder;
+    if (p.decoder) w.optimizer = Optimizer::kAdam;
+    return w;
+  }
+  for (const auto& p : kConvNets) {
+    if (key != p.name) continue;
+    Workload w;
+    w.name = p.name;
+    w.family = ModelFamily::kConvNet;
+    w.convnet.depth = p.depth;
+    w.optimizer = Optimizer::kSgdMomentum;
+    w.recompute = false;
+    return w;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("model: unknown model \"", std::string(name),
+                   "\"; known: ", absl::StrJoin(WorkloadPresetNames(), ", "), ", transformer"));
+}
+
+uint32_t PipelineUnits(const Workload& workload) {
+  if (workload.family == ModelFamily::kTransformer) return workload.transformer.layers;
+  switch (workload.convnet.depth) {
+    case 50:
+      return 3 + 4 + 6 + 3;
+    case 101:
+      return 3 + 4 + 23 + 3;
+    case 152:
+      return 3 + 8 + 36 + 3;
+    default:
+      return 0;
+  }
+}
+
+absl::StatusOr<Optimizer> ParseOptimizer(std::string_view name) {
+  const std::string key = absl::AsciiStrToLower(std::string(name));
+  for (int i = 0; i < 4; ++i) {
+    if (key == kOptimizerNames[i]) return static_cast<Optimizer>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("optimizer: must be one of ",
+                                                 absl::StrJoin(kOptimizerNames, ", "), ", got \"",
+                                                 std::string(name), "\""));
+}
+
+std::string_view OptimizerName(Optimizer optimizer) {
+  return kOptimizerNames[static_cast<int>(optimizer)];
+}
+
+}  // namespace vipu::fabric::model

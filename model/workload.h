@@ -1,0 +1,80 @@
+// A training workload described by what it is: the network's shape, the
+// batching, the parallel layout and the optimizer. No fitted numbers.
+#ifndef VIPU_MODEL_WORKLOAD_H_
+#define VIPU_MODEL_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace vipu::fabric::model {
+
+enum class ModelFamily { kTransformer, kConvNet };
+
+enum class Optimizer { kSgd, kSgdMomentum, kAdam, kLamb };
+
+struct TransformerShape {
+  uint32_t hidden = 768;
+  uint32_t layers = 12;
+  uint32_t heads = 12;
+  uint32_t ffn = 0;  // 0: 4 * hidden
+  uint32_t vocab = 30522;
+  uint32_t max_positions = 512;
+  // Decoder (causal LM, GPT-style): the LM head scores every position.
+  // Encoder (BERT-style): MLM head on `masked_tokens` positions plus NSP.
+  bool decoder = false;
+  uint32_t masked_tokens = 20;
+};
+
+// A bottleneck ResNet (v1.5): depth 50, 101 or 152.
+struct ConvNetShape {
+  uint32_t depth = 50;
+  uint32_t image_size = 224;
+  uint32_t classes = 1000;
+};
+
+struct Workload {
+  std::string name;  // for reports: "bert-large", "transformer", ...
+  ModelFamily family = ModelFamily::kTransformer;
+  TransformerShape transformer;
+  ConvNetShape convnet;
+
+  uint32_t seq_len = 128;  // transformers only
+  uint32_t micro_batch = 1;
+  uint32_t grad_accum = 1;
+  uint32_t device_iterations = 1;
+  uint32_t replicas = 1;
+  uint32_t ipus_per_replica = 1;
+  // Pipeline split: encoder/decoder layers (transformers) or residual blocks
+  // (convnets) on each IPU of a replica. Empty: balanced automatically.
+  std::vector<uint32_t> layers_per_ipu;
+
+  Optimizer optimizer = Optimizer::kLamb;
+  bool optimizer_state_offchip = false;     // state in Streaming Memory
+  bool replicated_tensor_sharding = false;  // RTS of weights/optimizer state
+  bool recompute = true;                    // recompute activations per layer
+  // Average sequences packed in one sample (1 = unpacked).
+  double packing = 1.0;
+  // Rate the host data pipeline can feed, samples/s; 0 = not limiting
+  // (generated or cached data).
+  double host_loader_samples_per_s = 0;
+};
+
+// Presets: bert-base, bert-large, gpt2-small, gpt2-medium, resnet50,
+// resnet101, resnet152; the network shape only, batching left at defaults.
+absl::StatusOr<Workload> WorkloadPreset(std::string_view name);
+std::vector<std::string> WorkloadPresetNames();
+
+// Number of pipeline units the network has: transformer layers, or residual
+// blocks of a convnet.
+uint32_t PipelineUnits(const Workload& workload);
+
+absl::StatusOr<Optimizer> ParseOptimizer(std::string_view name);
+std::string_view OptimizerName(Optimizer optimizer);
+
+}  // namespace vipu::fabric::model
+
+#endif  // VIPU_MODEL_WORKLOAD_H_
