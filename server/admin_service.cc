@@ -154,7 +154,11 @@ grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
   if (absl::Status s = fabric::ValidateId("cluster_id", request->cluster_id()); !s.ok()) {
     return wire::ToGrpc(s);
   }
-  return wire::ToGrpc(inventory_->RemoveCluster(request->cluster_id()));
+  absl::Status removed = inventory_->RemoveCluster(request->cluster_id());
+  // The cache would notice a cluster created again under this id; dropping
+  // it now frees a removed cluster's links, large for a big cluster.
+  if (removed.ok()) cluster_links_->Invalidate(request->cluster_id());
+  return wire::ToGrpc(removed);
 }
 
 grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,

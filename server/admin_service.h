@@ -8,6 +8,7 @@
 
 #include "server/agent_registry.h"
 #include "server/auth/access_control.h"
+#include "server/cluster_links_cache.h"
 #include "server/cluster_tester.h"
 #include "server/fault_injector.h"
 #include "server/inventory.h"
@@ -19,8 +20,11 @@ namespace vipu::server {
 
 class AdminService final : public vipuadmin::AdminService::Service {
  public:
-  AdminService(Inventory* inventory, const AgentRegistry* registry)
-      : inventory_(inventory), registry_(registry) {}
+  // Everything passed in is the caller's and must outlive this. A removed
+  // cluster's layout and links are dropped from `cluster_links`.
+  AdminService(Inventory* inventory, const AgentRegistry* registry,
+               ClusterLinksCache* cluster_links)
+      : inventory_(inventory), registry_(registry), cluster_links_(cluster_links) {}
 
   // Mutating RPCs are refused (UNAVAILABLE + retry-after-ms) until ready;
   // unset: always admitted.
@@ -72,6 +76,7 @@ class AdminService final : public vipuadmin::AdminService::Service {
 
   Inventory* inventory_;
   const AgentRegistry* registry_;
+  ClusterLinksCache* cluster_links_;
   FaultInjector* faults_ = nullptr;
   ClusterTester* tester_ = nullptr;
   const Readiness* readiness_ = nullptr;

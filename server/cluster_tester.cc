@@ -10,7 +10,7 @@
 #include "base/mutex.h"
 #include "fabric/validation.h"
 #include "server/agent_driver.h"
-#include "server/cluster_links.h"
+#include "server/cluster_links_loader.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
 #include "wire/attribute_names.h"
@@ -117,7 +117,7 @@ absl::StatusOr<std::vector<TestOutcome>> ClusterTester::Run(const std::string& c
         " partition(s); testing retrains its links and disturbs running jobs: remove them or "
         "use --force"));
   }
-  auto loaded = LoadClusterLinks(store_, cluster_id);
+  auto loaded = LoadClusterLinks(cluster_links_, store_, cluster_id);
   if (!loaded.ok()) return loaded.status();
   const ClusterLinks* links = loaded->get();
   const std::vector<std::string>& agents = links->layout.cluster().agent_ids;

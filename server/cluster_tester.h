@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "server/agent_client.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "storage/store.h"
 
 namespace vipu::server {
@@ -28,9 +29,10 @@ struct TestOutcome {
 
 class ClusterTester {
  public:
-  // Does not own its arguments, which must outlive it.
-  ClusterTester(storage::Store* store, AgentRegistry* registry, AgentClient* agents)
-      : store_(store), registry_(registry), agents_(agents) {}
+  // Everything passed in is the caller's and must outlive this.
+  ClusterTester(storage::Store* store, ClusterLinksCache* cluster_links, AgentRegistry* registry,
+                AgentClient* agents)
+      : store_(store), cluster_links_(cluster_links), registry_(registry), agents_(agents) {}
 
   // INVALID_ARGUMENT for a bad id, NOT_FOUND for an unknown cluster,
   // FAILED_PRECONDITION while partitions are on the cluster unless `force`
@@ -40,6 +42,7 @@ class ClusterTester {
 
  private:
   storage::Store* store_;
+  ClusterLinksCache* cluster_links_;
   AgentRegistry* registry_;
   AgentClient* agents_;
 };

@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/agent_driver.h"
-#include "server/cluster_links.h"
+#include "server/cluster_links_loader.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
 
@@ -32,7 +32,7 @@ absl::StatusOr<std::string> FaultInjector::Inject(const fabric::FaultRequest& re
       return absl::FailedPreconditionError(absl::StrCat("link: agent '", request.agent_id,
                                                         "' is in no cluster, so it has no links"));
     }
-    auto loaded = LoadClusterLinks(store_, cluster_id);
+    auto loaded = LoadClusterLinks(cluster_links_, store_, cluster_id);
     if (!loaded.ok()) return loaded.status();
     const ClusterLinks* links = loaded->get();
     if (links->topology.Find(request.agent_id, *request.link) == nullptr) {

@@ -11,15 +11,17 @@
 #include "fabric/fault_request.h"
 #include "server/agent_client.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "storage/store.h"
 
 namespace vipu::server {
 
 class FaultInjector {
  public:
-  // Does not own its arguments, which must outlive it.
-  FaultInjector(storage::Store* store, AgentRegistry* registry, AgentClient* agents)
-      : store_(store), registry_(registry), agents_(agents) {}
+  // Everything passed in is the caller's and must outlive this.
+  FaultInjector(storage::Store* store, ClusterLinksCache* cluster_links, AgentRegistry* registry,
+                AgentClient* agents)
+      : store_(store), cluster_links_(cluster_links), registry_(registry), agents_(agents) {}
 
   // The agent's description of what it did ("agent ag3: IPU 2 error").
   // INVALID_ARGUMENT (fabric::ValidateFaultRequest; a port with no link on
@@ -30,6 +32,7 @@ class FaultInjector {
 
  private:
   storage::Store* store_;
+  ClusterLinksCache* cluster_links_;
   AgentRegistry* registry_;
   AgentClient* agents_;
 };

@@ -2,14 +2,17 @@
 #include "server/health_monitor.h"
 
 #include "absl/strings/str_join.h"
+#include "server/partition_problems.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
 
-HealthMonitor::HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentClient* agents,
+HealthMonitor::HealthMonitor(storage::Store* store, ClusterLinksCache* cluster_links,
+                             AgentRegistry* registry, AgentClient* agents,
                              PartitionController* controller, Options options)
     : store_(store),
+      cluster_links_(cluster_links),
       registry_(registry),
       controller_(controller),
       options_(options),
@@ -89,7 +92,7 @@ void HealthMonitor::CheckOnce() {
   std::map<std::string, std::shared_ptr<const ClusterLinks>> by_cluster;
   std::vector<std::shared_ptr<const ClusterLinks>> to_push;
   for (const fabric::Cluster& cluster : clusters) {
-    auto links = LinksOf(cluster);
+    auto links = cluster_links_->LinksOf(cluster);
     if (!links.ok()) {
       spdlog::error("health: cluster {}: {}", cluster.id, links.status().ToString());
       continue;

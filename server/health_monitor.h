@@ -22,7 +22,7 @@
 #include "base/mutex.h"
 #include "server/agent_client.h"
 #include "server/agent_registry.h"
-#include "server/cluster_links.h"
+#include "server/cluster_links_cache.h"
 #include "server/partition_controller.h"
 #include "server/topology_push.h"
 #include "storage/store.h"
@@ -37,8 +37,9 @@ class HealthMonitor {
     size_t max_pushes_in_flight = 256;                       // SetTopology calls at once
   };
 
-  HealthMonitor(storage::Store* store, AgentRegistry* registry, AgentClient* agents,
-                PartitionController* controller, Options options);
+  // Everything passed in is the caller's and must outlive this.
+  HealthMonitor(storage::Store* store, ClusterLinksCache* cluster_links, AgentRegistry* registry,
+                AgentClient* agents, PartitionController* controller, Options options);
   ~HealthMonitor();  // Stop()s.
 
   void Start();
@@ -56,6 +57,7 @@ class HealthMonitor {
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   storage::Store* store_;
+  ClusterLinksCache* cluster_links_;
   AgentRegistry* registry_;
   PartitionController* controller_;
   const Options options_;

@@ -14,6 +14,7 @@
 #include "fabric/topology.h"
 #include "fabric/validation.h"
 #include "server/cluster_links.h"
+#include "server/partition_problems.h"
 #include "spdlog/spdlog.h"
 #include "wire/attribute_names.h"
 
@@ -166,11 +167,12 @@ struct PlacementView {
   std::vector<std::string> down;  // the allocation's agents that are not Up
 };
 
-absl::StatusOr<PlacementView> ViewOf(storage::ReadTxn& txn, const fabric::Allocation& allocation,
+absl::StatusOr<PlacementView> ViewOf(storage::ReadTxn& txn, ClusterLinksCache* cluster_links,
+                                     const fabric::Allocation& allocation,
                                      const AgentRegistry& registry, absl::Time now) {
   auto cluster = txn.GetCluster(allocation.cluster_id);
   if (!cluster.ok()) return cluster.status();
-  auto layout = LayoutOf(*cluster);
+  auto layout = cluster_links->LayoutOf(*cluster);
   if (!layout.ok()) return layout.status();
   auto used = txn.UsedIpus(cluster->id);
   if (!used.ok()) return used.status();
@@ -207,17 +209,17 @@ void MarkIpuUsed(const fabric::ClusterLayout& layout, const fabric::IpuRef& ipu,
 // and no downed link: its own healthy IPUs may be reused. RESOURCE_EXHAUSTED
 // when no such aligned block is free.
 absl::StatusOr<std::optional<std::vector<fabric::PartitionIpu>>> RelocationTarget(
-    storage::ReadTxn& txn, const fabric::Partition& p, const AgentRegistry& registry,
-    absl::Time now) {
+    storage::ReadTxn& txn, ClusterLinksCache* cluster_links, const fabric::Partition& p,
+    const AgentRegistry& registry, absl::Time now) {
   auto cluster = txn.GetCluster(p.cluster_id);
   if (!cluster.ok()) return cluster.status();
-  auto links = LinksOf(*cluster);
+  auto links = cluster_links->LinksOf(*cluster);
   if (!links.ok()) return links.status();
   const std::vector<std::string> problems = PartitionProblems(p, **links, registry, now);
   if (problems.empty()) return std::nullopt;
   auto allocation = txn.GetAllocation(p.allocation_id);
   if (!allocation.ok()) return allocation.status();
-  auto view = ViewOf(txn, *allocation, registry, now);
+  auto view = ViewOf(txn, cluster_links, *allocation, registry, now);
   if (!view.ok()) return view.status();
   const fabric::ClusterLayout& layout = *view->layout;
   fabric::IldMasks& masks = view->masks;
@@ -265,9 +267,14 @@ std::vector<std::string> MachinesLeft(const std::vector<fabric::PartitionIpu>& b
 
 }  // namespace
 
-PartitionController::PartitionController(storage::Store* store, const AgentRegistry* registry,
-                                         AgentDriver* driver, int worker_threads)
-    : store_(store), registry_(registry), driver_(driver), work_(worker_threads) {}
+PartitionController::PartitionController(storage::Store* store, ClusterLinksCache* cluster_links,
+                                         const AgentRegistry* registry, AgentDriver* driver,
+                                         int worker_threads)
+    : store_(store),
+      cluster_links_(cluster_links),
+      registry_(registry),
+      driver_(driver),
+      work_(worker_threads) {}
 
 PartitionController::~PartitionController() { Stop(); }
 
@@ -294,7 +301,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
     const absl::Time now = absl::Now();
     std::vector<std::string> exhausted;
     for (const fabric::Allocation& allocation : *candidates) {
-      auto view = ViewOf(txn, allocation, *registry_, now);
+      auto view = ViewOf(txn, cluster_links_, allocation, *registry_, now);
       if (!view.ok()) return view.status();
       const fabric::ClusterLayout& layout = *view->layout;
       auto resolved = fabric::ResolveDefaults(request, layout);
@@ -484,7 +491,7 @@ absl::Status PartitionController::Reset(const std::string& id, const auth::Calle
       return absl::FailedPreconditionError(absl::StrCat("partition '", id, "' is being removed"));
     }
     if (relocatable || p->relocatable) {
-      auto target = RelocationTarget(txn, *p, *registry_, absl::Now());
+      auto target = RelocationTarget(txn, cluster_links_, *p, *registry_, absl::Now());
       if (!target.ok()) {
         // Asked for on this reset, a move that cannot happen is an answer
         // the caller needs; a partition created relocatable is reset in
@@ -826,7 +833,7 @@ absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint6
       return absl::OkStatus();
     }
     if (p->relocatable) {
-      auto target = RelocationTarget(txn, *p, *registry_, absl::Now());
+      auto target = RelocationTarget(txn, cluster_links_, *p, *registry_, absl::Now());
       // No healthy room yet: wait, without spending a retry.
       if (!target.ok())
         return absl::IsResourceExhausted(target.status()) ? absl::OkStatus() : target.status();
@@ -869,7 +876,7 @@ absl::StatusOr<std::vector<PartitionController::AllocationCapacity>> PartitionCo
     const absl::Time now = absl::Now();
     for (const fabric::Allocation& allocation : *allocations) {
       if (!caller.MayUseAllocation(allocation.id)) continue;
-      auto view = ViewOf(txn, allocation, *registry_, now);
+      auto view = ViewOf(txn, cluster_links_, allocation, *registry_, now);
       if (!view.ok()) return view.status();
       const fabric::ClusterLayout& layout = *view->layout;
       AllocationCapacity c;

@@ -17,6 +17,7 @@
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
 #include "server/auth/caller.h"
+#include "server/cluster_links_cache.h"
 #include "server/partition_watch.h"
 #include "server/work_queue.h"
 #include "storage/store.h"
@@ -31,8 +32,10 @@ struct HeldPartition {
 
 class PartitionController {
  public:
-  PartitionController(storage::Store* store, const AgentRegistry* registry, AgentDriver* driver,
-                      int worker_threads);
+  // `cluster_links` holds the layouts and links of the clusters; it, like
+  // the store, registry and driver, is the caller's and must outlive this.
+  PartitionController(storage::Store* store, ClusterLinksCache* cluster_links,
+                      const AgentRegistry* registry, AgentDriver* driver, int worker_threads);
   ~PartitionController();
 
   // Access rules (docs/security.md): a restricted `caller` (an
@@ -148,6 +151,7 @@ class PartitionController {
   void PostMove(const std::string& id, uint64_t generation, std::vector<std::string> left);
 
   storage::Store* store_;
+  ClusterLinksCache* cluster_links_;
   const AgentRegistry* registry_;
   AgentDriver* driver_;
   PartitionWatch watch_;  // announced whenever a background change commits

@@ -25,6 +25,7 @@
 #include "server/agent_client.h"
 #include "server/agent_registry.h"
 #include "server/cluster_links.h"
+#include "server/topology_request.h"
 
 namespace vipu::server {
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/audit_interceptor.h"
-#include "server/cluster_links.h"
+#include "server/cluster_links_loader.h"
 #include "server/rpc_metrics_interceptor.h"
 #include "server/state_metrics.h"
 #include "spdlog/spdlog.h"
@@ -132,16 +132,17 @@ VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::St
       registry_(absl::Milliseconds(options.heartbeat_ms)),
       agent_client_(absl::Milliseconds(options.agent_deadline_ms)),
       driver_(&registry_, &agent_client_),
-      controller_(store_.get(), &registry_, &driver_, options.workers),
+      controller_(store_.get(), &cluster_links_, &registry_, &driver_, options.workers),
       inventory_(store_.get()),
       user_service_(&controller_, &registry_),
-      admin_service_(&inventory_, &registry_),
+      admin_service_(&inventory_, &registry_, &cluster_links_),
       allocation_service_(&inventory_),
       registry_service_(&inventory_, &registry_, &controller_,
                         options.auto_add_agents || !options.simulate.empty()),
-      fault_injector_(store_.get(), &registry_, &agent_client_),
-      cluster_tester_(store_.get(), &registry_, &agent_client_),
-      health_(store_.get(), &registry_, &agent_client_, &controller_, HealthOptions(options)) {
+      fault_injector_(store_.get(), &cluster_links_, &registry_, &agent_client_),
+      cluster_tester_(store_.get(), &cluster_links_, &registry_, &agent_client_),
+      health_(store_.get(), &cluster_links_, &registry_, &agent_client_, &controller_,
+              HealthOptions(options)) {
   // Mutating RPCs wait for reconciliation; the hint counts down to the end
   // of the window (agent calls included).
   readiness_.Reconciling(reconcile_deadline_ + absl::Milliseconds(options.agent_deadline_ms));
@@ -152,8 +153,9 @@ VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::St
   // Simulated-pod health: partitions own their links, faults can be
   // injected, clusters tested, and a health monitor acts on what heartbeats
   // report.
-  driver_.set_link_ports(
-      [db = store_.get()](const fabric::Partition& p) { return PartitionLinkPorts(db, p); });
+  driver_.set_link_ports([this](const fabric::Partition& p) {
+    return PartitionLinkPorts(&cluster_links_, store_.get(), p);
+  });
   admin_service_.EnableHealthOps(&fault_injector_, &cluster_tester_);
   RegisterStateMetrics(&metrics_, store_.get(), &registry_, &readiness_);
 }
@@ -246,6 +248,7 @@ absl::Status VipuServer::StartConsole() {
   console::ConsoleDeps deps;
   deps.metrics = &metrics_;
   deps.store = store_.get();
+  deps.cluster_links = &cluster_links_;
   deps.registry = &registry_;
   deps.controller = &controller_;
   deps.access = security_->access();

@@ -13,6 +13,7 @@
 #include "server/admin_service.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "server/cluster_tester.h"
 #include "server/console/console_http.h"
 #include "server/endpoints.h"
@@ -78,6 +79,7 @@ class VipuServer {
   const ServerOptions options_;
   const absl::Time reconcile_deadline_;
   std::unique_ptr<storage::Store> store_;
+  ClusterLinksCache cluster_links_;  // layouts and links of the clusters, for all below
   AgentRegistry registry_;
   GrpcAgentClient agent_client_;
   AgentDriver driver_;

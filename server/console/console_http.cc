@@ -13,7 +13,7 @@
 #include "fabric/enum_names.h"
 #include "fabric/ipuof_config.h"
 #include "server/audit_log.h"
-#include "server/cluster_links.h"
+#include "server/cluster_links_cache.h"
 #include "server/console/assets.h"
 #include "server/console/json_writer.h"
 #include "server/console/query.h"
@@ -176,7 +176,8 @@ std::shared_ptr<const PodSnapshot> ConsoleServer::Latest() const {
 uint64_t ConsoleServer::Refresh() {
   vipu::MutexLock pass(&refresh_mu_);
   const absl::Time now = absl::Now();
-  auto snapshot = CollectSnapshot(deps_.store, *deps_.registry, *deps_.controller, now);
+  auto snapshot =
+      CollectSnapshot(deps_.store, deps_.cluster_links, *deps_.registry, *deps_.controller, now);
   if (!snapshot.ok()) {
     spdlog::warn("console: cannot read the pod's state: {}", snapshot.status().ToString());
     return version();
@@ -401,7 +402,7 @@ void ConsoleServer::HandlePartition(const httplib::Request& req, httplib::Respon
   if (cluster.id.empty()) {
     return Fail(res, absl::UnavailableError("partition: its cluster is not read yet; retry"));
   }
-  auto layout = LayoutOf(cluster);
+  auto layout = deps_.cluster_links->LayoutOf(cluster);
   if (!layout.ok()) return Fail(res, layout.status());
   JsonWriter j;
   j.BeginObject().Field("id", partition->id);

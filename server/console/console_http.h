@@ -30,6 +30,7 @@
 #include "base/mutex.h"
 #include "server/agent_registry.h"
 #include "server/auth/access_control.h"
+#include "server/cluster_links_cache.h"
 #include "server/console/console_state.h"
 #include "server/console/event_hub.h"
 #include "server/console/history.h"
@@ -69,6 +70,7 @@ struct ConsoleOptions {
 struct ConsoleDeps {
   const Metrics* metrics = nullptr;
   storage::Store* store = nullptr;
+  ClusterLinksCache* cluster_links = nullptr;  // the layouts and links of the clusters
   const AgentRegistry* registry = nullptr;
   PartitionController* controller = nullptr;
   auth::AccessControl* access = nullptr;

@@ -197,8 +197,8 @@ void WriteCapacity(JsonWriter& j, const PartitionController::AllocationCapacity&
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
-    storage::Store* store, const AgentRegistry& registry, const PartitionController& controller,
-    absl::Time now) {
+    storage::Store* store, ClusterLinksCache* cluster_links, const AgentRegistry& registry,
+    const PartitionController& controller, absl::Time now) {
   auto s = std::make_shared<PodSnapshot>();
   s->unix_ms = absl::ToUnixMillis(now);
   std::vector<fabric::Cluster> clusters;
@@ -239,7 +239,7 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
   }
   for (fabric::Cluster& cluster : clusters) {
     ClusterView view;
-    auto links = LinksOf(cluster);
+    auto links = cluster_links->LinksOf(cluster);
     if (!links.ok()) return links.status();
     view.cluster = std::move(cluster);
     view.links = *std::move(links);

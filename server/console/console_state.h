@@ -18,6 +18,7 @@
 #include "server/agent_registry.h"
 #include "server/auth/caller.h"
 #include "server/cluster_links.h"
+#include "server/cluster_links_cache.h"
 #include "server/console/history.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
@@ -55,8 +56,8 @@ struct PodSnapshot {
 // Reads the database once, then the registry and the capacity. Errors: the
 // store's, and a cluster whose layout no longer builds.
 absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
-    storage::Store* store, const AgentRegistry& registry, const PartitionController& controller,
-    absl::Time now);
+    storage::Store* store, ClusterLinksCache* cluster_links, const AgentRegistry& registry,
+    const PartitionController& controller, absl::Time now);
 
 // Counts for the history, per allocation: IPUs held by partitions, the
 // partitions, and faults on the allocation's machines (down machines, IPUs

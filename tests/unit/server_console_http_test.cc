@@ -25,6 +25,7 @@
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
 #include "server/audit_log.h"
+#include "server/cluster_links_cache.h"
 #include "server/console/console_http.h"
 #include "server/grpc_agent_client.h"
 #include "server/partition_controller.h"
@@ -49,8 +50,8 @@ class ConsoleHttpTest : public ::testing::Test {
     registry_ = std::make_unique<AgentRegistry>(absl::Hours(1));
     agent_client_ = std::make_unique<GrpcAgentClient>(absl::Milliseconds(200));
     driver_ = std::make_unique<AgentDriver>(registry_.get(), agent_client_.get());
-    controller_ =
-        std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 1);
+    controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
+                                                        registry_.get(), driver_.get(), 1);
     std::vector<std::string> agents;
     for (int i = 1; i <= 4; ++i) {
       agents.push_back(absl::StrCat("ag", i));
@@ -82,6 +83,7 @@ class ConsoleHttpTest : public ::testing::Test {
     ConsoleDeps deps;
     deps.audit = audit_.get();
     deps.store = store_.get();
+    deps.cluster_links = &cluster_links_;
     deps.registry = registry_.get();
     deps.controller = controller_.get();
     auto server = ConsoleServer::Start(options, deps);
@@ -135,6 +137,7 @@ class ConsoleHttpTest : public ::testing::Test {
   }
 
   std::string dir_;
+  ClusterLinksCache cluster_links_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<GrpcAgentClient> agent_client_;
@@ -418,7 +421,8 @@ TEST_F(ConsoleHttpTest, RestrictedCallerSeesOnlyItsOwnPartitions) {
   r.size = 4;
   ASSERT_TRUE(controller_->Create(r, alice).ok());
   Create("theirs", 8);
-  auto snapshot = CollectSnapshot(store_.get(), *registry_, *controller_, absl::Now());
+  auto snapshot =
+      CollectSnapshot(store_.get(), &cluster_links_, *registry_, *controller_, absl::Now());
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
   const std::string state = StateJson(**snapshot, alice, 1);
   EXPECT_THAT(state, HasSubstr("\"id\":\"mine\""));
@@ -463,6 +467,7 @@ TEST_F(ConsoleHttpTest, StalledStreamsNeverHoldUpTheServer) {
   options.stream_queue = 4;
   ConsoleDeps deps;
   deps.store = store_.get();
+  deps.cluster_links = &cluster_links_;
   deps.registry = registry_.get();
   deps.controller = controller_.get();
   auto started = ConsoleServer::Start(options, deps);

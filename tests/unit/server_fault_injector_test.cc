@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "server/fault_injector.h"
 #include "storage/store.h"
 #include "tests/unit/fake_agent_client.h"
@@ -38,7 +39,8 @@ class FaultInjectorTest : public ::testing::Test {
     a.host = "127.0.0.1";
     a.port = 7000;
     registry_.Register(a, absl::Now());
-    injector_ = std::make_unique<FaultInjector>(store_.get(), &registry_, &agents_);
+    injector_ =
+        std::make_unique<FaultInjector>(store_.get(), &cluster_links_, &registry_, &agents_);
   }
   void TearDown() override {
     injector_.reset();
@@ -56,6 +58,7 @@ class FaultInjectorTest : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<storage::Store> store_;
+  ClusterLinksCache cluster_links_;
   AgentRegistry registry_{absl::Hours(1)};
   FakeAgentClient agents_;
   std::unique_ptr<FaultInjector> injector_;

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
 #include "tests/unit/fake_agent_client.h"
@@ -39,8 +40,8 @@ class PartitionAgentsTest : public ::testing::Test {
     // A long heartbeat period: every registered agent stays Up for the test.
     registry_ = std::make_unique<AgentRegistry>(absl::Hours(1));
     driver_ = std::make_unique<AgentDriver>(registry_.get(), &agents_);
-    controller_ =
-        std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 2);
+    controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
+                                                        registry_.get(), driver_.get(), 2);
     std::vector<std::string> ids;
     for (int i = 0; i < 8; ++i) {
       ids.push_back(absl::StrCat("m", i));
@@ -116,6 +117,7 @@ class PartitionAgentsTest : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<storage::Store> store_;
+  ClusterLinksCache cluster_links_;
   std::unique_ptr<AgentRegistry> registry_;
   FakeAgentClient agents_;
   std::unique_ptr<AgentDriver> driver_;

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "server/grpc_agent_client.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
@@ -35,8 +36,8 @@ class PartitionLayoutTest : public ::testing::Test {
     registry_ = std::make_unique<AgentRegistry>(absl::Hours(1));
     agent_client_ = std::make_unique<GrpcAgentClient>(absl::Seconds(1));
     driver_ = std::make_unique<AgentDriver>(registry_.get(), agent_client_.get());
-    controller_ =
-        std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 1);
+    controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
+                                                        registry_.get(), driver_.get(), 1);
   }
   void TearDown() override {
     controller_.reset();
@@ -110,6 +111,7 @@ class PartitionLayoutTest : public ::testing::Test {
   }
 
   std::string dir_;
+  ClusterLinksCache cluster_links_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<GrpcAgentClient> agent_client_;

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
 #include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
 #include "server/grpc_agent_client.h"
 #include "server/inventory.h"
 #include "server/partition_controller.h"
@@ -59,8 +60,8 @@ class RegistryBatchTest : public ::testing::Test {
     registry_ = std::make_unique<AgentRegistry>(absl::Milliseconds(250));
     agent_client_ = std::make_unique<GrpcAgentClient>(absl::Seconds(1));
     driver_ = std::make_unique<AgentDriver>(registry_.get(), agent_client_.get());
-    controller_ =
-        std::make_unique<PartitionController>(store_.get(), registry_.get(), driver_.get(), 2);
+    controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
+                                                        registry_.get(), driver_.get(), 2);
     service_ = std::make_unique<RegistryService>(inventory_.get(), registry_.get(),
                                                  controller_.get(), auto_add);
   }
@@ -113,6 +114,7 @@ class RegistryBatchTest : public ::testing::Test {
   }
 
   std::string dir_;
+  ClusterLinksCache cluster_links_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<Inventory> inventory_;
   std::unique_ptr<AgentRegistry> registry_;
