@@ -1,0 +1,340 @@
+// VipuServer: starts the daemon's parts in order, serves, and stops them.
+#include "server/vipu_server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/audit_interceptor.h"
+#include "server/cluster_links_loader.h"
+#include "server/rpc_metrics_interceptor.h"
+#include "server/state_metrics.h"
+#include "spdlog/spdlog.h"
+
+namespace vipu::server {
+namespace {
+
+std::string DefaultAgentBinary() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "vipu-agent";
+  return (self.parent_path() / "vipu-agent").string();
+}
+
+absl::Status EnsureSimulatedCluster(Inventory& inventory, const Simulator& sim) {
+  const fabric::PodSpec& pod = sim.pod();
+  auto clusters = inventory.ListClusters();
+  if (!clusters.ok()) return clusters.status();
+  bool have_cluster = false;
+  for (const fabric::Cluster& c : *clusters) {
+    if (c.id != pod.name) continue;
+    if (c.agent_ids != sim.agent_ids()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "simulate: the database has a cluster '", c.id, "' with other agents; use another --db"));
+    }
+    have_cluster = true;
+  }
+  if (!have_cluster) {
+    fabric::Cluster c;
+    c.id = pod.name;
+    c.agent_ids = sim.agent_ids();
+    c.num_ilds = pod.num_ilds;
+    c.topology = pod.topology;
+    c.cluster_topology = pod.cluster_topology;
+    if (absl::Status s = inventory.CreateCluster(c); !s.ok()) return s;
+  }
+  auto allocations = inventory.ListAllocations();
+  if (!allocations.ok()) return allocations.status();
+  for (const fabric::Allocation& a : *allocations) {
+    if (a.cluster_id == pod.name) return absl::OkStatus();
+  }
+  fabric::Allocation a;
+  a.id = "default";
+  a.cluster_id = pod.name;
+  return inventory.CreateAllocation(a);
+}
+
+// Waits until every agent in `ids` has registered, the deadline passes or
+// `give_up` (when set) says no more will come. Returns the ids still missing.
+std::vector<std::string> AwaitRegistrations(const AgentRegistry& registry,
+                                            const std::vector<std::string>& ids,
+                                            absl::Duration window,
+                                            const std::function<bool()>& give_up = nullptr) {
+  const absl::Time deadline = absl::Now() + window;
+  for (;;) {
+    std::vector<std::string> missing;
+    for (const std::string& id : ids) {
+      if (!registry.Contains(id)) missing.push_back(id);
+    }
+    if (missing.empty() || absl::Now() > deadline || (give_up && give_up())) return missing;
+    absl::SleepFor(absl::Milliseconds(10));  // registrations arrive over RPC; poll the registry
+  }
+}
+
+// The loopback ports the simulated agents registered with in earlier runs,
+// by agent id, so that they come back where the IPUoF configs point.
+std::map<std::string, uint32_t> RememberedAgentPorts(Inventory& inventory) {
+  std::map<std::string, uint32_t> ports;
+  auto agents = inventory.ListAgents();
+  if (!agents.ok()) {
+    spdlog::warn("simulate: cannot read the agents' earlier ports, choosing new ones: {}",
+                 agents.status().ToString());
+    return ports;
+  }
+  for (const fabric::Agent& a : *agents) {
+    if (a.host == "127.0.0.1" && a.port != 0) ports[a.id] = a.port;
+  }
+  return ports;
+}
+
+absl::StatusOr<std::unique_ptr<storage::Store>> OpenStore(const std::string& db) {
+  std::filesystem::path db_path(db);
+  if (db_path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(db_path.parent_path(), ec);
+    if (ec) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create the directory of --db ", db, ": ", ec.message()));
+    }
+  }
+  auto store = storage::Store::Open(db);
+  if (!store.ok()) {
+    // What an operator sees when the unit fails: a corrupt file, or a schema
+    // newer than this binary.
+    return absl::Status(store.status().code(),
+                        absl::StrCat("cannot open database ", db, ": ", store.status().message()));
+  }
+  spdlog::info("database {} open (schema {})", db, storage::kSchemaVersion);
+  return store;
+}
+
+HealthMonitor::Options HealthOptions(const ServerOptions& options) {
+  HealthMonitor::Options health;
+  health.tick = std::clamp(absl::Milliseconds(options.heartbeat_ms) / 5, absl::Milliseconds(10),
+                           absl::Milliseconds(100));
+  return health;
+}
+
+}  // namespace
+
+VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::Store> store)
+    : options_(options),
+      reconcile_deadline_(absl::Now() + absl::Milliseconds(options.reconcile_window_ms)),
+      store_(std::move(store)),
+      registry_(absl::Milliseconds(options.heartbeat_ms)),
+      agent_client_(absl::Milliseconds(options.agent_deadline_ms)),
+      driver_(&registry_, &agent_client_),
+      controller_(store_.get(), &cluster_links_, &registry_, &driver_, options.workers),
+      inventory_(store_.get()),
+      user_service_(&controller_, &registry_),
+      admin_service_(&inventory_, &registry_, &cluster_links_),
+      allocation_service_(&inventory_),
+      registry_service_(&inventory_, &registry_, &controller_,
+                        options.auto_add_agents || !options.simulate.empty()),
+      fault_injector_(store_.get(), &cluster_links_, &registry_, &agent_client_),
+      cluster_tester_(store_.get(), &cluster_links_, &registry_, &agent_client_),
+      health_(store_.get(), &cluster_links_, &registry_, &agent_client_, &controller_,
+              HealthOptions(options)) {
+  // Mutating RPCs wait for reconciliation; the hint counts down to the end
+  // of the window (agent calls included).
+  readiness_.Reconciling(reconcile_deadline_ + absl::Milliseconds(options.agent_deadline_ms));
+  user_service_.set_readiness(&readiness_);
+  user_service_.set_inventory(&inventory_);
+  admin_service_.set_readiness(&readiness_);
+  admin_service_.EnableBackup(store_.get(), options.db);
+  // Simulated-pod health: partitions own their links, faults can be
+  // injected, clusters tested, and a health monitor acts on what heartbeats
+  // report.
+  driver_.set_link_ports([this](const fabric::Partition& p) {
+    return PartitionLinkPorts(&cluster_links_, store_.get(), p);
+  });
+  admin_service_.EnableHealthOps(&fault_injector_, &cluster_tester_);
+  RegisterStateMetrics(&metrics_, store_.get(), &registry_, &readiness_);
+}
+
+absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
+    const ServerOptions& options, const std::optional<fabric::PodSpec>& pod,
+    SystemdNotifier* notifier) {
+  auto status = [notifier](const std::string& text) {
+    if (notifier != nullptr) notifier->Status(text);
+  };
+  status("opening the database");
+  auto store = OpenStore(options.db);
+  if (!store.ok()) return store.status();
+  std::unique_ptr<VipuServer> server(new VipuServer(options, *std::move(store)));
+  if (absl::Status s = server->StartSecurity(); !s.ok()) return s;
+  if (absl::Status s = server->StartEndpoints(); !s.ok()) return s;
+  if (absl::Status s = server->StartConsole(); !s.ok()) return s;
+  status("waiting for agents to register and reconciling them");
+  if (pod) {
+    if (absl::Status s = server->StartSimulatedPod(*pod); !s.ok()) return s;
+  } else {
+    server->AwaitKnownAgents();
+  }
+  server->Serve();
+  return server;
+}
+
+VipuServer::~VipuServer() {
+  if (endpoints_) {
+    endpoints_->SetServing(false);
+    endpoints_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  }
+  health_.Stop();
+  // Queued background work still reaches the agents before they go.
+  controller_.Stop();
+  if (sim_) sim_->Stop();
+  http_.reset();
+}
+
+absl::Status VipuServer::StartSecurity() {
+  auto security = Security::Start(options_, store_.get());
+  if (!security.ok()) return security.status();
+  security_ = *std::move(security);
+  user_service_.set_access_control(security_->access());
+  agent_client_.set_channel_credentials(security_->agent_channel_credentials());
+  registry_service_.set_require_agent_certificates(options_.secure);
+  admin_service_.set_access_control(security_->access());
+  allocation_service_.set_access_control(security_->access());
+  return absl::OkStatus();
+}
+
+absl::Status VipuServer::StartEndpoints() {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // User, admin and agent end-points (one server per distinct address).
+  EndpointSpec spec;
+  spec.user_listen = options_.user_api_listen;
+  spec.admin_listen = options_.admin_api_listen;
+  spec.agent_listen = options_.agent_api_listen;
+  spec.api_credentials = security_->credentials();
+  spec.user_services = {&user_service_, &allocation_service_};
+  spec.admin_services = {&admin_service_, security_->user_admin_service()};
+  spec.agent_services = {&registry_service_};
+  spec.configure = [this](grpc::ServerBuilder& builder) {
+    // Each builder owns its own interceptor factories.
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+    creators.push_back(std::make_unique<RpcMetricsInterceptorFactory>(&metrics_));
+    // Every end-point: a mutating method is audited wherever it is served.
+    if (AuditLog* audit = security_->audit_log(); audit != nullptr) {
+      creators.push_back(std::make_unique<AuditInterceptorFactory>(audit));
+    }
+    builder.experimental().SetInterceptorCreators(std::move(creators));
+  };
+  auto endpoints = Endpoints::Start(spec);
+  if (!endpoints.ok()) return endpoints.status();
+  endpoints_ = *std::move(endpoints);
+  return absl::OkStatus();
+}
+
+absl::Status VipuServer::StartConsole() {
+  // The console and /metrics: one HTTP listener under either flag name.
+  const bool http_flag = !options_.http_listen.empty();
+  const std::string listen = http_flag ? options_.http_listen : options_.metrics_listen;
+  if (listen.empty() || listen == "off") return absl::OkStatus();
+  console::ConsoleOptions console_options;
+  console_options.address = listen;
+  console_options.flag = http_flag ? "--http-listen" : "--metrics-listen";
+  console_options.secure = options_.secure;
+  console_options.tls_dir = options_.tls_dir;
+  console::ConsoleDeps deps;
+  deps.metrics = &metrics_;
+  deps.store = store_.get();
+  deps.cluster_links = &cluster_links_;
+  deps.registry = &registry_;
+  deps.controller = &controller_;
+  deps.access = security_->access();
+  deps.audit = security_->audit_log();
+  auto started = console::ConsoleServer::Start(console_options, deps);
+  if (!started.ok()) return started.status();
+  http_ = *std::move(started);
+  spdlog::info("console on {}://{}:{}/ and metrics on /metrics", options_.secure ? "https" : "http",
+               listen.substr(0, listen.rfind(':')), http_->port());
+  return absl::OkStatus();
+}
+
+absl::Status VipuServer::StartSimulatedPod(const fabric::PodSpec& pod) {
+  const std::string& agent_address = endpoints_->agent_address();
+  Simulator::Options so;
+  so.agent_binary = options_.agent_binary.empty() ? DefaultAgentBinary() : options_.agent_binary;
+  const std::string agent_host = agent_address.substr(0, agent_address.rfind(':'));
+  so.server_address =
+      absl::StrCat(agent_host == "0.0.0.0" || agent_host == "[::]" ? "127.0.0.1" : agent_host,
+                   agent_address.substr(agent_address.rfind(':')));
+  so.log_level = options_.log_level;
+  so.ports = RememberedAgentPorts(inventory_);
+  if (options_.secure) so.tls_dir = options_.tls_dir;
+  auto started = Simulator::Start(pod, so);
+  if (!started.ok()) return started.status();
+  sim_ = *std::move(started);
+  std::optional<std::string> exited;
+  std::vector<std::string> missing =
+      AwaitRegistrations(registry_, sim_->agent_ids(), absl::Seconds(30),
+                         [&] { return (exited = sim_->ExitedChild()).has_value(); });
+  if (exited) {
+    return absl::UnavailableError(
+        absl::StrCat("simulate ", pod.name, ": ", *exited, " before its machines registered"));
+  }
+  if (!missing.empty()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("simulate ", pod.name, ": ", missing.size(),
+                     " agents did not register within 30 s (first: ", missing.front(), ")"));
+  }
+  if (absl::Status s = EnsureSimulatedCluster(inventory_, *sim_); !s.ok()) return s;
+  spdlog::info("simulate {}: {} machines registered, cluster '{}' ready", pod.name,
+               sim_->agent_ids().size(), pod.name);
+  return absl::OkStatus();
+}
+
+void VipuServer::AwaitKnownAgents() {
+  // Give the agents we know a chance to come back before recovering.
+  auto agents = inventory_.ListAgents();
+  std::vector<std::string> ids;
+  if (agents.ok()) {
+    for (const fabric::Agent& a : *agents) ids.push_back(a.id);
+  }
+  std::vector<std::string> missing =
+      AwaitRegistrations(registry_, ids, reconcile_deadline_ - absl::Now());
+  if (!missing.empty()) {
+    spdlog::warn("{} known agents have not registered (first: {})", missing.size(),
+                 missing.front());
+  }
+}
+
+void VipuServer::Serve() {
+  // Registrations queue reconciliations; serve changes only once the agents
+  // hold what the database says.
+  if (!controller_.AwaitReconciled(std::max(reconcile_deadline_, absl::Now()) +
+                                   absl::Milliseconds(options_.agent_deadline_ms))) {
+    spdlog::warn("reconciliation of the agents did not finish within the window; serving anyway");
+  }
+  controller_.Recover();
+  // Partitions whose agents did not come back are marked before the server
+  // says ready; the agents' topology pushes it starts go on in the
+  // background (16,384 of them after a restart), off the readiness path.
+  health_.CheckOnce();
+  health_.Start();
+  readiness_.SetReady();
+  endpoints_->SetServing(true);
+}
+
+bool VipuServer::DatabaseAnswers() const {
+  return store_->Read([](storage::ReadTxn&) { return absl::OkStatus(); }).ok();
+}
+
+absl::Status VipuServer::ReloadCertificates() {
+  if (!options_.secure) {
+    return absl::FailedPreconditionError("no certificates to reload without --secure");
+  }
+  return security_->ReloadCertificates();
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,105 @@
+// The vipu-server daemon as one object: the database, the agent registry and
+// client, the partition controller, the gRPC services and their end-points,
+// security, health, the console and, with --simulate, the simulated pod.
+#ifndef VIPU_SERVER_VIPU_SERVER_H_
+#define VIPU_SERVER_VIPU_SERVER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "fabric/pods.h"
+#include "server/admin_service.h"
+#include "server/agent_driver.h"
+#include "server/agent_registry.h"
+#include "server/cluster_links_cache.h"
+#include "server/cluster_tester.h"
+#include "server/console/console_http.h"
+#include "server/endpoints.h"
+#include "server/fault_injector.h"
+#include "server/grpc_agent_client.h"
+#include "server/health_monitor.h"
+#include "server/inventory.h"
+#include "server/metrics.h"
+#include "server/partition_controller.h"
+#include "server/readiness.h"
+#include "server/registry_service.h"
+#include "server/security_setup.h"
+#include "server/server_options.h"
+#include "server/simulator.h"
+#include "server/systemd_notify.h"
+#include "server/user_service.h"
+#include "storage/store.h"
+
+namespace vipu::server {
+
+// Owns every part it starts. Members are declared in the order Start builds
+// them; the destructor stops the parts in the order a clean stop needs
+// (no new calls, calls in flight end, background work drains while the
+// agents still answer, then the agents and the console go), after which
+// the members are destroyed. Start and destruction happen on one thread;
+// ReloadCertificates and the accessors may be called from any thread.
+class VipuServer {
+ public:
+  // Opens (or creates) the database, starts security, the end-points and the
+  // console, starts the simulated pod of `pod` when given, waits for the
+  // known agents (up to the reconcile window) and their reconciliation,
+  // finishes operations a crash interrupted, and serves. `notifier`, when
+  // set, is told each step. On failure everything started is stopped again
+  // and the status says what failed, in words for "vipu-server: <message>".
+  static absl::StatusOr<std::unique_ptr<VipuServer>> Start(
+      const ServerOptions& options, const std::optional<fabric::PodSpec>& pod,
+      SystemdNotifier* notifier = nullptr);
+  ~VipuServer();
+
+  VipuServer(const VipuServer&) = delete;
+  VipuServer& operator=(const VipuServer&) = delete;
+
+  // The user API's host:port as bound.
+  const std::string& address() const { return endpoints_->user_address(); }
+  size_t registered_agents() const { return registry_.size(); }
+  // When the database answers a read (the systemd watchdog's question).
+  bool DatabaseAnswers() const;
+  // Reads the certificates again (SIGHUP) without touching connections or
+  // partitions; FAILED_PRECONDITION without --secure.
+  absl::Status ReloadCertificates();
+
+ private:
+  VipuServer(const ServerOptions& options, std::unique_ptr<storage::Store> store);
+
+  absl::Status StartSecurity();
+  absl::Status StartEndpoints();
+  absl::Status StartConsole();
+  absl::Status StartSimulatedPod(const fabric::PodSpec& pod);
+  void AwaitKnownAgents();
+  // Reconciliation, recovery, the first health check, then ready.
+  void Serve();
+
+  const ServerOptions options_;
+  const absl::Time reconcile_deadline_;
+  std::unique_ptr<storage::Store> store_;
+  ClusterLinksCache cluster_links_;  // layouts and links of the clusters, for all below
+  AgentRegistry registry_;
+  GrpcAgentClient agent_client_;
+  AgentDriver driver_;
+  PartitionController controller_;
+  Inventory inventory_;
+  UserService user_service_;
+  AdminService admin_service_;
+  AllocationService allocation_service_;
+  RegistryService registry_service_;
+  Readiness readiness_;
+  std::unique_ptr<Security> security_;
+  FaultInjector fault_injector_;
+  ClusterTester cluster_tester_;
+  HealthMonitor health_;
+  Metrics metrics_;
+  std::unique_ptr<Endpoints> endpoints_;
+  std::unique_ptr<console::ConsoleServer> http_;
+  std::unique_ptr<Simulator> sim_;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_VIPU_SERVER_H_
