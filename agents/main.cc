@@ -18,18 +18,19 @@
 namespace {
 
 // What SIGHUP does: reload, and say what came of it.
-void Reload(vipu::agents::AgentProcess& process, const std::string& cert) {
-  absl::Status s = process.ReloadCertificates();
-  if (absl::IsFailedPrecondition(s)) {
+void Reload(vipu::agents::AgentProcess& process, const vipu::agents::AgentOptions& options) {
+  if (!options.tls()) {
     spdlog::info("SIGHUP: no certificates to reload without --tls-ca");
-  } else if (!s.ok()) {
+    return;
+  }
+  if (absl::Status s = process.ReloadCertificates(); !s.ok()) {
     spdlog::error("SIGHUP: certificates not reloaded, keeping the old ones: {}",
                   std::string(s.message()));
-  } else {
-    spdlog::info("SIGHUP: reloaded {}; new connections use it", cert);
-    if (process.CertificateExpired()) {
-      spdlog::warn("{} has expired: the server and other agents will refuse it", cert);
-    }
+    return;
+  }
+  spdlog::info("SIGHUP: reloaded {}; new connections use it", options.tls_cert);
+  if (process.CertificateExpired()) {
+    spdlog::warn("{} has expired: the server and other agents will refuse it", options.tls_cert);
   }
 }
 
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
   for (;;) {
     sigwait(&signals, &signal_number);
     if (signal_number != SIGHUP) break;
-    Reload(**process, options.tls_cert);
+    Reload(**process, options);
   }
   spdlog::info("signal {} received: shutting down {} machine(s)", signal_number,
                (*process)->machines());
