@@ -1,10 +1,12 @@
-// poprun's log level (-v/-vv, POPRUN_LOG_LEVEL) and its `HH:MM:SS.mmm PID POPRUN [I]` lines.
+// poprun's log level, its `HH:MM:SS.mmm PID POPRUN [I]` lines and its POPRUN ERROR line.
 #include "poprun/poprun_log.h"
 
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -46,6 +48,11 @@ void Logger::Log(LogLevel l, const std::string& message) const {
                     ::getpid(), l, message);
   std::fputs(line.c_str(), out_);
   std::fflush(out_);
+}
+
+int ReportError(absl::string_view message) {
+  std::fprintf(stderr, "POPRUN ERROR: %s\n", std::string(message).c_str());
+  return 1;
 }
 
 }  // namespace vipu::cli::poprun

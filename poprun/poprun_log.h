@@ -1,6 +1,7 @@
 // poprun's log lines on stderr: `HH:MM:SS.mmm PID POPRUN [I] message`
 // as Graphcore's poprun writes them. The level comes from -v / -vv, else from
-// POPRUN_LOG_LEVEL (TRACE DEBUG INFO WARN ERR OFF), else WARN.
+// POPRUN_LOG_LEVEL (TRACE DEBUG INFO WARN ERR OFF), else WARN. An error
+// that ends the run is one "POPRUN ERROR: ..." line, at every level.
 #ifndef VIPU_POPRUN_POPRUN_LOG_H_
 #define VIPU_POPRUN_POPRUN_LOG_H_
 
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "poprun/poprun_options.h"
 
 namespace vipu::cli::poprun {
@@ -39,6 +41,10 @@ class Logger {
 // "HH:MM:SS.mmm PID POPRUN [L] message" for the given local time parts.
 std::string FormatLogLine(int hour, int minute, int second, int millis, long pid, LogLevel level,
                           const std::string& message);
+
+// Prints "POPRUN ERROR: <message>" on stderr, whatever the log level, and
+// returns 1, poprun's exit code for its own errors.
+int ReportError(absl::string_view message);
 
 }  // namespace vipu::cli::poprun
 

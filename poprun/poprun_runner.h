@@ -1,5 +1,6 @@
-// The whole poprun run: parse, validate, export the config, prepare the
-// partition, print the topology, launch mpirun, wait, and clean up what poprun
+// The whole poprun run: parse, answer --help and --version, validate, then
+// prepare, launch and finish one PoprunJob (poprun_job.h), which exports the
+// config, prepares the partition, runs mpirun and cleans up what poprun
 // created, also when the application fails or poprun is interrupted
 // (SIGINT/SIGTERM are forwarded to mpirun first).
 #ifndef VIPU_POPRUN_POPRUN_RUNNER_H_
