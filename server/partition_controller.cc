@@ -518,13 +518,18 @@ absl::Status PartitionController::Reset(const std::string& id, const auth::Calle
     return moved ? txn.UpdatePartition(*p) : txn.UpdatePartitionState(*p);
   });
   if (!s.ok()) return s;
+  if (!moved) spdlog::info("partition {}: POS_RESETTING (generation {})", id, generation);
+  PostMoveOrReset(id, generation, moved, std::move(left));
+  return absl::OkStatus();
+}
+
+void PartitionController::PostMoveOrReset(const std::string& id, uint64_t generation, bool moved,
+                                          std::vector<std::string> left) {
   if (moved) {
     PostMove(id, generation, std::move(left));
   } else {
-    spdlog::info("partition {}: POS_RESETTING (generation {})", id, generation);
     work_.Post([this, id, generation] { Converge(id, generation, Job::kReset); });
   }
-  return absl::OkStatus();
 }
 
 void PartitionController::PostMove(const std::string& id, uint64_t generation,
@@ -859,11 +864,7 @@ absl::StatusOr<bool> PartitionController::AutoReset(const std::string& id, uint6
   if (!s.ok()) return s;
   if (next == 0) return false;
   spdlog::info("partition {}: auto reset {} of {} (generation {})", id, attempt, max, next);
-  if (moved) {
-    PostMove(id, next, std::move(left));
-  } else {
-    work_.Post([this, id, next] { Converge(id, next, Job::kReset); });
-  }
+  PostMoveOrReset(id, next, moved, std::move(left));
   return true;
 }
 

@@ -149,6 +149,10 @@ class PartitionController {
   // The background half of a move: release on the machines `left`, then
   // configure the partition where it now is.
   void PostMove(const std::string& id, uint64_t generation, std::vector<std::string> left);
+  // The background half of a committed Reset or AutoReset: PostMove when the
+  // partition `moved`, else the agents reset it in place at `generation`.
+  void PostMoveOrReset(const std::string& id, uint64_t generation, bool moved,
+                       std::vector<std::string> left);
 
   storage::Store* store_;
   ClusterLinksCache* cluster_links_;
