@@ -163,6 +163,7 @@ void RegistrationClient::Heartbeat(Slot& slot) {
   SimulatedMachine& machine = *slot.machine;
   vipuagent::HeartbeatRequest request;
   request.set_agent_id(machine.agent_id());
+  request.set_sequence(++slot.heartbeats);
   AppendHeld(machine.Held(), request.mutable_held());
   AppendHealth(machine, &request);
   vipuagent::HeartbeatReply reply;
@@ -277,6 +278,7 @@ void RegistrationClient::HeartbeatBatch(const std::vector<Slot*>& batch) {
     SimulatedMachine& machine = *slot->machine;
     vipuagent::HeartbeatRequest* beat = request.add_agents();
     beat->set_agent_id(machine.agent_id());
+    beat->set_sequence(++slot->heartbeats);
     AppendHeld(machine.Held(), beat->mutable_held());
     // Only faults: the server ignores healthy entries, and 16,384 machines'
     // full reports would be most of the bytes.

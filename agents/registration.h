@@ -76,7 +76,8 @@ class RegistrationClient {
     Clock::time_point due;
     std::chrono::milliseconds backoff{0};
     std::chrono::milliseconds interval{0};
-    bool failing = false;  // to log the first failure of a streak only
+    bool failing = false;     // to log the first failure of a streak only
+    uint64_t heartbeats = 0;  // numbers each heartbeat (HeartbeatRequest.sequence); thread only
   };
 
   void Run() ABSL_LOCKS_EXCLUDED(mu_);

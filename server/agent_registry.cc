@@ -29,9 +29,17 @@ bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now, AgentHealth
   vipu::MutexLock lock(&mu_);
   auto it = agents_.find(id);
   if (it == agents_.end()) return false;
-  it->second.last_heartbeat = now;
-  it->second.health = std::move(health);
+  Apply(it->second, now, std::move(health));
   return true;
+}
+
+void AgentRegistry::Apply(LiveAgent& agent, absl::Time now, AgentHealth health) {
+  // An agent gives up on a heartbeat after its deadline and sends the next;
+  // the abandoned one may still be served later. Its older health would
+  // bring back a fault the newer one had cleared.
+  if (health.sequence != 0 && health.sequence <= agent.health.sequence) return;
+  agent.last_heartbeat = now;
+  agent.health = std::move(health);
 }
 
 void AgentRegistry::RegisterMany(std::vector<LiveAgent> agents, absl::Time now) {
@@ -53,8 +61,7 @@ std::vector<std::string> AgentRegistry::HeartbeatMany(
       unknown.push_back(id);
       continue;
     }
-    it->second.last_heartbeat = now;
-    it->second.health = std::move(health);
+    Apply(it->second, now, std::move(health));
   }
   return unknown;
 }

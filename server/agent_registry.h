@@ -25,6 +25,9 @@ struct AgentHealth {
   std::map<uint32_t, std::string> ipu_errors;  // IPU# -> "injected fault"
   // Port -> "IPU-Link ag3.ipu1-ag4.ipu3" (kind and link name) of downed links.
   std::map<uint32_t, std::string> links_down;
+  // The heartbeat's number since the agent registered (0: unnumbered). A
+  // numbered report no newer than the one held is stale and ignored.
+  uint64_t sequence = 0;
   bool healthy() const { return ipu_errors.empty() && links_down.empty(); }
 };
 
@@ -114,6 +117,9 @@ class AgentRegistry {
   const absl::Duration heartbeat_interval_;
   // Numbers a registration (LiveAgent::epoch).
   void Stamp(LiveAgent& agent, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes a heartbeat's liveness and health unless it is older than the
+  // report `agent` holds.
+  static void Apply(LiveAgent& agent, absl::Time now, AgentHealth health);
 
   mutable vipu::Mutex mu_;
   std::map<std::string, LiveAgent> agents_ ABSL_GUARDED_BY(mu_);

@@ -62,6 +62,7 @@ absl::StatusOr<Registration> ToRegistration(const vipuagent::RegisterRequest& re
 
 AgentHealth ToHealth(const vipuagent::HeartbeatRequest& request) {
   AgentHealth health;
+  health.sequence = request.sequence();
   for (const vipuagent::IpuHealth& ipu : request.ipu_health()) {
     if (ipu.healthy()) continue;
     health.ipu_errors[ipu.index()] = ipu.error().empty() ? "error" : ipu.error();

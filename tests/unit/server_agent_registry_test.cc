@@ -103,5 +103,53 @@ TEST(AgentRegistryTest, EndpointOfAndPulsesCopyNoReports) {
   EXPECT_EQ(pulses[1].last_heartbeat, t0);
 }
 
+AgentHealth Faulty(uint64_t sequence) {
+  AgentHealth h;
+  h.sequence = sequence;
+  h.ipu_errors[2] = "injected fault";
+  return h;
+}
+
+AgentHealth Healthy(uint64_t sequence) {
+  AgentHealth h;
+  h.sequence = sequence;
+  return h;
+}
+
+TEST(AgentRegistryTest, AHeartbeatServedAfterANewerOneIsIgnored) {
+  AgentRegistry registry(absl::Seconds(1));
+  const absl::Time t0 = absl::Now();
+  registry.Register(Live("ag3"), t0);
+  ASSERT_TRUE(registry.Heartbeat("ag3", t0, Faulty(1)));
+  ASSERT_TRUE(registry.Heartbeat("ag3", t0 + absl::Seconds(1), Healthy(3)));
+  // Number 2 was abandoned by the agent and is served last: it still shows
+  // the fault that number 3 reported cleared.
+  EXPECT_TRUE(registry.Heartbeat("ag3", t0 + absl::Seconds(2), Faulty(2)));
+  auto agent = registry.Get("ag3");
+  ASSERT_TRUE(agent.has_value());
+  EXPECT_TRUE(agent->health.healthy());
+  EXPECT_EQ(agent->health.sequence, 3u);
+  EXPECT_EQ(agent->last_heartbeat, t0 + absl::Seconds(1));
+
+  // The batch path applies the same rule.
+  std::vector<std::pair<std::string, AgentHealth>> beats;
+  beats.emplace_back("ag3", Faulty(3));
+  EXPECT_THAT(registry.HeartbeatMany(std::move(beats), t0 + absl::Seconds(3)), IsEmpty());
+  EXPECT_TRUE(registry.Get("ag3")->health.healthy());
+}
+
+TEST(AgentRegistryTest, UnnumberedHeartbeatsAndANewRegistrationAlwaysApply) {
+  AgentRegistry registry(absl::Seconds(1));
+  const absl::Time t0 = absl::Now();
+  registry.Register(Live("ag1"), t0);
+  ASSERT_TRUE(registry.Heartbeat("ag1", t0, Healthy(5)));
+  // A restarted agent registers again and numbers from 1.
+  registry.Register(Live("ag1"), t0 + absl::Seconds(1));
+  ASSERT_TRUE(registry.Heartbeat("ag1", t0 + absl::Seconds(1), Faulty(1)));
+  EXPECT_FALSE(registry.Get("ag1")->health.healthy());
+  ASSERT_TRUE(registry.Heartbeat("ag1", t0 + absl::Seconds(2), Healthy(0)));
+  EXPECT_TRUE(registry.Get("ag1")->health.healthy());
+}
+
 }  // namespace
 }  // namespace vipu::server
