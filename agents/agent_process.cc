@@ -111,7 +111,10 @@ absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
     spdlog::error("{} machines: cannot listen on {}", machines_.size(), address);
     return absl::UnavailableError(absl::StrCat("cannot listen on ", address));
   }
-  servers_.push_back(std::move(server));
+  {
+    vipu::MutexLock lock(&crash_mu_);
+    servers_.push_back(std::move(server));
+  }
   for (auto& machine : machines_) machine->set_ipuof_port(static_cast<uint32_t>(port));
   spdlog::info("{} machines ({} .. {}, {}) listening on {}:{}", machines_.size(),
                machines_.front()->agent_id(), machines_.back()->agent_id(),
@@ -137,7 +140,12 @@ absl::Status AgentProcess::ServeEachMachine(std::ostream& announce) {
       spdlog::error("agent {}: cannot listen on {}", id, address);
       return absl::UnavailableError(absl::StrCat("agent ", id, ": cannot listen on ", address));
     }
-    servers_.push_back(std::move(server));
+    {
+      // A machine already serving may be told to crash: its crash thread
+      // reads servers_ under the same lock.
+      vipu::MutexLock lock(&crash_mu_);
+      servers_.push_back(std::move(server));
+    }
     machines_.back()->set_ipuof_port(static_cast<uint32_t>(port));
   }
   // Announced only once every machine listens, so a reader of the lines
@@ -171,19 +179,34 @@ void AgentProcess::Crash(size_t index) {
   vipu::MutexLock lock(&crash_mu_);
   crash_threads_.emplace_back([this, index] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (index < servers_.size()) servers_[index]->Shutdown(std::chrono::system_clock::now());
+    grpc::Server* server = nullptr;
+    {
+      vipu::MutexLock lock(&crash_mu_);
+      if (index < servers_.size()) server = servers_[index].get();
+    }
+    // Outside the lock: Shutdown waits for the server's calls, and one of
+    // them may be injecting another crash.
+    if (server != nullptr) server->Shutdown(std::chrono::system_clock::now());
   });
 }
 
-void AgentProcess::ShutdownServers() {
+void AgentProcess::JoinCrashThreads() {
+  std::vector<std::thread> threads;
   {
     vipu::MutexLock lock(&crash_mu_);
-    for (std::thread& t : crash_threads_) t.join();
-    crash_threads_.clear();
+    threads.swap(crash_threads_);
   }
-  // Calls in flight end now rather than holding the process.
+  // Not under the lock: a crash thread takes it to find its server.
+  for (std::thread& t : threads) t.join();
+}
+
+void AgentProcess::ShutdownServers() {
+  JoinCrashThreads();
+  // Calls in flight end now rather than holding the process. servers_ no
+  // longer changes: only Start writes it.
   for (auto& server : servers_) server->Shutdown(std::chrono::system_clock::now());
   for (auto& server : servers_) server->Wait();
+  JoinCrashThreads();  // any that the last calls started
 }
 
 }  // namespace vipu::agents

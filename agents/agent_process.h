@@ -66,6 +66,7 @@ class AgentProcess {
   // from another thread (not from inside its own handler, which Shutdown
   // would wait for).
   void Crash(size_t index);
+  void JoinCrashThreads() ABSL_LOCKS_EXCLUDED(crash_mu_);
   void ShutdownServers();
 
   // Members in the order they are started.
@@ -75,6 +76,7 @@ class AgentProcess {
   std::shared_ptr<grpc::ChannelCredentials> channel_credentials_;  // null: plaintext
   std::vector<std::unique_ptr<SimulatedMachine>> machines_;
   std::vector<std::unique_ptr<AgentService>> services_;  // one per machine, or one shared
+  // Written by Start under crash_mu_, which crash threads take to read it.
   std::vector<std::unique_ptr<grpc::Server>> servers_;
   vipu::Mutex crash_mu_;
   std::vector<std::thread> crash_threads_ ABSL_GUARDED_BY(crash_mu_);

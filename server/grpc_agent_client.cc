@@ -3,10 +3,10 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <atomic>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/mutex.h"
 #include "wire/status.h"
 
 namespace vipu::server {
@@ -14,13 +14,19 @@ namespace {
 
 using Stub = vipuagent::Agent::Stub;
 
+// Set on the thread that is starting a call, to the call: its callback may
+// run inline, on that thread, before the start returns.
+thread_local const void* tl_starting = nullptr;
+
 // One call's state, alive until its callback has run. gRPC's completion
-// thread runs the callback in code ThreadSanitizer does not see: the release
-// store before the call starts and the acquire load in the callback make
-// the hand-off visible to it (and to the memory model, whatever gRPC does).
+// thread runs the callback after a hand-off ThreadSanitizer does not see
+// (gRPC is not instrumented), while the start of the call goes on writing
+// the callback's state inside gRPC's inline code. `started` is held for the
+// whole start; a callback on another thread takes it once before anything
+// else, which orders everything the start wrote before the callback.
 template <typename Request, typename Reply>
 struct Call {
-  std::atomic<bool> handed_off{false};
+  vipu::Mutex started;
   grpc::ClientContext context;
   Request request;
   Reply reply;
@@ -36,12 +42,20 @@ void Send(std::shared_ptr<Stub> stub, absl::Duration deadline, Request request, 
   call->request = std::move(request);
   call->stub = std::move(stub);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-  call->handed_off.store(true, std::memory_order_release);
+  const void* const previous = tl_starting;
+  tl_starting = call.get();
+  call->started.Lock();
   method(call->stub->async(), &call->context, &call->request, &call->reply,
          [call, finish = std::move(finish)](grpc::Status s) {
-           (void)call->handed_off.load(std::memory_order_acquire);
+           if (tl_starting != call.get()) {
+             // Waits until the start has returned, at most that long.
+             call->started.Lock();
+             call->started.Unlock();
+           }
            finish(wire::FromGrpc(s), call->reply);
          });
+  call->started.Unlock();
+  tl_starting = previous;
 }
 
 // For the calls whose reply says nothing: the status is the outcome.
