@@ -229,13 +229,20 @@ int64_t RssKb(int pid) {
   return kb;
 }
 
+// The processes `pid` started (the simulated agents of --simulate).
+std::vector<int> ChildrenOf(int pid) {
+  std::vector<int> out;
+  std::ifstream children(absl::StrCat("/proc/", pid, "/task/", pid, "/children"));
+  int child = 0;
+  while (children >> child) out.push_back(child);
+  return out;
+}
+
 ServerFootprint Footprint(int pid, const std::string& db) {
   ServerFootprint f;
   if (pid > 0) {
     f.rss_kb = RssKb(pid);
-    std::ifstream children(absl::StrCat("/proc/", pid, "/task/", pid, "/children"));
-    int child = 0;
-    while (children >> child) f.agents_rss_kb += RssKb(child);
+    for (int child : ChildrenOf(pid)) f.agents_rss_kb += RssKb(child);
   }
   if (!db.empty()) {
     f.db_bytes = FileSize(db);
@@ -270,9 +277,7 @@ CpuTime CpuOf(int pid) {
   CpuTime t;
   if (pid <= 0) return t;
   t.process = CpuSeconds(pid);
-  std::ifstream children(absl::StrCat("/proc/", pid, "/task/", pid, "/children"));
-  int child = 0;
-  while (children >> child) t.children += CpuSeconds(child);
+  for (int child : ChildrenOf(pid)) t.children += CpuSeconds(child);
   return t;
 }
 
