@@ -1,6 +1,8 @@
 // AgentDriver: configure, reset and release a partition on its machines in parallel.
 #include "server/agent_driver.h"
 
+#include <atomic>
+#include <memory>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -10,26 +12,6 @@
 
 namespace vipu::server {
 namespace {
-
-// Counts outstanding callbacks; Wait() returns when all have completed.
-class Latch {
- public:
-  explicit Latch(int n) : n_(n) {}
-  void CountDown() ABSL_LOCKS_EXCLUDED(mu_) {
-    vipu::MutexLock lock(&mu_);
-    --n_;
-  }
-  void Wait() ABSL_LOCKS_EXCLUDED(mu_) {
-    vipu::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(this, &Latch::Done));
-  }
-
- private:
-  bool Done() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return n_ == 0; }
-
-  vipu::Mutex mu_;
-  int n_ ABSL_GUARDED_BY(mu_);
-};
 
 std::string NotConnected(const std::string& agent_id) {
   return absl::StrCat("agent ", agent_id, ": not connected");
@@ -117,18 +99,38 @@ AgentPartitionConfig AgentDriver::ConfigFor(const fabric::Partition& partition, 
   return config;
 }
 
-void AgentDriver::RunAll(Op op, const fabric::Partition& partition, uint64_t generation,
-                         const ConfigPlan& plan, const std::vector<MachineCall*>& calls) {
-  Latch latch(static_cast<int>(calls.size()));
-  const AgentPartitionRef ref{partition.id, generation};
+struct AgentDriver::Operation {
+  Op op;
+  fabric::Partition partition;
+  uint64_t generation;
+  ConfigPlan plan;
+  std::vector<MachineCall> calls;
+  std::vector<MachineCall*> connected;
+  std::vector<std::string> errors;  // machines not connected, then failures
+  ApplyDone done;
+};
+
+void AgentDriver::StartAll(const std::shared_ptr<Operation>& operation, Op op,
+                           const std::vector<MachineCall*>& calls, std::function<void()> then) {
+  // One count more than the calls, taken back once all are started, so that
+  // a call completing inside its start cannot finish the operation early.
+  auto remaining = std::make_shared<std::atomic<int>>(static_cast<int>(calls.size()) + 1);
+  auto count_down = [remaining, then = std::move(then)] {
+    if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) then();
+  };
+  const AgentPartitionRef ref{operation->partition.id, operation->generation};
   for (MachineCall* c : calls) {
-    auto done = [c, &latch](absl::Status s) {
+    // Each callback writes only its own call's status; the last count-down
+    // (acquire-release) makes them all visible to `then`.
+    auto done = [c, count_down](absl::Status s) {
       c->status = std::move(s);
-      latch.CountDown();
+      count_down();
     };
     switch (op) {
       case Op::kConfigure:
-        client_->Configure(c->address, ConfigFor(partition, generation, *c, plan), done);
+        client_->Configure(
+            c->address, ConfigFor(operation->partition, operation->generation, *c, operation->plan),
+            done);
         break;
       case Op::kReset:
         client_->Reset(c->address, ref, done);
@@ -138,34 +140,68 @@ void AgentDriver::RunAll(Op op, const fabric::Partition& partition, uint64_t gen
         break;
     }
   }
-  latch.Wait();
+  count_down();
 }
 
 std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& partition,
                                             uint64_t generation) {
-  std::vector<MachineCall> calls = GroupByMachine(partition);
-  std::vector<std::string> errors;
-  std::vector<MachineCall*> connected = Connected(&calls, &errors);
-  ConfigPlan plan;
-  if (op != Op::kRelease) plan = PlanConfig(partition, calls);
-  RunAll(op, partition, generation, plan, connected);
+  struct Result {
+    vipu::Mutex mu;
+    bool ready ABSL_GUARDED_BY(mu) = false;
+    std::vector<std::string> errors ABSL_GUARDED_BY(mu);
+  };
+  auto result = std::make_shared<Result>();
+  ApplyAsync(op, partition, generation, [result](std::vector<std::string> errors) {
+    vipu::MutexLock lock(&result->mu);
+    result->errors = std::move(errors);
+    result->ready = true;
+  });
+  vipu::MutexLock lock(&result->mu);
+  result->mu.Await(absl::Condition(&result->ready));
+  return std::move(result->errors);
+}
 
+void AgentDriver::ApplyAsync(Op op, const fabric::Partition& partition, uint64_t generation,
+                             ApplyDone done) {
+  auto operation = std::make_shared<Operation>();
+  operation->op = op;
+  operation->partition = partition;
+  operation->generation = generation;
+  operation->done = std::move(done);
+  operation->calls = GroupByMachine(partition);
+  operation->connected = Connected(&operation->calls, &operation->errors);
+  if (op != Op::kRelease) operation->plan = PlanConfig(partition, operation->calls);
+  StartAll(operation, op, operation->connected, [this, operation] { Conclude(operation); });
+}
+
+void AgentDriver::Conclude(const std::shared_ptr<Operation>& operation) {
   std::vector<MachineCall*> reconfigure;
-  for (MachineCall* c : connected) {
+  for (MachineCall* c : operation->connected) {
     if (c->status.ok()) continue;
-    if (op == Op::kReset && absl::IsNotFound(c->status)) {
+    if (operation->op == Op::kReset && absl::IsNotFound(c->status)) {
       reconfigure.push_back(c);
       continue;
     }
-    errors.push_back(DescribeAgentError(c->address.agent_id, c->status));
+    operation->errors.push_back(DescribeAgentError(c->address.agent_id, c->status));
   }
-  // Machines that lost the partition get it configured afresh, one at a
-  // time: this is the rare path after an agent restart.
-  for (MachineCall* c : reconfigure) {
-    absl::Status s = client_->ConfigureSync(c->address, ConfigFor(partition, generation, *c, plan));
-    if (!s.ok()) errors.push_back(DescribeAgentError(c->address.agent_id, s));
+  auto report = [operation] {
+    ApplyDone done = std::move(operation->done);
+    done(std::move(operation->errors));
+  };
+  if (reconfigure.empty()) {
+    report();
+    return;
   }
-  return errors;
+  // Machines that lost the partition (an agent restart) get it configured
+  // afresh at the same generation.
+  StartAll(operation, Op::kConfigure, reconfigure, [operation, reconfigure, report] {
+    for (MachineCall* c : reconfigure) {
+      if (!c->status.ok()) {
+        operation->errors.push_back(DescribeAgentError(c->address.agent_id, c->status));
+      }
+    }
+    report();
+  });
 }
 
 std::vector<std::string> AgentDriver::ReleaseOn(const std::string& agent_id,

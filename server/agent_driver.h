@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ class AgentDriver {
   // to kConfigure on a machine that no longer holds the partition (it lost
   // it in a restart).
   std::vector<std::string> Apply(Op op, const fabric::Partition& partition, uint64_t generation);
+  // Apply without waiting: `done` gets what Apply would return, exactly
+  // once, on the thread that completes the last machine's call (the calling
+  // thread when no call could be started). The partition is copied.
+  using ApplyDone = std::function<void(std::vector<std::string> errors)>;
+  void ApplyAsync(Op op, const fabric::Partition& partition, uint64_t generation, ApplyDone done);
 
   // Owned link ports per machine of a partition (fabric::PartitionPorts),
   // sent with ConfigurePartition together with every member's address.
@@ -80,10 +86,15 @@ class AgentDriver {
                         const std::vector<MachineCall>& calls) const;
   static AgentPartitionConfig ConfigFor(const fabric::Partition& partition, uint64_t generation,
                                         const MachineCall& call, const ConfigPlan& plan);
-  // Starts `op` on every call in parallel and returns when all completed,
-  // each with its status.
-  void RunAll(Op op, const fabric::Partition& partition, uint64_t generation,
-              const ConfigPlan& plan, const std::vector<MachineCall*>& calls);
+  // One Apply in flight: what its callbacks share.
+  struct Operation;
+  // Starts `op` on each of `calls` in parallel; `then` runs once all
+  // completed, each with its status.
+  void StartAll(const std::shared_ptr<Operation>& operation, Op op,
+                const std::vector<MachineCall*>& calls, std::function<void()> then);
+  // The machines' answers are in: reconfigure those that lost a partition
+  // being reset, then report.
+  void Conclude(const std::shared_ptr<Operation>& operation);
 
   const AgentRegistry* registry_;
   AgentClient* client_;

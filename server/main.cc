@@ -1,5 +1,6 @@
 // vipu-server: parses the flags and the configuration file, runs the
 // security commands or starts a VipuServer, and reports what happened.
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -84,6 +85,10 @@ int Run(const ServerOptions& opt, const std::optional<fabric::PodSpec>& pod) {
 }  // namespace vipu::server
 
 int main(int argc, char** argv) {
+  // Free memory at the top of a thread's heap is kept up to this size
+  // instead of being handed back after each SQLite transaction: each
+  // hand-back (madvise) interrupts every core the process runs on.
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
   // Debian's abseil checks every Mutex acquisition for lock-order cycles (a
   // debug default it was built with). gRPC takes many locks per call and the
   // check is a measurable share of it; TSan runs catch lock-order bugs.

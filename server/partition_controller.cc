@@ -278,7 +278,13 @@ PartitionController::PartitionController(storage::Store* store, ClusterLinksCach
 
 PartitionController::~PartitionController() { Stop(); }
 
-void PartitionController::Stop() { work_.Stop(); }
+void PartitionController::Stop() {
+  work_.Stop();
+  // Jobs may have started operations that finish on other threads.
+  vipu::MutexLock lock(&background_mu_);
+  stopped_ = true;
+  while (background_ > 0) background_idle_.Wait(&background_mu_);
+}
 
 absl::StatusOr<fabric::Partition> PartitionController::Create(
     const fabric::PartitionRequest& request, const auth::Caller& caller, bool shared) {
@@ -358,8 +364,9 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
   spdlog::info("partition {} created: {} IPUs in allocation {}, generation {}, state PS_PENDING",
                created.id, created.size(), created.allocation_id, created.generation);
   // The snapshot just committed saves reading it back; the outcome is
-  // written only if the partition is still at this generation.
-  work_.Post([this, created] { Converge(created, Job::kConfigure); });
+  // written only if the partition is still at this generation. Converge
+  // only starts the agents' calls: the reply does not wait for them.
+  Converge(created, Job::kConfigure);
   return created;
 }
 
@@ -370,112 +377,176 @@ void PartitionController::Converge(const std::string& id, uint64_t generation, J
 }
 
 void PartitionController::Converge(const fabric::Partition& snapshot, Job job) {
-  const std::string& id = snapshot.id;
-  // Whatever the outcome, readers waiting for this partition look again.
-  struct AnnounceOnExit {
-    PartitionWatch* watch;
-    const std::string& id;
-    ~AnnounceOnExit() { watch->Announce(id); }
-  } announce{&watch_, id};
-  const uint64_t generation = snapshot.generation;
-  const fabric::Partition* partition = &snapshot;
-  std::vector<std::string> errors =
-      driver_->Apply(job == Job::kReset ? AgentDriver::Op::kReset : AgentDriver::Op::kConfigure,
-                     *partition, generation);
+  // Once stopped, the operation stays pending as a crash would leave it;
+  // Recover finishes it at the next start.
+  if (!BeginBackground()) return;
+  driver_->ApplyAsync(job == Job::kReset ? AgentDriver::Op::kReset : AgentDriver::Op::kConfigure,
+                      snapshot, snapshot.generation,
+                      [this, snapshot, job](std::vector<std::string> errors) {
+                        RecordOutcome(snapshot, job, std::move(errors));
+                      });
+}
 
-  bool superseded = false;
-  fabric::ReadyState outcome =
-      errors.empty() ? fabric::ReadyState::kActive : fabric::ReadyState::kError;
-  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
+void PartitionController::RecordOutcome(const fabric::Partition& snapshot, Job job,
+                                        std::vector<std::string> errors) {
+  const std::string id = snapshot.id;
+  const uint64_t generation = snapshot.generation;
+  // Set by the write and read in its callback, both on the writer thread.
+  auto superseded = std::make_shared<bool>(false);
+  auto record = [id, generation, errors, superseded](storage::WriteTxn& txn) -> absl::Status {
     auto current = txn.GetPartition(id);
     if (!current.ok()) {
-      superseded = true;
+      *superseded = true;
       return absl::IsNotFound(current.status()) ? absl::OkStatus() : current.status();
     }
     if (current->generation != generation ||
         current->operation_state == fabric::OperationState::kRemoving) {
-      superseded = true;
+      *superseded = true;
       return absl::OkStatus();
     }
-    current->ready_state = outcome;
+    current->ready_state = errors.empty() ? fabric::ReadyState::kActive : fabric::ReadyState::kError;
     current->operation_state =
         errors.empty() ? fabric::OperationState::kIdle : fabric::OperationState::kFailed;
     current->errors = errors;
     current->updated_unix_ms = NowMs();
     return txn.UpdatePartitionState(*current);
+  };
+  store_->WriteAsync(std::move(record), [this, snapshot, job, errors,
+                                         superseded](absl::Status s) {
+    const std::string& id = snapshot.id;
+    const uint64_t generation = snapshot.generation;
+    // Whatever the outcome, readers waiting for this partition look again.
+    watch_.Announce(id);
+    if (!s.ok()) {
+      spdlog::error("partition {}: could not record outcome of generation {}: {}", id, generation,
+                    s.ToString());
+      EndBackground();
+      return;
+    }
+    if (*superseded) {
+      // A newer operation or a removal overtook this one: undo what we
+      // pushed. Agents refuse the release if they already hold a newer
+      // generation.
+      driver_->ApplyAsync(AgentDriver::Op::kRelease, snapshot, generation,
+                          [this, id, generation](std::vector<std::string>) {
+                            spdlog::info("partition {}: generation {} superseded, released", id,
+                                         generation);
+                            EndBackground();
+                          });
+      return;
+    }
+    if (errors.empty()) {
+      spdlog::info("partition {}: {} -> PS_ACTIVE (generation {})", id,
+                   job == Job::kReset ? "reset" : "configured", generation);
+    } else {
+      spdlog::warn("partition {}: -> PS_ERROR (generation {}): {}", id, generation,
+                   absl::StrJoin(errors, "; "));
+    }
+    EndBackground();
   });
-  if (!s.ok()) {
-    spdlog::error("partition {}: could not record outcome of generation {}: {}", id, generation,
-                  s.ToString());
-    return;
-  }
-  if (superseded) {
-    // A newer operation or a removal overtook this one: undo what we pushed.
-    // Agents refuse the release if they already hold a newer generation.
-    driver_->Apply(AgentDriver::Op::kRelease, *partition, generation);
-    spdlog::info("partition {}: generation {} superseded, released", id, generation);
-    return;
-  }
-  if (errors.empty()) {
-    spdlog::info("partition {}: {} -> PS_ACTIVE (generation {})", id,
-                 job == Job::kReset ? "reset" : "configured", generation);
-  } else {
-    spdlog::warn("partition {}: -> PS_ERROR (generation {}): {}", id, generation,
-                 absl::StrJoin(errors, "; "));
-  }
+}
+
+bool PartitionController::BeginBackground() {
+  vipu::MutexLock lock(&background_mu_);
+  if (stopped_) return false;
+  ++background_;
+  return true;
+}
+
+void PartitionController::EndBackground() {
+  vipu::MutexLock lock(&background_mu_);
+  if (--background_ == 0) background_idle_.SignalAll();
 }
 
 absl::Status PartitionController::Remove(const std::string& id, bool force,
                                          const auth::Caller& caller) {
-  fabric::Partition partition;
-  absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
-    auto p = LoadPartition(txn, id);
-    if (!p.ok()) return p.status();
-    if (absl::Status a = CheckAccess(txn, caller, *p, "remove"); !a.ok()) return a;
-    if (p->operation_state == fabric::OperationState::kRemoving && !force) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("partition '", id, "' is already being removed; use force to remove it"));
+  // Each step is started by the thread that finished the one before (the
+  // writer after a commit, an agent call's callback after the release);
+  // this thread only waits for the end.
+  struct Removal {
+    fabric::Partition partition;  // as marked removing; set on the writer thread
+    vipu::Mutex mu;
+    bool finished ABSL_GUARDED_BY(mu) = false;
+    absl::Status result ABSL_GUARDED_BY(mu);
+    void Finish(absl::Status s) {
+      vipu::MutexLock lock(&mu);
+      result = std::move(s);
+      finished = true;
     }
-    p->operation_state = fabric::OperationState::kRemoving;
-    p->updated_unix_ms = NowMs();
-    partition = *p;
-    return txn.UpdatePartitionState(*p);
-  });
-  if (!s.ok()) return s;
-  spdlog::info("partition {}: POS_REMOVING (generation {})", id, partition.generation);
+  };
+  auto removal = std::make_shared<Removal>();
 
-  std::vector<std::string> errors =
-      driver_->Apply(AgentDriver::Op::kRelease, partition, partition.generation);
-  if (!errors.empty() && !force) {
-    std::string message = absl::StrJoin(errors, "; ");
-    store_
-        ->Write([&](storage::WriteTxn& txn) -> absl::Status {
+  auto forget = [this, removal, id](absl::Status s) {
+    if (!s.ok()) {
+      removal->Finish(std::move(s));
+      return;
+    }
+    watch_.Announce(id);
+    spdlog::info("partition {}: removed, {} IPUs free", id, removal->partition.size());
+    removal->Finish(absl::OkStatus());
+  };
+  auto released = [this, removal, id, force, forget](std::vector<std::string> errors) {
+    const uint64_t generation = removal->partition.generation;
+    if (!errors.empty() && !force) {
+      std::string message = absl::StrJoin(errors, "; ");
+      store_->WriteAsync(
+          [id, generation, errors](storage::WriteTxn& txn) -> absl::Status {
+            auto p = txn.GetPartition(id);
+            if (!p.ok() || p->generation != generation) return absl::OkStatus();
+            p->ready_state = fabric::ReadyState::kError;
+            p->operation_state = fabric::OperationState::kFailed;
+            p->errors = errors;
+            p->updated_unix_ms = NowMs();
+            return txn.UpdatePartitionState(*p);
+          },
+          [removal, id, message](absl::Status) {
+            spdlog::warn("partition {}: remove failed: {}", id, message);
+            removal->Finish(absl::UnavailableError(absl::StrCat(
+                "agents did not release partition '", id, "': ", message,
+                "; retry, or remove with force")));
+          });
+      return;
+    }
+    if (!errors.empty()) {
+      spdlog::warn("partition {}: forced removal ignores agent errors: {}", id,
+                   absl::StrJoin(errors, "; "));
+    }
+    store_->WriteAsync(
+        [id](storage::WriteTxn& txn) -> absl::Status {
           auto p = txn.GetPartition(id);
-          if (!p.ok() || p->generation != partition.generation) return absl::OkStatus();
-          p->ready_state = fabric::ReadyState::kError;
-          p->operation_state = fabric::OperationState::kFailed;
-          p->errors = errors;
-          p->updated_unix_ms = NowMs();
-          return txn.UpdatePartitionState(*p);
-        })
-        .IgnoreError();
-    spdlog::warn("partition {}: remove failed: {}", id, message);
-    return absl::UnavailableError(absl::StrCat("agents did not release partition '", id,
-                                               "': ", message, "; retry, or remove with force"));
-  }
-  if (!errors.empty()) {
-    spdlog::warn("partition {}: forced removal ignores agent errors: {}", id,
-                 absl::StrJoin(errors, "; "));
-  }
-  s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
-    auto p = txn.GetPartition(id);
-    if (!p.ok()) return absl::IsNotFound(p.status()) ? absl::OkStatus() : p.status();
-    return txn.DeletePartition(id);
-  });
-  if (!s.ok()) return s;
-  watch_.Announce(id);
-  spdlog::info("partition {}: removed, {} IPUs free", id, partition.size());
-  return absl::OkStatus();
+          if (!p.ok()) return absl::IsNotFound(p.status()) ? absl::OkStatus() : p.status();
+          return txn.DeletePartition(id);
+        },
+        forget);
+  };
+  store_->WriteAsync(
+      [this, removal, id, force, caller](storage::WriteTxn& txn) -> absl::Status {
+        auto p = LoadPartition(txn, id);
+        if (!p.ok()) return p.status();
+        if (absl::Status a = CheckAccess(txn, caller, *p, "remove"); !a.ok()) return a;
+        if (p->operation_state == fabric::OperationState::kRemoving && !force) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "partition '", id, "' is already being removed; use force to remove it"));
+        }
+        p->operation_state = fabric::OperationState::kRemoving;
+        p->updated_unix_ms = NowMs();
+        removal->partition = *p;
+        return txn.UpdatePartitionState(*p);
+      },
+      [this, removal, id, released](absl::Status s) {
+        if (!s.ok()) {
+          removal->Finish(std::move(s));
+          return;
+        }
+        spdlog::info("partition {}: POS_REMOVING (generation {})", id,
+                     removal->partition.generation);
+        driver_->ApplyAsync(AgentDriver::Op::kRelease, removal->partition,
+                            removal->partition.generation, released);
+      });
+
+  vipu::MutexLock lock(&removal->mu);
+  removal->mu.Await(absl::Condition(&removal->finished));
+  return removal->result;
 }
 
 absl::Status PartitionController::Reset(const std::string& id, const auth::Caller& caller,

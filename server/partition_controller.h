@@ -145,7 +145,16 @@ class PartitionController {
  private:
   enum class Job { kConfigure, kReset };
   void Converge(const std::string& id, uint64_t generation, Job job);
+  // Starts configuring (or resetting) the agents at the snapshot's
+  // generation and returns; the outcome is committed when they have all
+  // answered, if the partition is still at that generation, and waiting
+  // readers are told. Counted as background work until it ends.
   void Converge(const fabric::Partition& snapshot, Job job);
+  void RecordOutcome(const fabric::Partition& snapshot, Job job, std::vector<std::string> errors);
+  // Operations running on other threads than the work queue's (Stop waits
+  // for them). Begin is false once stopped: nothing may start then.
+  bool BeginBackground() ABSL_LOCKS_EXCLUDED(background_mu_);
+  void EndBackground() ABSL_LOCKS_EXCLUDED(background_mu_);
   // The background half of a move: release on the machines `left`, then
   // configure the partition where it now is.
   void PostMove(const std::string& id, uint64_t generation, std::vector<std::string> left);
@@ -167,6 +176,11 @@ class PartitionController {
   mutable vipu::Mutex reconcile_mu_;
   int reconciling_ ABSL_GUARDED_BY(reconcile_mu_) = 0;  // ReconcileAgent jobs queued or running
   uint64_t reconciled_ ABSL_GUARDED_BY(reconcile_mu_) = 0;
+
+  vipu::Mutex background_mu_;
+  int background_ ABSL_GUARDED_BY(background_mu_) = 0;  // Converges not yet ended
+  bool stopped_ ABSL_GUARDED_BY(background_mu_) = false;
+  vipu::CondVar background_idle_;
 
   WorkQueue work_;  // last: its threads stop before the members above go
 };

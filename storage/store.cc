@@ -11,6 +11,7 @@
 #include <deque>
 #include <exception>
 #include <future>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -74,9 +75,12 @@ absl::Status CheckIntegrity(Connection& conn) {
 }
 
 // A page cache big enough to hold the working set of a large pod (listing
-// 10,000 partitions touches a few MB) and memory-mapped reads of the main
-// file, so that lists are not bound by pread copies.
-constexpr char kCacheSql[] = "PRAGMA cache_size = -32768; PRAGMA mmap_size = 268435456";
+// 10,000 partitions touches a few MB). No memory-mapped reads: in WAL mode
+// SQLite unmaps the file at the start of every read transaction that follows
+// a commit, and each unmap interrupts every core the process runs on; under
+// a steady stream of writes that cost more than the copies it saves, and a
+// list of an unchanged database is served from this cache either way.
+constexpr char kCacheSql[] = "PRAGMA cache_size = -32768";
 
 absl::Status ConfigureWriter(Connection& conn) {
   absl::StatusOr<Statement> stmt = conn.Prepare("PRAGMA journal_mode = WAL");
@@ -126,14 +130,24 @@ class Store::Impl {
     if (tls_on_writer_thread) {
       return absl::FailedPreconditionError("Store::Write called from inside a Write callback");
     }
-    Pending pending{&fn, {}};
+    Pending pending;
+    pending.fn = &fn;
     std::future<absl::Status> done = pending.done.get_future();
-    {
-      vipu::MutexLock lock(&mu_);
-      if (stopping_) return absl::UnavailableError("store is closing");
-      queue_.push_back(&pending);
-    }
+    if (!Enqueue(&pending)) return absl::UnavailableError("store is closing");
     return done.get();
+  }
+
+  void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
+                  std::function<void(absl::Status)> done) {
+    auto pending = std::make_unique<Pending>();
+    pending->owned_fn = std::move(fn);
+    pending->fn = &pending->owned_fn;
+    pending->callback = std::move(done);
+    if (Enqueue(pending.get())) {
+      pending.release();  // Finish deletes it once its callback has run
+      return;
+    }
+    pending->callback(absl::UnavailableError("store is closing"));
   }
 
   absl::Status Backup(const std::string& path) {
@@ -189,10 +203,22 @@ class Store::Impl {
   }
 
  private:
+  // A queued write. A Write waits on `done`; a WriteAsync owns its function
+  // and is owned by the queue until its callback has run.
   struct Pending {
-    const std::function<absl::Status(WriteTxn&)>* fn;
+    const std::function<absl::Status(WriteTxn&)>* fn = nullptr;
     std::promise<absl::Status> done;
+    std::function<absl::Status(WriteTxn&)> owned_fn;
+    std::function<void(absl::Status)> callback;
   };
+
+  // False when the store is closing (nothing was queued).
+  bool Enqueue(Pending* pending) ABSL_LOCKS_EXCLUDED(mu_) {
+    vipu::MutexLock lock(&mu_);
+    if (stopping_) return false;
+    queue_.push_back(pending);
+    return true;
+  }
 
   // A read connection borrowed from the pool; ends any open transaction.
   struct Lease {
@@ -317,7 +343,15 @@ class Store::Impl {
 
   void Finish(const std::vector<Pending*>& group, const std::vector<absl::Status>& results) {
     writes_.fetch_add(group.size());
-    for (size_t i = 0; i < group.size(); ++i) group[i]->done.set_value(results[i]);
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (group[i]->callback) {
+        std::unique_ptr<Pending> owned(group[i]);
+        owned->callback(results[i]);
+      } else {
+        // The waiting Write returns and destroys its Pending: not touched after.
+        group[i]->done.set_value(results[i]);
+      }
+    }
   }
 
   const StoreOptions options_;
@@ -382,6 +416,10 @@ absl::Status Store::Read(const std::function<absl::Status(ReadTxn&)>& fn) {
 }
 absl::Status Store::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
   return impl_->Write(fn);
+}
+void Store::WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
+                       std::function<void(absl::Status)> done) {
+  impl_->WriteAsync(std::move(fn), std::move(done));
 }
 absl::Status Store::Backup(const std::string& path) { return impl_->Backup(path); }
 uint64_t Store::commits() const { return impl_->commits(); }

@@ -158,6 +158,15 @@ class Store {
   // itself). A generation from NextGeneration() in a callback that fails
   // is rolled back and may be handed out again.
   absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn);
+  // Write without waiting: `fn` joins the same groups and `done` is called
+  // with what Write would have returned, exactly once, on the writer thread
+  // right after the commit (or at once with UNAVAILABLE on the calling
+  // thread when the store is closing). `done` must be quick and must not
+  // block or call Write; it may call WriteAsync. Lets a chain of work
+  // (agents answered, record the outcome, tell the readers) go on without a
+  // thread waiting at each step.
+  void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
+                  std::function<void(absl::Status)> done);
 
   // Online copy of the database to `path` (SQLite backup API).
   absl::Status Backup(const std::string& path);
