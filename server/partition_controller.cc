@@ -404,15 +404,15 @@ void PartitionController::RecordOutcome(const fabric::Partition& snapshot, Job j
       *superseded = true;
       return absl::OkStatus();
     }
-    current->ready_state = errors.empty() ? fabric::ReadyState::kActive : fabric::ReadyState::kError;
+    current->ready_state =
+        errors.empty() ? fabric::ReadyState::kActive : fabric::ReadyState::kError;
     current->operation_state =
         errors.empty() ? fabric::OperationState::kIdle : fabric::OperationState::kFailed;
     current->errors = errors;
     current->updated_unix_ms = NowMs();
     return txn.UpdatePartitionState(*current);
   };
-  store_->WriteAsync(std::move(record), [this, snapshot, job, errors,
-                                         superseded](absl::Status s) {
+  store_->WriteAsync(std::move(record), [this, snapshot, job, errors, superseded](absl::Status s) {
     const std::string& id = snapshot.id;
     const uint64_t generation = snapshot.generation;
     // Whatever the outcome, readers waiting for this partition look again.
@@ -501,9 +501,9 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
           },
           [removal, id, message](absl::Status) {
             spdlog::warn("partition {}: remove failed: {}", id, message);
-            removal->Finish(absl::UnavailableError(absl::StrCat(
-                "agents did not release partition '", id, "': ", message,
-                "; retry, or remove with force")));
+            removal->Finish(absl::UnavailableError(
+                absl::StrCat("agents did not release partition '", id, "': ", message,
+                             "; retry, or remove with force")));
           });
       return;
     }

@@ -3,6 +3,7 @@
 // the agents answer, in whatever order they answer.
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -214,6 +215,48 @@ TEST_F(PartitionAgentsTest, ResetConfiguresAMachineThatLostThePartition) {
   ASSERT_EQ(configured.size(), 3u);  // both at create, then the one that lost it
   EXPECT_EQ(configured[2].agent.agent_id, machines[0]);
   EXPECT_EQ(configured[2].partition.generation, p.generation);
+}
+
+TEST_F(PartitionAgentsTest, StopWaitsForAConfigureInFlightAndStartsNoOther) {
+  agents_.Hang("", Op::kConfigure);
+  ASSERT_TRUE(Create("p1", 8).ok());
+  ASSERT_TRUE(agents_.AwaitHeld(2));
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    controller_->Stop();
+    stopped = true;
+  });
+  // Stop cannot return before the held calls are answered: the outcome is
+  // committed before it does.
+  EXPECT_FALSE(stopped.load());
+  agents_.CompleteAllHeld();
+  stopper.join();
+  auto p = controller_->Get("p1");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ready_state, fabric::ReadyState::kActive);
+  // Created once stopped: committed, left pending for the next start's
+  // recovery, no agent called.
+  const size_t calls = agents_.calls(Op::kConfigure).size();
+  auto late = Create("p2", 1);
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(controller_->Get("p2")->ready_state, fabric::ReadyState::kPending);
+  EXPECT_EQ(agents_.calls(Op::kConfigure).size(), calls);
+}
+
+TEST_F(PartitionAgentsTest, RemoveWaitsForAHeldRelease) {
+  std::vector<std::string> machines;
+  ASSERT_EQ(CreateSettled("p1", &machines).ready_state, fabric::ReadyState::kActive);
+  agents_.Hang("", Op::kRelease);
+  absl::Status removed = absl::UnknownError("not returned");
+  std::thread remover([&] { removed = controller_->Remove("p1", /*force=*/false); });
+  ASSERT_TRUE(agents_.AwaitHeld(2));
+  auto p = controller_->Get("p1");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->operation_state, fabric::OperationState::kRemoving);
+  agents_.CompleteAllHeld();
+  remover.join();
+  EXPECT_TRUE(removed.ok()) << removed;
+  EXPECT_TRUE(absl::IsNotFound(controller_->Get("p1").status()));
 }
 
 TEST_F(PartitionAgentsTest, RemoveReleasesOnEveryMachine) {

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -246,6 +247,113 @@ TEST(StorageGroupCommitTest, WriteInsideWriteIsRefused) {
   EXPECT_TRUE(outer.ok()) << outer;
   EXPECT_EQ(inner.code(), absl::StatusCode::kFailedPrecondition) << inner;
   EXPECT_EQ(AgentIds(store), std::set<std::string>{"outer"});
+}
+
+// Collects WriteAsync outcomes; Await waits for `n` of them with a deadline.
+class AsyncResults {
+ public:
+  std::function<void(absl::Status)> Callback() {
+    return [this](absl::Status s) {
+      std::lock_guard<std::mutex> lock(mu_);
+      results_.push_back(std::move(s));
+      cv_.notify_all();
+    };
+  }
+  std::vector<absl::Status> Await(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(30), [&] { return results_.size() >= n; });
+    return results_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<absl::Status> results_;
+};
+
+TEST(StorageGroupCommitTest, WriteAsyncReportsOnceCommittedOnTheWriterThread) {
+  TempDir dir;
+  auto opened = Store::Open(dir.File("vipu.db"));
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  AsyncResults results;
+  std::set<std::string> seen_in_done;
+  absl::Status write_in_done;
+  store.WriteAsync(
+      [](WriteTxn& txn) { return txn.InsertAgent(MakeAgent("first")); },
+      [&, done = results.Callback()](absl::Status s) {
+        // Committed: another connection sees it already.
+        seen_in_done = AgentIds(store);
+        // On the writer thread: a waiting Write is refused, a
+        // chained WriteAsync is not.
+        write_in_done =
+            store.Write([](WriteTxn& txn) { return txn.InsertAgent(MakeAgent("refused")); });
+        store.WriteAsync([](WriteTxn& txn) { return txn.InsertAgent(MakeAgent("chained")); }, done);
+        done(s);
+      });
+  std::vector<absl::Status> got = results.Await(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(got[0].ok()) << got[0];
+  EXPECT_TRUE(got[1].ok()) << got[1];
+  EXPECT_EQ(seen_in_done, std::set<std::string>{"first"});
+  EXPECT_EQ(write_in_done.code(), absl::StatusCode::kFailedPrecondition) << write_in_done;
+  EXPECT_EQ(AgentIds(store), (std::set<std::string>{"chained", "first"}));
+}
+
+TEST(StorageGroupCommitTest, WriteAsyncErrorLeavesNothingAndSparesItsGroup) {
+  TempDir dir;
+  auto opened = Store::Open(dir.File("vipu.db"));
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  AsyncResults results;
+  {
+    // Both queue behind the blocker and commit as one group.
+    WriterBlocker blocker(store);
+    store.WriteAsync(
+        [](WriteTxn& txn) -> absl::Status {
+          if (absl::Status s = txn.InsertAgent(MakeAgent("half")); !s.ok()) return s;
+          return absl::InvalidArgumentError("no");
+        },
+        results.Callback());
+    store.WriteAsync([](WriteTxn& txn) { return txn.InsertAgent(MakeAgent("whole")); },
+                     results.Callback());
+    ASSERT_TRUE(WaitFor([&] { return store.pending_writes() == 2; }));
+    ASSERT_TRUE(blocker.Release().ok());
+  }
+  std::vector<absl::Status> got = results.Await(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].code(), absl::StatusCode::kInvalidArgument) << got[0];
+  EXPECT_TRUE(got[1].ok()) << got[1];
+  EXPECT_EQ(AgentIds(store), std::set<std::string>{"whole"});
+}
+
+TEST(StorageGroupCommitTest, DestructorCompletesQueuedAsyncWrites) {
+  TempDir dir;
+  std::string path = dir.File("vipu.db");
+  auto opened = Store::Open(path);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<Store> store = *std::move(opened);
+  AsyncResults results;
+  constexpr int kWrites = 5;
+  std::thread closer;
+  {
+    WriterBlocker blocker(*store);
+    for (int i = 0; i < kWrites; ++i) {
+      store->WriteAsync(
+          [i](WriteTxn& txn) { return txn.InsertAgent(MakeAgent("q" + std::to_string(i))); },
+          results.Callback());
+    }
+    ASSERT_TRUE(WaitFor([&] { return store->pending_writes() == kWrites; }));
+    closer = std::thread([&] { store.reset(); });
+    ASSERT_TRUE(blocker.Release().ok());
+  }
+  closer.join();
+  std::vector<absl::Status> got = results.Await(kWrites);
+  ASSERT_EQ(got.size(), static_cast<size_t>(kWrites));
+  for (const absl::Status& s : got) EXPECT_TRUE(s.ok()) << s;
+  auto reopened = Store::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ(AgentIds(**reopened).size(), static_cast<size_t>(kWrites));
 }
 
 TEST(StorageGroupCommitTest, CommitWindowGroupsConcurrentWrites) {
