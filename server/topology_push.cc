@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
-#include "vipu_agent.pb.h"
 
 namespace vipu::server {
 namespace {
@@ -16,29 +15,12 @@ namespace {
 // start more from inside its own start (unbounded recursion).
 thread_local bool tl_pumping = false;
 
-// What AgentClient::SetTopology sends for `request` (TopologyRequest, whose
-// message the fingerprints hash).
-AgentTopology ToAgentTopology(const vipuagent::SetTopologyRequest& request) {
-  AgentTopology t;
-  t.cluster_id = request.cluster_id();
-  t.ild = request.ild();
-  t.num_ilds = request.num_ilds();
-  t.machine_index = request.machine_index();
-  t.machines_per_ild = request.machines_per_ild();
-  t.torus = request.torus();
-  for (const vipuagent::LinkPort& p : request.ports()) {
-    t.ports.push_back({p.port(), static_cast<fabric::LinkKind>(p.kind()), p.name(), p.local_ipu(),
-                       p.peer_agent_id(), p.peer_port(), p.internal()});
-  }
-  return t;
-}
-
 }  // namespace
 
-uint64_t TopologyHash(const vipuagent::SetTopologyRequest& request) {
-  // A hash rather than the serialized request: 16,384 agents would keep
-  // ~20 MB of fingerprints otherwise.
-  const uint64_t h = std::hash<std::string>{}(TopologyFingerprint(request));
+uint64_t TopologyHash(const AgentTopology& topology) {
+  // A hash rather than the fingerprint: 16,384 agents would keep ~20 MB of
+  // fingerprints otherwise.
+  const uint64_t h = std::hash<std::string>{}(TopologyFingerprint(topology));
   return h == 0 ? 1 : h;
 }
 
@@ -46,18 +28,17 @@ absl::Status EnsureTopology(AgentClient* client, AgentRegistry* registry, const 
                             const std::string& agent_id, absl::Duration deadline) {
   std::optional<LiveAgent> live = registry->Get(agent_id);
   if (!live) return absl::UnavailableError(absl::StrCat("agent ", agent_id, ": not connected"));
-  vipuagent::SetTopologyRequest request = TopologyRequest(links, agent_id);
-  const uint64_t fingerprint = TopologyHash(request);
+  AgentTopology topology = TopologyFor(links, agent_id);
+  const uint64_t fingerprint = TopologyHash(topology);
   if (live->topology_sent == fingerprint) return absl::OkStatus();
-  absl::Status s = client->SetTopologySync({agent_id, live->host, live->port},
-                                           ToAgentTopology(request), deadline);
+  absl::Status s = client->SetTopologySync({agent_id, live->host, live->port}, topology, deadline);
   if (!s.ok()) {
     return absl::UnavailableError(
         absl::StrCat("agent ", agent_id, ": SetTopology failed: ", s.message()));
   }
   registry->MarkTopologySent(agent_id, live->epoch, fingerprint);
-  spdlog::info("agent {} told its place in cluster {} ({} ports)", agent_id, request.cluster_id(),
-               request.ports_size());
+  spdlog::info("agent {} told its place in cluster {} ({} ports)", agent_id, topology.cluster_id,
+               topology.ports.size());
   return absl::OkStatus();
 }
 
@@ -90,7 +71,7 @@ const TopologyPusher::Plan& TopologyPusher::PlanFor(
   const std::vector<std::string>& ids = links->layout.cluster().agent_ids;
   plan.fingerprints.reserve(ids.size());
   for (const std::string& id : ids)
-    plan.fingerprints.push_back(TopologyHash(TopologyRequest(*links, id)));
+    plan.fingerprints.push_back(TopologyHash(TopologyFor(*links, id)));
   return plans_.emplace(links.get(), std::move(plan)).first->second;
 }
 
@@ -159,7 +140,7 @@ void TopologyPusher::Pump(bool reserved) {
         Finish(call, Outcome::kSkipped, "");
         continue;
       }
-      call->topology = ToAgentTopology(TopologyRequest(*what.links, what.agent_id));
+      call->topology = TopologyFor(*what.links, what.agent_id);
       call->handed_off.store(true, std::memory_order_release);
       client_->SetTopology({what.agent_id, what.endpoint.host, what.endpoint.port}, call->topology,
                            options_.deadline, [this, call](absl::Status s) {

@@ -31,7 +31,7 @@ namespace vipu::server {
 
 // The fingerprint the registry keeps of what SetTopology told an agent
 // (a hash of TopologyFingerprint; never 0, which means "nothing told").
-uint64_t TopologyHash(const vipuagent::SetTopologyRequest& request);
+uint64_t TopologyHash(const AgentTopology& topology);
 
 // OK when the agent already knows this topology or took it now;
 // UNAVAILABLE when it is not registered or did not answer within `deadline`.

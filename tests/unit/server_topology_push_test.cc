@@ -97,6 +97,23 @@ class FakeAgents final : public vipuagent::Agent::Service {
   std::map<std::string, vipuagent::SetTopologyRequest> last_;
 };
 
+// What an agent read off the wire, as the server's type, to compare with
+// what the server meant to send.
+AgentTopology FromWire(const vipuagent::SetTopologyRequest& r) {
+  AgentTopology t;
+  t.cluster_id = r.cluster_id();
+  t.ild = r.ild();
+  t.num_ilds = r.num_ilds();
+  t.machine_index = r.machine_index();
+  t.machines_per_ild = r.machines_per_ild();
+  t.torus = r.torus();
+  for (const vipuagent::LinkPort& p : r.ports()) {
+    t.ports.push_back({p.port(), static_cast<fabric::LinkKind>(p.kind()), p.name(), p.local_ipu(),
+                       p.peer_agent_id(), p.peer_port(), p.internal()});
+  }
+  return t;
+}
+
 class TopologyPushTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -153,10 +170,11 @@ TEST_F(TopologyPushTest, TellsEveryUpAgentItsOwnTopologyOnce) {
   EXPECT_THAT(Calls(), Each(Eq(1)));
   EXPECT_EQ(pusher.told(), 16u);
   for (const std::string& id : ids_) {
-    EXPECT_EQ(TopologyFingerprint(agents_.last(id)),
-              TopologyFingerprint(TopologyRequest(*links_, id)))
+    EXPECT_EQ(agents_.last(id).agent_id(), id);
+    EXPECT_EQ(TopologyFingerprint(FromWire(agents_.last(id))),
+              TopologyFingerprint(TopologyFor(*links_, id)))
         << id;
-    EXPECT_EQ(registry_.Get(id)->topology_sent, TopologyHash(TopologyRequest(*links_, id)));
+    EXPECT_EQ(registry_.Get(id)->topology_sent, TopologyHash(TopologyFor(*links_, id)));
   }
   // Remembered: the next passes call nobody.
   pusher.Push({links_});
@@ -274,7 +292,7 @@ TEST_F(TopologyPushTest, QueuedCallsOfAClusterNoLongerPushedAreDropped) {
 TEST_F(TopologyPushTest, EnsureTopologyTellsOneAgentAndWaitsForItsAnswer) {
   ASSERT_TRUE(EnsureTopology(&client_, &registry_, *links_, "ag7", absl::Seconds(5)).ok());
   EXPECT_EQ(agents_.calls("ag7"), 1);
-  EXPECT_EQ(registry_.Get("ag7")->topology_sent, TopologyHash(TopologyRequest(*links_, "ag7")));
+  EXPECT_EQ(registry_.Get("ag7")->topology_sent, TopologyHash(TopologyFor(*links_, "ag7")));
   // Known already: no call.
   ASSERT_TRUE(EnsureTopology(&client_, &registry_, *links_, "ag7", absl::Seconds(5)).ok());
   EXPECT_EQ(agents_.calls("ag7"), 1);
@@ -296,10 +314,10 @@ TEST_F(TopologyPushTest, EnsureTopologyTellsOneAgentAndWaitsForItsAnswer) {
 TEST(TopologyHashTest, DiffersByAgentAndIsNeverZero) {
   ClusterLinks links = BuildClusterLinks(
       *fabric::ClusterLayout::Build(fabric::PodCluster(*fabric::PodPreset("pod16"), "pod16")));
-  const uint64_t ag1 = TopologyHash(TopologyRequest(links, "ag1"));
+  const uint64_t ag1 = TopologyHash(TopologyFor(links, "ag1"));
   EXPECT_NE(ag1, 0u);
-  EXPECT_EQ(ag1, TopologyHash(TopologyRequest(links, "ag1")));
-  EXPECT_NE(ag1, TopologyHash(TopologyRequest(links, "ag2")));
+  EXPECT_EQ(ag1, TopologyHash(TopologyFor(links, "ag1")));
+  EXPECT_NE(ag1, TopologyHash(TopologyFor(links, "ag2")));
 }
 
 }  // namespace
