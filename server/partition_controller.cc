@@ -520,7 +520,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
         forget);
   };
   store_->WriteAsync(
-      [this, removal, id, force, caller](storage::WriteTxn& txn) -> absl::Status {
+      [removal, id, force, caller](storage::WriteTxn& txn) -> absl::Status {
         auto p = LoadPartition(txn, id);
         if (!p.ok()) return p.status();
         if (absl::Status a = CheckAccess(txn, caller, *p, "remove"); !a.ok()) return a;
