@@ -1,10 +1,7 @@
 // PartitionController driving its agents through a FakeAgentClient: what
 // each machine is asked, and the partition state that follows from what
 // the agents answer, in whatever order they answer.
-#include <unistd.h>
-
 #include <atomic>
-#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -20,6 +17,7 @@
 #include "server/cluster_links_cache.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
+#include "tests/unit/controller_harness.h"
 #include "tests/unit/fake_agent_client.h"
 
 namespace vipu::server {
@@ -32,34 +30,17 @@ using ::testing::UnorderedElementsAreArray;
 class PartitionAgentsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/partition_agents_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    auto store = storage::Store::Open(dir_ + "/vipu.db");
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    // A long heartbeat period: every registered agent stays Up for the test.
-    registry_ = std::make_unique<AgentRegistry>(absl::Hours(1));
-    driver_ = std::make_unique<AgentDriver>(registry_.get(), &agents_);
-    controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
-                                                        registry_.get(), driver_.get(), 2);
+    auto harness = test::ControllerHarness::Open("partition_agents", &agents_, 2);
+    ASSERT_TRUE(harness.ok()) << harness.status();
+    harness_ = *std::move(harness);
+    store_ = harness_->store.get();
+    controller_ = harness_->controller.get();
     std::vector<std::string> ids;
     for (int i = 0; i < 8; ++i) {
       ids.push_back(absl::StrCat("m", i));
-      LiveAgent a;
-      a.id = ids.back();
-      a.host = "127.0.0.1";
-      a.port = static_cast<uint32_t>(7000 + i);
-      registry_->Register(a, absl::Now());
+      ASSERT_TRUE(harness_->AddMachine(ids.back(), static_cast<uint32_t>(7000 + i)).ok());
     }
     absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
-      for (int i = 0; i < 8; ++i) {
-        if (absl::Status s = txn.InsertAgent({ids[i], "127.0.0.1", static_cast<uint32_t>(7000 + i),
-                                              fabric::MachineType::kM2000});
-            !s.ok()) {
-          return s;
-        }
-      }
       fabric::Cluster c{"c", ids, 2, fabric::IldTopology::kTorus,
                         fabric::ClusterTopology::kSwitched};
       if (absl::Status s = txn.InsertCluster(c); !s.ok()) return s;
@@ -70,11 +51,7 @@ class PartitionAgentsTest : public ::testing::Test {
   void TearDown() override {
     // Nothing may stay held while the controller's workers stop.
     agents_.CompleteAllHeld();
-    controller_.reset();
-    driver_.reset();
-    registry_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    harness_.reset();
   }
 
   absl::StatusOr<fabric::Partition> Create(const std::string& id, uint32_t size) {
@@ -116,13 +93,10 @@ class PartitionAgentsTest : public ::testing::Test {
     return out;
   }
 
-  std::string dir_;
-  std::unique_ptr<storage::Store> store_;
-  ClusterLinksCache cluster_links_;
-  std::unique_ptr<AgentRegistry> registry_;
-  FakeAgentClient agents_;
-  std::unique_ptr<AgentDriver> driver_;
-  std::unique_ptr<PartitionController> controller_;
+  FakeAgentClient agents_;  // outlives the harness, whose driver calls it
+  std::unique_ptr<test::ControllerHarness> harness_;
+  storage::Store* store_ = nullptr;            // the harness's
+  PartitionController* controller_ = nullptr;  // the harness's
 };
 
 TEST_F(PartitionAgentsTest, CreateConfiguresEveryMachineThenGoesActive) {
@@ -142,7 +116,7 @@ TEST_F(PartitionAgentsTest, CreateConfiguresEveryMachineThenGoesActive) {
     EXPECT_EQ(c.config.partition_size, 8u);
     EXPECT_THAT(c.config.ipus, ::testing::UnorderedElementsAre(0u, 1u, 2u, 3u));
     EXPECT_EQ(c.agent.host, "127.0.0.1");
-    EXPECT_EQ(c.agent.port, registry_->Get(c.agent.agent_id)->port);
+    EXPECT_EQ(c.agent.port, harness_->registry.Get(c.agent.agent_id)->port);
     // Every member knows where the others are.
     std::vector<std::string> members;
     for (const auto& m : c.config.members) members.push_back(m.agent_id);

@@ -2,9 +2,6 @@
 // but the database stays the source of truth: a cluster removed
 // and created again under the same id with other agents, another agent
 // order or another ILD count is placed on the cluster as it is now.
-#include <unistd.h>
-
-#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -19,6 +16,7 @@
 #include "server/grpc_agent_client.h"
 #include "server/partition_controller.h"
 #include "storage/store.h"
+#include "tests/unit/controller_harness.h"
 
 namespace vipu::server {
 namespace {
@@ -26,27 +24,13 @@ namespace {
 class PartitionLayoutTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/partition_layout_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    auto store = storage::Store::Open(dir_ + "/vipu.db");
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    // A long heartbeat period: every registered agent stays Up for the test.
-    registry_ = std::make_unique<AgentRegistry>(absl::Hours(1));
-    agent_client_ = std::make_unique<GrpcAgentClient>(absl::Seconds(1));
-    driver_ = std::make_unique<AgentDriver>(registry_.get(), agent_client_.get());
-    controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
-                                                        registry_.get(), driver_.get(), 1);
+    auto harness = test::ControllerHarness::Open("partition_layout", &agent_client_, 1);
+    ASSERT_TRUE(harness.ok()) << harness.status();
+    harness_ = *std::move(harness);
+    store_ = harness_->store.get();
+    controller_ = harness_->controller.get();
   }
-  void TearDown() override {
-    controller_.reset();
-    driver_.reset();
-    agent_client_.reset();
-    registry_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { harness_.reset(); }
 
   // Machines `prefix`0..n-1, registered and Up (on a port nothing listens
   // on: configuring them fails fast, which these tests do not look at).
@@ -54,11 +38,7 @@ class PartitionLayoutTest : public ::testing::Test {
     std::vector<std::string> ids;
     for (int i = 0; i < n; ++i) {
       ids.push_back(absl::StrCat(prefix, i));
-      LiveAgent a;
-      a.id = ids.back();
-      a.host = "127.0.0.1";
-      a.port = 1;
-      registry_->Register(a, absl::Now());
+      EXPECT_TRUE(harness_->AddMachine(ids.back(), 1).ok());
     }
     return ids;
   }
@@ -110,13 +90,10 @@ class PartitionLayoutTest : public ::testing::Test {
     return agents;
   }
 
-  std::string dir_;
-  ClusterLinksCache cluster_links_;
-  std::unique_ptr<storage::Store> store_;
-  std::unique_ptr<AgentRegistry> registry_;
-  std::unique_ptr<GrpcAgentClient> agent_client_;
-  std::unique_ptr<AgentDriver> driver_;
-  std::unique_ptr<PartitionController> controller_;
+  GrpcAgentClient agent_client_{absl::Seconds(1)};  // outlives the harness
+  std::unique_ptr<test::ControllerHarness> harness_;
+  storage::Store* store_ = nullptr;            // the harness's
+  PartitionController* controller_ = nullptr;  // the harness's
 };
 
 TEST_F(PartitionLayoutTest, ClusterCreatedAgainWithOtherAgentsUsesThem) {
@@ -171,7 +148,7 @@ TEST_F(PartitionLayoutTest, UsedIpusAndDownAgentsAreReadOnEveryCreate) {
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(AgentsOf(*first), (std::set<std::string>{"a0"}));
   EXPECT_EQ(AgentsOf(*second), (std::set<std::string>{"a1"}));
-  registry_->Forget("a2");  // not connected: not Up
+  harness_->registry.Forget("a2");  // not connected: not Up
   auto third = Create("p3", 4);
   ASSERT_TRUE(third.ok()) << third.status();
   EXPECT_EQ(AgentsOf(*third), (std::set<std::string>{"a3"}));
@@ -187,8 +164,8 @@ TEST_F(PartitionLayoutTest, AnAgentWithoutARecentHeartbeatIsDown) {
   stale.id = "a0";
   stale.host = "127.0.0.1";
   stale.port = 1;
-  registry_->Register(stale, absl::Now() - registry_->timeout() - absl::Seconds(1));
-  ASSERT_FALSE(registry_->IsUp("a0", absl::Now()));
+  harness_->registry.Register(stale, absl::Now() - harness_->registry.timeout() - absl::Seconds(1));
+  ASSERT_FALSE(harness_->registry.IsUp("a0", absl::Now()));
   auto p = Create("p1", 8);  // a0 and a1 would be the best fit
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(AgentsOf(*p), (std::set<std::string>{"a2", "a3"}));
@@ -203,8 +180,8 @@ TEST_F(PartitionLayoutTest, AnAgentWithoutARecentHeartbeatIsDown) {
 TEST_F(PartitionLayoutTest, AllocationOfSomeMachinesInAnyOrderUsesOnlyThem) {
   std::vector<std::string> agents = Machines("a", 8);
   CreateCluster(agents, 2, {"a7", "a2", "a5", "a6", "a4", "a3"});
-  registry_->Forget("a5");
-  registry_->Forget("a3");
+  harness_->registry.Forget("a5");
+  harness_->registry.Forget("a3");
   auto first = Create("p1", 8);  // ILD 1 (a4..a7) has a4, a6, a7 Up
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(AgentsOf(*first), (std::set<std::string>{"a6", "a7"}));
