@@ -201,7 +201,6 @@ class AgentClient {
 
   // The calls above, waiting for the outcome. Must not be called from a
   // callback.
-  absl::Status ConfigureSync(const AgentAddress& agent, const AgentPartitionConfig& config);
   absl::Status ReleaseSync(const AgentAddress& agent, const AgentPartitionRef& partition);
   absl::Status SetTopologySync(const AgentAddress& agent, const AgentTopology& topology,
                                absl::Duration deadline);

@@ -5,9 +5,8 @@
 #include <memory>
 #include <utility>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "base/mutex.h"
+#include "base/outcome.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
@@ -145,20 +144,8 @@ void AgentDriver::StartAll(const std::shared_ptr<Operation>& operation, Op op,
 
 std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& partition,
                                             uint64_t generation) {
-  struct Result {
-    vipu::Mutex mu;
-    bool ready ABSL_GUARDED_BY(mu) = false;
-    std::vector<std::string> errors ABSL_GUARDED_BY(mu);
-  };
-  auto result = std::make_shared<Result>();
-  ApplyAsync(op, partition, generation, [result](std::vector<std::string> errors) {
-    vipu::MutexLock lock(&result->mu);
-    result->errors = std::move(errors);
-    result->ready = true;
-  });
-  vipu::MutexLock lock(&result->mu);
-  result->mu.Await(absl::Condition(&result->ready));
-  return std::move(result->errors);
+  return vipu::Await<std::vector<std::string>>(
+      [&](ApplyDone done) { ApplyAsync(op, partition, generation, std::move(done)); });
 }
 
 void AgentDriver::ApplyAsync(Op op, const fabric::Partition& partition, uint64_t generation,

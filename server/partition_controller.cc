@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/outcome.h"
 #include "fabric/enum_names.h"
 #include "fabric/placement.h"
 #include "fabric/topology.h"
@@ -465,25 +466,18 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
   // this thread only waits for the end.
   struct Removal {
     fabric::Partition partition;  // as marked removing; set on the writer thread
-    vipu::Mutex mu;
-    bool finished ABSL_GUARDED_BY(mu) = false;
-    absl::Status result ABSL_GUARDED_BY(mu);
-    void Finish(absl::Status s) {
-      vipu::MutexLock lock(&mu);
-      result = std::move(s);
-      finished = true;
-    }
+    vipu::Outcome<absl::Status> outcome;
   };
   auto removal = std::make_shared<Removal>();
 
   auto forget = [this, removal, id](absl::Status s) {
     if (!s.ok()) {
-      removal->Finish(std::move(s));
+      removal->outcome.Set(std::move(s));
       return;
     }
     watch_.Announce(id);
     spdlog::info("partition {}: removed, {} IPUs free", id, removal->partition.size());
-    removal->Finish(absl::OkStatus());
+    removal->outcome.Set(absl::OkStatus());
   };
   auto released = [this, removal, id, force, forget](std::vector<std::string> errors) {
     const uint64_t generation = removal->partition.generation;
@@ -501,7 +495,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
           },
           [removal, id, message](absl::Status) {
             spdlog::warn("partition {}: remove failed: {}", id, message);
-            removal->Finish(absl::UnavailableError(
+            removal->outcome.Set(absl::UnavailableError(
                 absl::StrCat("agents did not release partition '", id, "': ", message,
                              "; retry, or remove with force")));
           });
@@ -535,7 +529,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
       },
       [this, removal, id, released](absl::Status s) {
         if (!s.ok()) {
-          removal->Finish(std::move(s));
+          removal->outcome.Set(std::move(s));
           return;
         }
         spdlog::info("partition {}: POS_REMOVING (generation {})", id,
@@ -544,9 +538,7 @@ absl::Status PartitionController::Remove(const std::string& id, bool force,
                             removal->partition.generation, released);
       });
 
-  vipu::MutexLock lock(&removal->mu);
-  removal->mu.Await(absl::Condition(&removal->finished));
-  return removal->result;
+  return removal->outcome.Wait();
 }
 
 absl::Status PartitionController::Reset(const std::string& id, const auth::Caller& caller,

@@ -1,5 +1,6 @@
-// A fixed pool of threads running queued jobs: the background half of
-// partition operations (configuring agents after the reply has left).
+// A fixed pool of threads running queued jobs: the background halves of
+// partition operations that begin by reading the store (resets, moves,
+// recovery, reconciliation).
 #ifndef VIPU_SERVER_WORK_QUEUE_H_
 #define VIPU_SERVER_WORK_QUEUE_H_
 
