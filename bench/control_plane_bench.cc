@@ -7,6 +7,12 @@
 //       [--server-pid PID]   # also the server's and its agents' CPU per cycle
 //       [--floor]            # also the RPC floor with as many clients, and the ratio
 //
+// With both --server-pid and --floor, a second table says where a cycle's CPU
+// goes, counted in floor calls: the clients' (this process's), the server's and
+// the agents', each divided by the CPU one floor call costs client and server
+// together. On a machine the bench keeps busy, cycles/s ÷ floor is close to one
+// over that sum, so a cycle at 0.2 of the floor may cost 5 floor calls in all.
+//
 // History mode measures whether throughput decays as the server records more
 // operations (an operation = a partition created or removed): the clients
 // cycle without pause, and a window of --window-seconds is measured once the
@@ -16,6 +22,7 @@
 //       [--server-pid PID --db PATH]   # also report the server's RSS and file sizes
 #include <grpc/grpc.h>
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +36,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -312,8 +320,31 @@ absl::StatusOr<std::vector<int64_t>> ParseList(const std::string& flag, const st
 // same clients measured right after the cycles.
 struct CycleCost {
   double server_cpu_ms = -1, agents_cpu_ms = -1;  // per cycle; < 0: not measured
+  double client_cpu_ms = -1;                      // this process's clients, per cycle
   double floor_calls_per_s = -1;
+  // The floor's own cost per call, when measured with the server's pid.
+  double floor_client_cpu_ms = -1, floor_server_cpu_ms = -1;
+
+  // A cycle's CPU in floor calls: what the clients, the server and the
+  // agents spend on one cycle, each divided by what one floor call costs
+  // clients and server together. At 0.2 cycles per floor call the three
+  // together may spend 5; < 0 when not all was measured.
+  double FloorCallCost() const {
+    if (floor_client_cpu_ms < 0 || floor_server_cpu_ms < 0 || server_cpu_ms < 0) return -1;
+    return floor_client_cpu_ms + floor_server_cpu_ms;
+  }
+  double InFloorCalls(double ms) const { return FloorCallCost() > 0 ? ms / FloorCallCost() : -1; }
 };
+
+// The CPU this process (every client thread) has used so far.
+double SelfCpuSeconds() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 std::string CellOrDash(double v, int digits) { return v < 0 ? "-" : Fixed(v, digits); }
 
@@ -327,11 +358,39 @@ std::string JsonCost(const CycleCost& c, const WindowStats& w) {
     absl::StrAppend(&out, ",\"floor_calls_per_s\":", Fixed(c.floor_calls_per_s, 1),
                     ",\"cycles_per_floor_call\":", Fixed(w.PerSecond() / c.floor_calls_per_s, 3));
   }
+  if (c.FloorCallCost() > 0) {
+    absl::StrAppend(&out, ",\"client_cpu_ms_per_cycle\":", Fixed(c.client_cpu_ms, 3),
+                    ",\"floor_client_cpu_ms_per_call\":", Fixed(c.floor_client_cpu_ms, 4),
+                    ",\"floor_server_cpu_ms_per_call\":", Fixed(c.floor_server_cpu_ms, 4),
+                    ",\"cycle_cpu_in_floor_calls\":",
+                    Fixed(c.InFloorCalls(c.client_cpu_ms + c.server_cpu_ms + c.agents_cpu_ms), 2));
+  }
   return out;
+}
+
+// Where a cycle's CPU goes, in floor calls, one row per client count. The
+// client threads' CPU is this process's, so it includes the bench's own
+// bookkeeping; the floor's client CPU is measured the same way.
+void PrintBudget(const std::vector<std::pair<int64_t, CycleCost>>& rows) {
+  std::printf(
+      "\n| clients | floor call CPU ms (client + server) | cycle CPU in floor calls | "
+      "clients | server | agents | at 0.2 cycles per floor call |\n"
+      "|---|---|---|---|---|---|---|\n");
+  for (const auto& [n, c] : rows) {
+    if (c.FloorCallCost() <= 0) continue;
+    std::printf(
+        "| %lld | %s + %s | %s | %s | %s | %s | 5.00 |\n", static_cast<long long>(n),
+        Fixed(c.floor_client_cpu_ms, 4).c_str(), Fixed(c.floor_server_cpu_ms, 4).c_str(),
+        Fixed(c.InFloorCalls(c.client_cpu_ms + c.server_cpu_ms + c.agents_cpu_ms), 2).c_str(),
+        Fixed(c.InFloorCalls(c.client_cpu_ms), 2).c_str(),
+        Fixed(c.InFloorCalls(c.server_cpu_ms), 2).c_str(),
+        Fixed(c.InFloorCalls(c.agents_cpu_ms), 2).c_str());
+  }
 }
 
 int TableMode(Shared* shared, const std::vector<int64_t>& clients, double seconds, int server_pid,
               bool floor, bool json) {
+  std::vector<std::pair<int64_t, CycleCost>> budgets;
   if (!json) {
     std::printf(
         "| clients | cycles | cycles/s | create ms p50 / p99 / p999 | ACTIVE ms p50 / p99 / p999 | "
@@ -345,10 +404,12 @@ int TableMode(Shared* shared, const std::vector<int64_t>& clients, double second
     Run run;
     const absl::Time start = absl::Now();
     const CpuTime cpu_start = CpuOf(server_pid);
+    const double self_start = SelfCpuSeconds();
     run.Start(shared, static_cast<int>(n));
     absl::SleepFor(absl::Seconds(seconds));  // the measured interval
     const absl::Time end = absl::Now();
     const CpuTime cpu_end = CpuOf(server_pid);
+    const double self_end = SelfCpuSeconds();
     run.Stop(shared);
     const WindowStats w = Window(run.results, start, end);
     CycleCost cost;
@@ -356,10 +417,21 @@ int TableMode(Shared* shared, const std::vector<int64_t>& clients, double second
       const double cycles = static_cast<double>(w.cycles);
       cost.server_cpu_ms = 1000 * (cpu_end.process - cpu_start.process) / cycles;
       cost.agents_cpu_ms = 1000 * (cpu_end.children - cpu_start.children) / cycles;
+      cost.client_cpu_ms = 1000 * (self_end - self_start) / cycles;
     }
     if (floor) {
-      cost.floor_calls_per_s =
-          vipu::bench::MeasureRpcFloor(shared->server, static_cast<int>(n), seconds).PerSecond();
+      const CpuTime floor_server_start = CpuOf(server_pid);
+      const double floor_self_start = SelfCpuSeconds();
+      const vipu::bench::RpcFloor f =
+          vipu::bench::MeasureRpcFloor(shared->server, static_cast<int>(n), seconds);
+      cost.floor_calls_per_s = f.PerSecond();
+      if (server_pid > 0 && f.calls > 0) {
+        const double calls = static_cast<double>(f.calls);
+        cost.floor_client_cpu_ms = 1000 * (SelfCpuSeconds() - floor_self_start) / calls;
+        cost.floor_server_cpu_ms =
+            1000 * (CpuOf(server_pid).process - floor_server_start.process) / calls;
+      }
+      budgets.push_back({n, cost});
     }
     if (json) {
       std::printf("{\"mode\":\"cycles\",\"clients\":%lld,%s%s}\n", static_cast<long long>(n),
@@ -377,6 +449,7 @@ int TableMode(Shared* shared, const std::vector<int64_t>& clients, double second
     }
     std::fflush(stdout);
   }
+  if (!json && !budgets.empty()) PrintBudget(budgets);
   return 0;
 }
 
