@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/shared_server_suite.h"
 #include "tests/integration/state_snapshot.h"
 #include "vipu_admin.grpc.pb.h"
 #include "vipu_agent.grpc.pb.h"
@@ -15,13 +16,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class AdminApiTest : public ::testing::Test {
+class AdminApiTest : public SharedServerSuite {
  protected:
-  static void SetUpTestSuite() { server_ = ServerProcess::Start("pod16").release(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
     auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
     admin_ = vipuadmin::AdminService::NewStub(channel);
@@ -72,12 +68,9 @@ class AdminApiTest : public ::testing::Test {
     return admin_->CreateAllocation(ctx, req, &reply);
   }
 
-  static ServerProcess* server_;
   std::unique_ptr<vipuadmin::AdminService::Stub> admin_;
   std::unique_ptr<vipuagent::AgentRegistry::Stub> registry_;
 };
-
-ServerProcess* AdminApiTest::server_ = nullptr;
 
 TEST_F(AdminApiTest, CreateAgentRefusesInvalidFields) {
   using C = grpc::ClientContext*;

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/shared_server_suite.h"
 
 namespace vipu::testing {
 namespace {
@@ -29,13 +30,8 @@ std::vector<std::string> Cut(const std::string& table, const std::string& needle
   return out;
 }
 
-class CliTest : public ::testing::Test {
+class CliTest : public SharedServerSuite {
  protected:
-  static void SetUpTestSuite() { server_ = ServerProcess::Start("pod16").release(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
   void TearDown() override {
     for (const std::string& id : Cut(server_->Vipu({"list", "partitions"}).out, " | ", 1)) {
       if (id != "Partition") server_->Vipu({"remove", "partition", id, "--force"});
@@ -47,10 +43,7 @@ class CliTest : public ::testing::Test {
     EXPECT_EQ(Lines(r.err).size(), 1u) << r.err;
     EXPECT_THAT(r.err, HasSubstr(needle));
   }
-  static ServerProcess* server_;
 };
-
-ServerProcess* CliTest::server_ = nullptr;
 
 TEST_F(CliTest, ServerVersionIsExactlyTwoLines) {
   CommandResult r = server_->Vipu({"--server-version"});

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/shared_server_suite.h"
 #include "tests/integration/state_snapshot.h"
 #include "vipuuser.grpc.pb.h"
 
@@ -22,14 +23,8 @@ namespace {
 
 constexpr uint32_t kPodSize = 16;
 
-class ConcurrencyTest : public ::testing::Test {
+class ConcurrencyTest : public SharedServerSuite {
  protected:
-  static void SetUpTestSuite() { server_ = ServerProcess::Start("pod16").release(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-
   // A stub on its own TCP connection, so that the calls really overlap.
   static std::unique_ptr<virmgrpc::UserService::Stub> NewStub() {
     grpc::ChannelArguments args;
@@ -130,11 +125,7 @@ class ConcurrencyTest : public ::testing::Test {
     for (const grpc::Status& s : results) n += s.error_code() == code;
     return n;
   }
-
-  static ServerProcess* server_;
 };
-
-ServerProcess* ConcurrencyTest::server_ = nullptr;
 
 TEST_F(ConcurrencyTest, SameIdFromSixteenClientsCreatesItOnce) {
   // Small, medium and the whole pod: the loser sees ALREADY_EXISTS whether

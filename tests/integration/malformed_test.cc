@@ -19,6 +19,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/shared_server_suite.h"
 #include "tests/integration/state_snapshot.h"
 #include "version.grpc.pb.h"
 #include "vipu_admin.grpc.pb.h"
@@ -156,14 +157,8 @@ std::string UnknownFieldOfSize(size_t size) {
   return out;
 }
 
-class MalformedTest : public ::testing::Test {
+class MalformedTest : public SharedServerSuite {
  protected:
-  static void SetUpTestSuite() { server_ = ServerProcess::Start("pod16").release(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-
   void SetUp() override {
     channel_ = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
     generic_ = std::make_unique<grpc::GenericStub>(channel_);
@@ -238,15 +233,12 @@ class MalformedTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.error_message();
   }
 
-  static ServerProcess* server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<grpc::GenericStub> generic_;
   std::unique_ptr<virmgrpc::UserService::Stub> user_;
   std::unique_ptr<vipuadmin::AdminService::Stub> admin_;
   std::string before_;
 };
-
-ServerProcess* MalformedTest::server_ = nullptr;
 
 // Codes that blame the server: none of them may answer bad input.
 void ExpectClientError(const grpc::Status& s, const std::string& what) {

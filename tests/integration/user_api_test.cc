@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/shared_server_suite.h"
 #include "version.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
 
@@ -13,13 +14,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class UserApiTest : public ::testing::Test {
+class UserApiTest : public SharedServerSuite {
  protected:
-  static void SetUpTestSuite() { server_ = ServerProcess::Start("pod16").release(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
     channel_ = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
     stub_ = virmgrpc::UserService::NewStub(channel_);
@@ -86,12 +82,9 @@ class UserApiTest : public ::testing::Test {
     EXPECT_EQ(List().SerializeAsString(), before) << "a refused create changed state";
   }
 
-  static ServerProcess* server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<virmgrpc::UserService::Stub> stub_;
 };
-
-ServerProcess* UserApiTest::server_ = nullptr;
 
 TEST_F(UserApiTest, VersionServiceAnswers) {
   auto stub = virmgrpc::VersionService::NewStub(channel_);
