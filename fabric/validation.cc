@@ -2,6 +2,7 @@
 #include "fabric/validation.h"
 
 #include <set>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -242,6 +243,22 @@ absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request
                      cluster, " is ", CliName(gw)));
   }
   return out;
+}
+
+Partition PartitionFromRequest(const PartitionRequest& resolved, std::vector<PartitionIpu> ipus) {
+  Partition p;
+  p.id = resolved.id;
+  p.routing = resolved.routing;
+  p.gw_routing = resolved.gw_routing;
+  p.sync_type = resolved.sync_type;
+  p.num_gcds = resolved.num_gcds;
+  p.num_ilds = resolved.num_ilds;
+  p.num_replicas = resolved.num_replicas;
+  p.reconfigurable = resolved.reconfigurable;
+  p.disable_auto_reset = resolved.disable_auto_reset;
+  p.relocatable = resolved.relocatable;
+  p.ipus = std::move(ipus);
+  return p;
 }
 
 }  // namespace vipu::fabric

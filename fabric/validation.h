@@ -4,6 +4,7 @@
 #define VIPU_FABRIC_VALIDATION_H_
 
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "fabric/topology.h"
@@ -38,6 +39,12 @@ absl::Status ValidatePartitionRequest(const PartitionRequest& request);
 // cluster, segments larger than an ILD, more ILDs than the cluster has).
 absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
                                                  const ClusterLayout& layout);
+
+// The partition a resolved request (ResolveDefaults' result) describes, on
+// `ipus`: its id and every setting the client chose or was given. Where it
+// lives (cluster, allocation), who owns it, its state, generation and times
+// are the caller's to set; they keep Partition's defaults.
+Partition PartitionFromRequest(const PartitionRequest& resolved, std::vector<PartitionIpu> ipus);
 
 }  // namespace vipu::fabric
 

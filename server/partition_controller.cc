@@ -328,21 +328,10 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
 
       auto generation = txn.NextGeneration();
       if (!generation.ok()) return generation.status();
-      fabric::Partition p;
-      p.id = request.id;
+      fabric::Partition p = fabric::PartitionFromRequest(*resolved, std::move(*ipus));
       p.cluster_id = allocation.cluster_id;
       p.allocation_id = allocation.id;
       p.owner = owner;
-      p.routing = resolved->routing;
-      p.gw_routing = resolved->gw_routing;
-      p.sync_type = resolved->sync_type;
-      p.num_gcds = resolved->num_gcds;
-      p.num_ilds = resolved->num_ilds;
-      p.num_replicas = resolved->num_replicas;
-      p.reconfigurable = resolved->reconfigurable;
-      p.disable_auto_reset = resolved->disable_auto_reset;
-      p.relocatable = resolved->relocatable;
-      p.ipus = std::move(*ipus);
       p.ready_state = fabric::ReadyState::kPending;
       p.operation_state = fabric::OperationState::kCreating;
       p.generation = *generation;

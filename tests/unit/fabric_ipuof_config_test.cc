@@ -32,17 +32,8 @@ Partition MakePartition(const ClusterLayout& layout, PartitionRequest request) {
   const auto& agents = layout.cluster().agent_ids;
   auto ipus = Place(layout, {agents.begin(), agents.end()}, {}, placement);
   EXPECT_TRUE(ipus.ok()) << ipus.status();
-  Partition p;
-  p.id = resolved->id;
+  Partition p = PartitionFromRequest(*resolved, *ipus);
   p.cluster_id = layout.cluster().id;
-  p.routing = resolved->routing;
-  p.gw_routing = resolved->gw_routing;
-  p.sync_type = resolved->sync_type;
-  p.num_gcds = resolved->num_gcds;
-  p.num_ilds = resolved->num_ilds;
-  p.num_replicas = resolved->num_replicas;
-  p.reconfigurable = resolved->reconfigurable;
-  p.ipus = *ipus;
   return p;
 }
 
