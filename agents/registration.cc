@@ -8,6 +8,7 @@
 
 #include "absl/time/time.h"
 #include "agents/wire_translation.h"
+#include "base/thread_name.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -52,6 +53,7 @@ void RegistrationClient::Start() {
   const Clock::time_point now = Clock::now();
   for (Slot& slot : slots_) slot.due = now;
   thread_ = std::thread([this] { Run(); });
+  NameThread(thread_, "agent-register");
 }
 
 void RegistrationClient::Stop() {

@@ -2,6 +2,7 @@
 #include "server/health_monitor.h"
 
 #include "absl/strings/str_join.h"
+#include "base/thread_name.h"
 #include "server/partition_problems.h"
 #include "server/topology_push.h"
 #include "spdlog/spdlog.h"
@@ -22,6 +23,7 @@ HealthMonitor::~HealthMonitor() { Stop(); }
 
 void HealthMonitor::Start() {
   thread_ = std::thread([this] { Run(); });
+  NameThread(thread_, "vipu-health");
 }
 
 void HealthMonitor::Stop() {

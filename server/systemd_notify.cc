@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/time/time.h"
+#include "base/thread_name.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
@@ -54,6 +55,7 @@ void SystemdNotifier::StartWatchdog(std::function<bool()> alive) {
       mu_.AwaitWithTimeout(absl::Condition(&stopping_), period);
     }
   });
+  NameThread(watchdog_, "vipu-watchdog");
 }
 
 }  // namespace vipu::server

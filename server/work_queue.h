@@ -11,13 +11,16 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
+#include "base/thread_name.h"
 
 namespace vipu::server {
 
 class WorkQueue {
  public:
   explicit WorkQueue(int threads) {
-    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Run(); });
+    for (int i = 0; i < threads; ++i) {
+      NameThread(workers_.emplace_back([this] { Run(); }), "vipu-worker");
+    }
   }
   ~WorkQueue() { Stop(); }
 

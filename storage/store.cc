@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
+#include "base/thread_name.h"
 #include "spdlog/spdlog.h"
 #include "storage/connection.h"
 #include "storage/schema.h"
@@ -107,6 +108,7 @@ class Store::Impl {
       : options_(options), writer_(std::move(writer)), readers_(std::move(readers)) {
     for (auto& reader : readers_) free_readers_.push_back(reader.get());
     thread_ = std::thread([this] { WriterLoop(); });
+    NameThread(thread_, "vipu-writer");
   }
 
   ~Impl() {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/thread_name.h"
 #include "fabric/enum_names.h"
 #include "fabric/ipuof_config.h"
 #include "server/audit_log.h"
@@ -149,6 +150,8 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const Consol
   httplib::Server* http = server->http_.get();
   server->http_thread_ = std::thread([http] { http->listen_after_bind(); });
   server->watcher_ = std::thread([s = server.get()] { s->Watch(); });
+  NameThread(server->http_thread_, "vipu-http");
+  NameThread(server->watcher_, "vipu-console");
   return server;
 }
 

@@ -107,6 +107,25 @@ TEST(StorageOpenTest, CreatesFileWithSchemaVersionAndWal) {
   }
 }
 
+// Threads of this process that carry `name`.
+int ThreadsNamed(const std::string& name) {
+  int n = 0;
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) ++n;
+  }
+  return n;
+}
+
+TEST(StorageOpenTest, TheWriterThreadIsNamed) {
+  TempDir dir;
+  const int before = ThreadsNamed("vipu-writer");
+  auto store = Store::Open(dir.File("vipu.db"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(ThreadsNamed("vipu-writer"), before + 1);
+}
+
 TEST(StorageOpenTest, ReopenKeepsData) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
