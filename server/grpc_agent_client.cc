@@ -3,13 +3,84 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <map>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/mutex.h"
 #include "wire/status.h"
 
 namespace vipu::server {
+
+// The calls whose state (context, request, reply, channel) still exists.
+class CallTracker {
+ public:
+  // Held by a call's state and destroyed with it, last.
+  class Token {
+   public:
+    Token() = default;
+    Token(const Token&) = delete;
+    Token& operator=(const Token&) = delete;
+    ~Token() {
+      if (tracker_ != nullptr) tracker_->Freed(key_);
+    }
+
+   private:
+    friend class CallTracker;
+    CallTracker* tracker_ = nullptr;
+    const void* key_ = nullptr;
+  };
+
+  // Counts the call `key` until `token` goes; `context` is what cancels it.
+  // A call listed after CancelAndWait began is cancelled at once.
+  void List(const void* key, std::weak_ptr<grpc::ClientContext> context, Token* token)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    bool cancel = false;
+    {
+      vipu::MutexLock lock(&mu_);
+      calls_.emplace(key, context);
+      cancel = closing_;
+    }
+    token->tracker_ = this;
+    token->key_ = key;
+    // Before the call starts, TryCancel marks the context, and gRPC ends the
+    // call as cancelled as soon as it starts.
+    if (cancel) {
+      if (auto c = context.lock()) c->TryCancel();
+    }
+  }
+
+  // Cancels the calls in flight and returns once every call's state is freed.
+  void CancelAndWait() ABSL_LOCKS_EXCLUDED(mu_) {
+    std::vector<std::weak_ptr<grpc::ClientContext>> contexts;
+    {
+      vipu::MutexLock lock(&mu_);
+      closing_ = true;
+      for (const auto& [key, context] : calls_) contexts.push_back(context);
+    }
+    // Without the lock: a cancelled call's callback may run on this thread
+    // and free the call, which takes the lock.
+    for (const auto& weak : contexts) {
+      if (auto c = weak.lock()) c->TryCancel();
+    }
+    vipu::MutexLock lock(&mu_);
+    while (!calls_.empty()) freed_.Wait(&mu_);
+  }
+
+ private:
+  void Freed(const void* key) ABSL_LOCKS_EXCLUDED(mu_) {
+    vipu::MutexLock lock(&mu_);
+    calls_.erase(key);
+    if (calls_.empty()) freed_.SignalAll();
+  }
+
+  vipu::Mutex mu_;
+  vipu::CondVar freed_;
+  std::map<const void*, std::weak_ptr<grpc::ClientContext>> calls_ ABSL_GUARDED_BY(mu_);
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 namespace {
 
 using Stub = vipuagent::Agent::Stub;
@@ -26,6 +97,7 @@ thread_local const void* tl_starting = nullptr;
 // else, which orders everything the start wrote before the callback.
 template <typename Request, typename Reply>
 struct Call {
+  CallTracker::Token token;  // first, so destroyed last: after the context and the channel
   vipu::Mutex started;
   grpc::ClientContext context;
   Request request;
@@ -36,12 +108,14 @@ struct Call {
 // Sends `request` with `method` (a lambda naming the stub's async method)
 // and passes the outcome and the reply to `finish`, once.
 template <typename Reply, typename Request, typename Method, typename Finish>
-void Send(std::shared_ptr<Stub> stub, absl::Duration deadline, Request request, Method method,
-          Finish finish) {
+void Send(CallTracker* tracker, std::shared_ptr<Stub> stub, absl::Duration deadline,
+          Request request, Method method, Finish finish) {
   auto call = std::make_shared<Call<Request, Reply>>();
   call->request = std::move(request);
   call->stub = std::move(stub);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+  tracker->List(call.get(), std::shared_ptr<grpc::ClientContext>(call, &call->context),
+                &call->token);
   const void* const previous = tl_starting;
   tl_starting = call.get();
   call->started.Lock();
@@ -203,6 +277,11 @@ auto Translated(AgentClient::DoneWith<T> done) {
 
 }  // namespace
 
+GrpcAgentClient::GrpcAgentClient(absl::Duration deadline)
+    : deadline_(deadline), calls_(std::make_unique<CallTracker>()) {}
+
+GrpcAgentClient::~GrpcAgentClient() { calls_->CancelAndWait(); }
+
 GrpcAgentClient::Channel& GrpcAgentClient::ChannelFor(const AgentAddress& agent) {
   std::string address = absl::StrCat(agent.host, ":", agent.port);
   auto [seen, inserted] = address_of_.try_emplace(agent.agent_id, address);
@@ -245,7 +324,7 @@ void GrpcAgentClient::Configure(const AgentAddress& agent, const AgentPartitionC
                                 Done done) {
   using Reply = vipuagent::ConfigurePartitionReply;
   Send<Reply>(
-      StubFor(agent), deadline_, ToProto(agent, config),
+      calls_.get(), StubFor(agent), deadline_, ToProto(agent, config),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->ConfigurePartition(ctx, req, reply, std::move(cb));
       },
@@ -256,7 +335,7 @@ void GrpcAgentClient::Reset(const AgentAddress& agent, const AgentPartitionRef& 
                             Done done) {
   using Reply = vipuagent::ResetPartitionReply;
   Send<Reply>(
-      StubFor(agent), deadline_,
+      calls_.get(), StubFor(agent), deadline_,
       PartitionRequest<vipuagent::ResetPartitionRequest>(agent, partition),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->ResetPartition(ctx, req, reply, std::move(cb));
@@ -268,7 +347,7 @@ void GrpcAgentClient::Release(const AgentAddress& agent, const AgentPartitionRef
                               Done done) {
   using Reply = vipuagent::ReleasePartitionReply;
   Send<Reply>(
-      StubFor(agent), deadline_,
+      calls_.get(), StubFor(agent), deadline_,
       PartitionRequest<vipuagent::ReleasePartitionRequest>(agent, partition),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->ReleasePartition(ctx, req, reply, std::move(cb));
@@ -280,7 +359,7 @@ void GrpcAgentClient::SetTopology(const AgentAddress& agent, const AgentTopology
                                   absl::Duration deadline, Done done) {
   using Reply = vipuagent::SetTopologyReply;
   Send<Reply>(
-      StubFor(agent), deadline, ToProto(agent, topology),
+      calls_.get(), StubFor(agent), deadline, ToProto(agent, topology),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->SetTopology(ctx, req, reply, std::move(cb));
       },
@@ -292,7 +371,7 @@ void GrpcAgentClient::GetInfo(const AgentAddress& agent, DoneWith<AgentInfo> don
   vipuagent::GetInfoRequest request;
   request.set_agent_id(agent.agent_id);
   Send<Reply>(
-      StubFor(agent), deadline_, std::move(request),
+      calls_.get(), StubFor(agent), deadline_, std::move(request),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->GetInfo(ctx, req, reply, std::move(cb));
       },
@@ -303,7 +382,7 @@ void GrpcAgentClient::InjectFault(const AgentAddress& agent, const fabric::Fault
                                   DoneWith<std::string> done) {
   using Reply = vipuagent::InjectFaultReply;
   Send<Reply>(
-      StubFor(agent), deadline_, ToProto(agent, fault),
+      calls_.get(), StubFor(agent), deadline_, ToProto(agent, fault),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->InjectFault(ctx, req, reply, std::move(cb));
       },
@@ -323,7 +402,7 @@ void GrpcAgentClient::TestLinks(const AgentAddress& agent, AgentLinkTest test,
   request.set_agent_id(agent.agent_id);
   request.set_kind(static_cast<vipuagent::LinkTestKind>(test));  // numbers equal
   Send<Reply>(
-      StubFor(agent), deadline_, std::move(request),
+      calls_.get(), StubFor(agent), deadline_, std::move(request),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->TestLinks(ctx, req, reply, std::move(cb));
       },
@@ -334,7 +413,7 @@ void GrpcAgentClient::RunWorkload(const AgentAddress& agent, const AgentWorkload
                                   DoneWith<AgentWorkloadResult> done) {
   using Reply = vipuagent::RunWorkloadReply;
   Send<Reply>(
-      StubFor(agent), deadline_, ToProto(agent, run),
+      calls_.get(), StubFor(agent), deadline_, ToProto(agent, run),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->RunWorkload(ctx, req, reply, std::move(cb));
       },
@@ -345,7 +424,7 @@ void GrpcAgentClient::CheckPartition(const AgentAddress& agent, const AgentParti
                                      Done done) {
   using Reply = vipuagent::CheckPartitionReply;
   Send<Reply>(
-      StubFor(agent), deadline_,
+      calls_.get(), StubFor(agent), deadline_,
       PartitionRequest<vipuagent::CheckPartitionRequest>(agent, partition),
       [](auto* async, auto* ctx, auto* req, auto* reply, auto cb) {
         async->CheckPartition(ctx, req, reply, std::move(cb));

@@ -17,6 +17,8 @@
 
 namespace vipu::server {
 
+class CallTracker;
+
 // Calls agents over gRPC with a deadline per call, translating between
 // AgentClient's types and the agent API's messages. Agents at one address
 // (a process serving many machines on a shared port) share one channel:
@@ -24,10 +26,13 @@ namespace vipu::server {
 // goes when no agent was last seen at its address.
 //
 // Thread-safe, except set_channel_credentials. Must outlive the callbacks
-// of the calls made to it.
+// of the calls made to it: destroying it cancels the calls still in flight
+// and waits until gRPC has freed the state of every call, so that no gRPC
+// thread is still tearing a call down once it is gone.
 class GrpcAgentClient : public AgentClient {
  public:
-  explicit GrpcAgentClient(absl::Duration deadline) : deadline_(deadline) {}
+  explicit GrpcAgentClient(absl::Duration deadline);
+  ~GrpcAgentClient() override;
 
   // Secure mode: channels to agents use `credentials` (mutual TLS with the
   // server's certificate) and verify the agent's certificate against the
@@ -68,6 +73,7 @@ class GrpcAgentClient : public AgentClient {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   const absl::Duration deadline_;
+  std::unique_ptr<CallTracker> calls_;  // before the channels: it goes after them
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
   vipu::Mutex mu_;
   std::map<std::string, std::string> address_of_ ABSL_GUARDED_BY(mu_);  // agent id -> host:port

@@ -1,7 +1,15 @@
 // GrpcAgentClient's channels: one per agent address, shared by the machines a
-// shared-port vipu-agent serves there, released when no agent uses it.
-#include <memory>
+// shared-port vipu-agent serves there, released when no agent uses it; and
+// what its destruction does to the calls still in flight.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/agent_driver.h"
@@ -62,6 +70,55 @@ TEST(AgentChannelsTest, AnAddressNoAgentUsesAnyMoreLosesItsChannel) {
   // fresh channel (the old one lives on only in this test's hands).
   EXPECT_EQ(client.ChannelAt({"m1", "127.0.0.1", 7001}), moved);
   EXPECT_NE(client.ChannelAt({"m2", "127.0.0.1", 7000}), shared);
+}
+
+// A loopback port that accepts connections (the kernel completes them from
+// the listen backlog) and never answers: a call to it stays in flight until
+// its deadline.
+class SilentPort {
+ public:
+  SilentPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        listen(fd_, 16) != 0 || getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "no loopback listener";
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+  }
+  ~SilentPort() {
+    if (fd_ >= 0) close(fd_);
+  }
+  uint32_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint32_t port_ = 0;
+};
+
+TEST(AgentChannelsTest, DestroyingTheClientCancelsCallsInFlightAndWaitsForThem) {
+  SilentPort silent;
+  ASSERT_NE(silent.port(), 0u);
+  std::vector<absl::Status> outcomes;  // written by the callbacks, read after the client is gone
+  std::mutex mu;
+  {
+    // The deadline is far beyond any test timeout: only the cancel can end these calls.
+    GrpcAgentClient client(absl::Hours(1));
+    for (int i = 0; i < 3; ++i) {
+      client.Release({absl::StrCat("m", i), "127.0.0.1", silent.port()}, {"p", 1},
+                     [&](absl::Status s) {
+                       std::lock_guard<std::mutex> lock(mu);
+                       outcomes.push_back(std::move(s));
+                     });
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const absl::Status& s : outcomes) EXPECT_TRUE(absl::IsCancelled(s)) << s;
 }
 
 }  // namespace
