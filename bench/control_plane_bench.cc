@@ -325,15 +325,22 @@ struct CycleCost {
   // The floor's own cost per call, when measured with the server's pid.
   double floor_client_cpu_ms = -1, floor_server_cpu_ms = -1;
 
-  // A cycle's CPU in floor calls: what the clients, the server and the
-  // agents spend on one cycle, each divided by what one floor call costs
-  // clients and server together. At 0.2 cycles per floor call the three
-  // together may spend 5; < 0 when not all was measured.
-  double FloorCallCost() const {
-    if (floor_client_cpu_ms < 0 || floor_server_cpu_ms < 0 || server_cpu_ms < 0) return -1;
-    return floor_client_cpu_ms + floor_server_cpu_ms;
+  // What clients, server and agents together spend on one cycle; < 0 when
+  // not measured.
+  double CycleCpuMs() const {
+    return server_cpu_ms < 0 ? -1 : client_cpu_ms + server_cpu_ms + agents_cpu_ms;
   }
-  double InFloorCalls(double ms) const { return FloorCallCost() > 0 ? ms / FloorCallCost() : -1; }
+  // What one floor call costs clients and server together; < 0 when not measured.
+  double FloorCallCpuMs() const {
+    return floor_client_cpu_ms < 0 || floor_server_cpu_ms < 0
+               ? -1
+               : floor_client_cpu_ms + floor_server_cpu_ms;
+  }
+  // `ms` of CPU counted in floor calls; < 0 when either is not measured.
+  double InFloorCalls(double ms) const {
+    return ms >= 0 && FloorCallCpuMs() > 0 ? ms / FloorCallCpuMs() : -1;
+  }
+  bool Budgeted() const { return InFloorCalls(CycleCpuMs()) >= 0; }
 };
 
 // The CPU this process (every client thread) has used so far.
@@ -358,15 +365,18 @@ std::string JsonCost(const CycleCost& c, const WindowStats& w) {
     absl::StrAppend(&out, ",\"floor_calls_per_s\":", Fixed(c.floor_calls_per_s, 1),
                     ",\"cycles_per_floor_call\":", Fixed(w.PerSecond() / c.floor_calls_per_s, 3));
   }
-  if (c.FloorCallCost() > 0) {
+  if (c.Budgeted()) {
     absl::StrAppend(&out, ",\"client_cpu_ms_per_cycle\":", Fixed(c.client_cpu_ms, 3),
                     ",\"floor_client_cpu_ms_per_call\":", Fixed(c.floor_client_cpu_ms, 4),
                     ",\"floor_server_cpu_ms_per_call\":", Fixed(c.floor_server_cpu_ms, 4),
-                    ",\"cycle_cpu_in_floor_calls\":",
-                    Fixed(c.InFloorCalls(c.client_cpu_ms + c.server_cpu_ms + c.agents_cpu_ms), 2));
+                    ",\"cycle_cpu_in_floor_calls\":", Fixed(c.InFloorCalls(c.CycleCpuMs()), 2));
   }
   return out;
 }
+
+// The ratio the control plane aims at: cycles/s ÷ floor calls/s. Its
+// inverse is the CPU a cycle may spend, in floor calls.
+constexpr double kTargetCyclesPerFloorCall = 0.2;
 
 // Where a cycle's CPU goes, in floor calls, one row per client count. The
 // client threads' CPU is this process's, so it includes the bench's own
@@ -374,17 +384,17 @@ std::string JsonCost(const CycleCost& c, const WindowStats& w) {
 void PrintBudget(const std::vector<std::pair<int64_t, CycleCost>>& rows) {
   std::printf(
       "\n| clients | floor call CPU ms (client + server) | cycle CPU in floor calls | "
-      "clients | server | agents | at 0.2 cycles per floor call |\n"
-      "|---|---|---|---|---|---|---|\n");
+      "clients | server | agents | at %.1f cycles per floor call |\n"
+      "|---|---|---|---|---|---|---|\n",
+      kTargetCyclesPerFloorCall);
   for (const auto& [n, c] : rows) {
-    if (c.FloorCallCost() <= 0) continue;
-    std::printf(
-        "| %lld | %s + %s | %s | %s | %s | %s | 5.00 |\n", static_cast<long long>(n),
-        Fixed(c.floor_client_cpu_ms, 4).c_str(), Fixed(c.floor_server_cpu_ms, 4).c_str(),
-        Fixed(c.InFloorCalls(c.client_cpu_ms + c.server_cpu_ms + c.agents_cpu_ms), 2).c_str(),
-        Fixed(c.InFloorCalls(c.client_cpu_ms), 2).c_str(),
-        Fixed(c.InFloorCalls(c.server_cpu_ms), 2).c_str(),
-        Fixed(c.InFloorCalls(c.agents_cpu_ms), 2).c_str());
+    if (!c.Budgeted()) continue;
+    std::printf("| %lld | %s + %s | %s | %s | %s | %s | %.2f |\n", static_cast<long long>(n),
+                Fixed(c.floor_client_cpu_ms, 4).c_str(), Fixed(c.floor_server_cpu_ms, 4).c_str(),
+                Fixed(c.InFloorCalls(c.CycleCpuMs()), 2).c_str(),
+                Fixed(c.InFloorCalls(c.client_cpu_ms), 2).c_str(),
+                Fixed(c.InFloorCalls(c.server_cpu_ms), 2).c_str(),
+                Fixed(c.InFloorCalls(c.agents_cpu_ms), 2).c_str(), 1 / kTargetCyclesPerFloorCall);
   }
 }
 
