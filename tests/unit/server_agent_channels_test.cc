@@ -78,7 +78,7 @@ TEST(AgentChannelsTest, AnAddressNoAgentUsesAnyMoreLosesItsChannel) {
 class SilentPort {
  public:
   SilentPort() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -93,6 +93,8 @@ class SilentPort {
   ~SilentPort() {
     if (fd_ >= 0) close(fd_);
   }
+  SilentPort(const SilentPort&) = delete;
+  SilentPort& operator=(const SilentPort&) = delete;
   uint32_t port() const { return port_; }
 
  private:
