@@ -1,6 +1,7 @@
 // Parses and validates vipu-agent's command line: ids, ports, --machines, --shared-port.
 #include "agents/agent_options.h"
 
+#include <algorithm>
 #include <set>
 
 #include "CLI/CLI.hpp"
@@ -9,7 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "agents/simulated_machine.h"
+#include "fabric/enum_names.h"
 
 #ifndef VIPU_VERSION
 #define VIPU_VERSION "dev"
@@ -91,12 +92,13 @@ absl::StatusOr<std::vector<std::string>> GenerateAgentIds(std::string_view prefi
   return ids;
 }
 
-absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t count) {
+absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t count,
+                                                 std::string_view field) {
   if (list.empty()) return std::vector<uint32_t>(count, 0);
   std::vector<absl::string_view> parts = absl::StrSplit(A(list), ',');
   if (parts.size() != count) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ports: must give one port per agent id (", count, "), got ", parts.size()));
+    return absl::InvalidArgumentError(absl::StrCat(A(field), ": must give one port per agent id (",
+                                                   count, "), got ", parts.size()));
   }
   std::vector<uint32_t> ports;
   std::set<uint32_t> seen;
@@ -104,11 +106,11 @@ absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t c
     std::optional<uint32_t> port = ParsePort(std::string_view(part.data(), part.size()));
     if (!port) {
       return absl::InvalidArgumentError(
-          absl::StrCat("ports: each must be a number 0..65535, got '", part, "'"));
+          absl::StrCat(A(field), ": each must be a number 0..65535, got '", part, "'"));
     }
     if (*port != 0 && !seen.insert(*port).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("ports: must not repeat a port, got ", *port, " twice"));
+          absl::StrCat(A(field), ": must not repeat a port, got ", *port, " twice"));
     }
     ports.push_back(*port);
   }
@@ -163,49 +165,135 @@ absl::Status ValidateTlsFlags(const std::string& ca, const std::string& cert,
   return absl::OkStatus();
 }
 
+namespace {
+
+// The flags as CLI11 reads them, before validation.
+struct Flags {
+  std::string server;
+  std::string agent_ids;
+  std::string machine_type = "m2000";
+  std::string host = "127.0.0.1";
+  std::string ports;
+  std::string rdma_ports;
+  std::string log_level = "info";
+  bool exit_with_parent = false;
+  bool shared_port = false;
+  uint32_t machines = 0;
+  uint32_t first_index = 0;
+  std::string id_prefix;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  // Whether --agent-ids and --machines were given (their values may be defaults).
+  CLI::Option* ids_option = nullptr;
+  CLI::Option* machines_option = nullptr;
+};
+
+// Declares every flag on `app`, bound to `flags`, in --help order.
+void AddFlags(CLI::App& app, Flags& flags) {
+  app.set_version_flag("--version", VIPU_VERSION);
+  app.add_option("--server", flags.server, "vipu-server address, HOST:PORT")->required();
+  flags.ids_option =
+      app.add_option("--agent-ids", flags.agent_ids, "comma-separated agent ids, one machine each");
+  flags.machines_option = app.add_option(
+      "--machines", flags.machines,
+      "serve N machines with generated ids (--id-prefix, --first-index) on one shared port");
+  flags.ids_option->excludes(flags.machines_option);
+  app.add_option("--id-prefix", flags.id_prefix,
+                 "prefix of the generated agent ids (with --machines)")
+      ->needs(flags.machines_option);
+  app.add_option("--first-index", flags.first_index,
+                 "number of the first generated agent id (with --machines)")
+      ->needs(flags.machines_option)
+      ->capture_default_str();
+  app.add_flag("--shared-port", flags.shared_port,
+               "serve every machine on one port, dispatching by agent id, and register and "
+               "heartbeat in batches (implied by --machines)");
+  app.add_option("--machine-type", flags.machine_type, "m2000 or bow")->capture_default_str();
+  app.add_option("--host", flags.host, "address to bind and advertise")->capture_default_str();
+  app.add_option("--ports", flags.ports,
+                 "comma-separated ports, one per agent id (default: pick free ports)");
+  app.add_option("--rdma-ports", flags.rdma_ports,
+                 "comma-separated RDMA ports the IPUoF configs name, one per agent id with "
+                 "--shared-port too; each is held open by this process (default: pick free "
+                 "ports)");
+  app.add_option("--log-level", flags.log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  app.add_option("--tls-ca", flags.tls_ca,
+                 "pod CA (PEM): turns on mutual TLS for every port and the server connection")
+      ->envname("VIPU_AGENT_TLS_CA");
+  app.add_option("--tls-cert", flags.tls_cert,
+                 "this agent's certificate (PEM), SAN DNS:<agent-id> for each id and the host")
+      ->envname("VIPU_AGENT_TLS_CERT");
+  app.add_option("--tls-key", flags.tls_key, "the certificate's private key (PEM)")
+      ->envname("VIPU_AGENT_TLS_KEY");
+  app.add_flag("--exit-with-parent", flags.exit_with_parent,
+               "terminate when the parent process dies (for agents started by vipu-server)");
+}
+
+// The agent ids: generated with --machines, else --agent-ids.
+absl::StatusOr<std::vector<std::string>> AgentIdsOf(const Flags& flags) {
+  const bool machines_given = flags.machines_option->count() > 0;
+  if (flags.ids_option->count() == 0 && !machines_given) {
+    return absl::InvalidArgumentError("agent-ids: give --agent-ids or --machines");
+  }
+  if (!machines_given) return ParseAgentIds(flags.agent_ids);
+  if (flags.id_prefix.empty()) {
+    return absl::InvalidArgumentError("id-prefix: must not be empty with --machines");
+  }
+  return GenerateAgentIds(flags.id_prefix, flags.machines, flags.first_index);
+}
+
+// Checks the flags in --help order and converts them; the first error wins.
+absl::StatusOr<AgentOptions> Validate(const Flags& flags) {
+  if (absl::Status s = ValidateServerAddress(flags.server); !s.ok()) return s;
+  if (absl::Status s = ValidateTlsFlags(flags.tls_ca, flags.tls_cert, flags.tls_key); !s.ok()) {
+    return s;
+  }
+  if (flags.host.empty()) return absl::InvalidArgumentError("host: must not be empty");
+  AgentOptions options;
+  options.server = flags.server;
+  options.host = flags.host;
+  options.exit_with_parent = flags.exit_with_parent;
+  options.tls_ca = flags.tls_ca;
+  options.tls_cert = flags.tls_cert;
+  options.tls_key = flags.tls_key;
+  options.shared_port = flags.shared_port || flags.machines_option->count() > 0;
+  absl::StatusOr<std::vector<std::string>> ids = AgentIdsOf(flags);
+  if (!ids.ok()) return ids.status();
+  options.agent_ids = *std::move(ids);
+  absl::StatusOr<fabric::MachineType> type = fabric::ParseMachineType(flags.machine_type);
+  if (!type.ok()) return type.status();
+  options.machine_type = *type;
+  // A shared port is one port for every machine.
+  absl::StatusOr<std::vector<uint32_t>> ports =
+      ParsePorts(flags.ports, options.shared_port ? 1 : options.agent_ids.size());
+  if (!ports.ok()) return ports.status();
+  options.ports = *std::move(ports);
+  absl::StatusOr<std::vector<uint32_t>> rdma_ports =
+      ParsePorts(flags.rdma_ports, options.agent_ids.size(), "rdma-ports");
+  if (!rdma_ports.ok()) return rdma_ports.status();
+  for (uint32_t port : *rdma_ports) {
+    if (port != 0 &&
+        std::find(options.ports.begin(), options.ports.end(), port) != options.ports.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rdma-ports: ", port, " is also in --ports; a machine's RDMA port is a port of its own"));
+    }
+  }
+  options.rdma_ports = *std::move(rdma_ports);
+  absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(flags.log_level);
+  if (!level.ok()) return level.status();
+  options.log_level = *level;
+  return options;
+}
+
+}  // namespace
+
 ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::ostream& out,
                                         std::ostream& err) {
   CLI::App app{"vipu-agent: simulated IPU-Machines (4 IPUs each) for vipu-server"};
-  app.set_version_flag("--version", VIPU_VERSION);
-  std::string server, agent_ids, machine_type = "m2000", host = "127.0.0.1", ports,
-                                 log_level = "info";
-  bool exit_with_parent = false, shared_port = false;
-  uint32_t machines = 0, first_index = 0;
-  std::string id_prefix;
-  app.add_option("--server", server, "vipu-server address, HOST:PORT")->required();
-  auto* ids_option =
-      app.add_option("--agent-ids", agent_ids, "comma-separated agent ids, one machine each");
-  auto* machines_option = app.add_option(
-      "--machines", machines,
-      "serve N machines with generated ids (--id-prefix, --first-index) on one shared port");
-  ids_option->excludes(machines_option);
-  app.add_option("--id-prefix", id_prefix, "prefix of the generated agent ids (with --machines)")
-      ->needs(machines_option);
-  app.add_option("--first-index", first_index,
-                 "number of the first generated agent id (with --machines)")
-      ->needs(machines_option)
-      ->capture_default_str();
-  app.add_flag("--shared-port", shared_port,
-               "serve every machine on one port, dispatching by agent id, and register and "
-               "heartbeat in batches (implied by --machines)");
-  app.add_option("--machine-type", machine_type, "m2000 or bow")->capture_default_str();
-  app.add_option("--host", host, "address to bind and advertise")->capture_default_str();
-  app.add_option("--ports", ports,
-                 "comma-separated ports, one per agent id (default: pick free ports)");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
-      ->capture_default_str();
-  std::string tls_ca, tls_cert, tls_key;
-  app.add_option("--tls-ca", tls_ca,
-                 "pod CA (PEM): turns on mutual TLS for every port and the server connection")
-      ->envname("VIPU_AGENT_TLS_CA");
-  app.add_option("--tls-cert", tls_cert,
-                 "this agent's certificate (PEM), SAN DNS:<agent-id> for each id and the host")
-      ->envname("VIPU_AGENT_TLS_CERT");
-  app.add_option("--tls-key", tls_key, "the certificate's private key (PEM)")
-      ->envname("VIPU_AGENT_TLS_KEY");
-  app.add_flag("--exit-with-parent", exit_with_parent,
-               "terminate when the parent process dies (for agents started by vipu-server)");
-
+  Flags flags;
+  AddFlags(app, flags);
   ParsedCommandLine result;
   try {
     app.parse(argc, argv);
@@ -220,71 +308,13 @@ ParsedCommandLine ParseAgentCommandLine(int argc, const char* const* argv, std::
     result.exit_code = 2;
     return result;
   }
-
-  AgentOptions options;
-  options.server = server;
-  options.host = host;
-  options.exit_with_parent = exit_with_parent;
-  absl::Status status = ValidateServerAddress(server);
-  if (status.ok()) status = ValidateTlsFlags(tls_ca, tls_cert, tls_key);
-  options.tls_ca = tls_ca;
-  options.tls_cert = tls_cert;
-  options.tls_key = tls_key;
-  if (status.ok() && host.empty()) status = absl::InvalidArgumentError("host: must not be empty");
-  options.shared_port = shared_port || machines_option->count() > 0;
-  if (status.ok() && ids_option->count() == 0 && machines_option->count() == 0) {
-    status = absl::InvalidArgumentError("agent-ids: give --agent-ids or --machines");
-  }
-  if (status.ok() && machines_option->count() > 0) {
-    if (id_prefix.empty()) {
-      status = absl::InvalidArgumentError("id-prefix: must not be empty with --machines");
-    } else if (absl::StatusOr<std::vector<std::string>> ids =
-                   GenerateAgentIds(id_prefix, machines, first_index);
-               ids.ok()) {
-      options.agent_ids = *std::move(ids);
-    } else {
-      status = ids.status();
-    }
-  } else if (status.ok()) {
-    absl::StatusOr<std::vector<std::string>> ids = ParseAgentIds(agent_ids);
-    if (ids.ok()) {
-      options.agent_ids = *std::move(ids);
-    } else {
-      status = ids.status();
-    }
-  }
-  if (status.ok()) {
-    absl::StatusOr<fabric::MachineType> type = ParseMachineType(machine_type);
-    if (type.ok()) {
-      options.machine_type = *type;
-    } else {
-      status = type.status();
-    }
-  }
-  if (status.ok()) {
-    // A shared port is one port for every machine.
-    absl::StatusOr<std::vector<uint32_t>> parsed =
-        ParsePorts(ports, options.shared_port ? 1 : options.agent_ids.size());
-    if (parsed.ok()) {
-      options.ports = *std::move(parsed);
-    } else {
-      status = parsed.status();
-    }
-  }
-  if (status.ok()) {
-    absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(log_level);
-    if (level.ok()) {
-      options.log_level = *level;
-    } else {
-      status = level.status();
-    }
-  }
-  if (!status.ok()) {
-    err << "vipu-agent: " << status.message() << "\n";
+  absl::StatusOr<AgentOptions> options = Validate(flags);
+  if (!options.ok()) {
+    err << "vipu-agent: " << options.status().message() << "\n";
     result.exit_code = 2;
     return result;
   }
-  result.options = std::move(options);
+  result.options = *std::move(options);
   return result;
 }
 

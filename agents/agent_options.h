@@ -23,6 +23,10 @@ struct AgentOptions {
   fabric::MachineType machine_type = fabric::MachineType::kM2000;
   std::string host = "127.0.0.1";  // --host: bound and advertised
   std::vector<uint32_t> ports;     // one per agent id; 0: pick a free port
+  // The RDMA port of each machine (--rdma-ports), one per agent id with a
+  // shared port too; 0: pick a free one. Each is held (listened on) by this
+  // process for its life and is never one of `ports`.
+  std::vector<uint32_t> rdma_ports;
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool exit_with_parent = false;
   // Every machine on one gRPC server and port (ports holds that one
@@ -51,8 +55,9 @@ absl::Status ValidateAgentId(std::string_view field, std::string_view id);
 // Comma-separated, each valid, no duplicates, at least one.
 absl::StatusOr<std::vector<std::string>> ParseAgentIds(std::string_view list);
 // Empty: `count` zeros. Otherwise exactly `count` ports 0..65535; non-zero
-// ports must not repeat.
-absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t count);
+// ports must not repeat. Messages start with `field`.
+absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t count,
+                                                 std::string_view field = "ports");
 // "host:port" with port 1..65535, "[v6]:port", or "unix:path".
 absl::Status ValidateServerAddress(std::string_view address);
 // trace|debug|info|warn|error

@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "fabric/enum_names.h"
 #include "grpcpp/server_builder.h"
 #include "spdlog/spdlog.h"
 #include "tls/credentials.h"
@@ -39,10 +41,10 @@ std::unique_ptr<grpc::Server> Serve(const std::string& address,
 absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const AgentOptions& options,
                                                                   std::ostream& announce) {
   std::unique_ptr<AgentProcess> p(new AgentProcess(options));
-  if (absl::Status s = p->StartTls(); !s.ok()) return s;
-  absl::Status served =
-      options.shared_port ? p->ServeSharedPort(announce) : p->ServeEachMachine(announce);
-  if (!served.ok()) return served;  // the destructor stops what did start
+  RETURN_IF_ERROR(p->StartTls());
+  // On failure the destructor stops what did start.
+  RETURN_IF_ERROR(options.shared_port ? p->ServeSharedPort(announce)
+                                      : p->ServeEachMachine(announce));
 
   RegistrationOptions registration;
   registration.server_address = options.server;
@@ -58,7 +60,21 @@ absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const AgentOpt
 
 AgentProcess::~AgentProcess() {
   if (registration_) registration_->Stop();
+  // The RDMA ports go first: a server restarting its pod waits for the
+  // machines' server ports and finds the RDMA ports free by then.
+  rdma_ports_.reset();
   ShutdownServers();
+}
+
+absl::Status AgentProcess::HoldRdmaPorts() {
+  // Options built in code may leave them out: any free ports then.
+  std::vector<uint32_t> ports = options_.rdma_ports;
+  ports.resize(machines_.size(), 0);
+  ASSIGN_OR_RETURN(rdma_ports_, RdmaPorts::Listen(options_.host, ports));
+  for (size_t i = 0; i < machines_.size(); ++i) {
+    machines_[i]->set_rdma_port(rdma_ports_->ports()[i]);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status AgentProcess::StartTls() {
@@ -116,9 +132,14 @@ absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
     servers_.push_back(std::move(server));
   }
   for (auto& machine : machines_) machine->set_ipuof_port(static_cast<uint32_t>(port));
-  spdlog::info("{} machines ({} .. {}, {}) listening on {}:{}", machines_.size(),
-               machines_.front()->agent_id(), machines_.back()->agent_id(),
-               MachineTypeName(options_.machine_type), options_.host, port);
+  if (absl::Status s = HoldRdmaPorts(); !s.ok()) {
+    spdlog::error("{} machines: {}", machines_.size(), std::string(s.message()));
+    return s;
+  }
+  spdlog::info("{} machines ({} .. {}, {}) listening on {}:{}, RDMA ports {} .. {}",
+               machines_.size(), machines_.front()->agent_id(), machines_.back()->agent_id(),
+               fabric::CliName(options_.machine_type), options_.host, port,
+               machines_.front()->rdma_port(), machines_.back()->rdma_port());
   announce << "machines " << machines_.size() << " listening on " << options_.host << ":" << port
            << std::endl;
   return absl::OkStatus();
@@ -148,11 +169,16 @@ absl::Status AgentProcess::ServeEachMachine(std::ostream& announce) {
     }
     machines_.back()->set_ipuof_port(static_cast<uint32_t>(port));
   }
+  if (absl::Status s = HoldRdmaPorts(); !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return s;
+  }
   // Announced only once every machine listens, so a reader of the lines
   // never sees a process that then fails half way.
   for (const auto& machine : machines_) {
-    spdlog::info("agent {} ({}) listening on {}:{}", machine->agent_id(),
-                 MachineTypeName(machine->machine_type()), options_.host, machine->ipuof_port());
+    spdlog::info("agent {} ({}) listening on {}:{}, RDMA port {}", machine->agent_id(),
+                 fabric::CliName(machine->machine_type()), options_.host, machine->ipuof_port(),
+                 machine->rdma_port());
     announce << "agent " << machine->agent_id() << " listening on " << options_.host << ":"
              << machine->ipuof_port() << std::endl;
   }

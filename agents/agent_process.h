@@ -1,5 +1,6 @@
 // One vipu-agent process: the simulated IPU-Machines its options name, the
 // gRPC servers that serve them (one port per machine, or one shared port),
+// the RDMA port of each machine,
 // the certificates of mutual TLS, and the registration that keeps vipu-server
 // told about the machines.
 #ifndef VIPU_AGENTS_AGENT_PROCESS_H_
@@ -15,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "agents/agent_options.h"
 #include "agents/agent_service.h"
+#include "agents/rdma_ports.h"
 #include "agents/registration.h"
 #include "agents/simulated_machine.h"
 #include "base/mutex.h"
@@ -31,7 +33,8 @@ namespace vipu::agents {
 // and destruction happen on one thread.
 class AgentProcess {
  public:
-  // Checks the certificates, opens every port, and only then writes one
+  // Checks the certificates, opens every port (the machines' RDMA ports
+  // included), and only then writes one
   // "listening" line per machine (or one for the shared port) to
   // `announce`, which a parent process reads; then registers with the
   // server in the background. On failure nothing is left running and the
@@ -61,6 +64,8 @@ class AgentProcess {
   absl::Status StartTls();
   absl::Status ServeSharedPort(std::ostream& announce);
   absl::Status ServeEachMachine(std::ostream& announce);
+  // Listens on every machine's RDMA port and tells the machines theirs.
+  absl::Status HoldRdmaPorts();
   // An injected crash of machine `index`: a single-machine process dies like
   // a machine, after the reply left; a machine among many stops its server
   // from another thread (not from inside its own handler, which Shutdown
@@ -78,6 +83,7 @@ class AgentProcess {
   std::vector<std::unique_ptr<AgentService>> services_;  // one per machine, or one shared
   // Written by Start under crash_mu_, which crash threads take to read it.
   std::vector<std::unique_ptr<grpc::Server>> servers_;
+  std::unique_ptr<RdmaPorts> rdma_ports_;
   vipu::Mutex crash_mu_;
   std::vector<std::thread> crash_threads_ ABSL_GUARDED_BY(crash_mu_);
   std::unique_ptr<RegistrationClient> registration_;

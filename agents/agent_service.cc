@@ -63,6 +63,85 @@ std::unordered_map<std::string, SimulatedMachine*> IndexById(
   return by_id;
 }
 
+// The request's own fields, checked before any machine state is read.
+grpc::Status ValidateWorkloadRequest(const vipuagent::RunWorkloadRequest& request) {
+  if (request.partition_id().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "partition_id: must not be empty");
+  }
+  if (!request.has_workload()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload: is required");
+  }
+  return grpc::Status::OK;
+}
+
+PartitionShape ShapeOf(const SimulatedMachine& machine, const PartitionConfig& config) {
+  PartitionShape shape;
+  shape.machine_type = machine.machine_type();
+  shape.size = config.partition_size;
+  shape.ilds = config.num_ilds;
+  shape.torus = config.routing == fabric::RoutingType::kRingSwnc;
+  return shape;
+}
+
+// Asks another machine of the partition whether it holds it healthy at this
+// generation, without waiting for the answer.
+std::future<grpc::Status> CheckPeer(std::shared_ptr<vipuagent::Agent::Stub> stub,
+                                    const PartitionMember& member, const PartitionConfig& config) {
+  vipuagent::CheckPartitionRequest check;
+  check.set_agent_id(member.agent_id);
+  check.set_partition_id(config.partition_id);
+  check.set_generation(config.generation);
+  return std::async(std::launch::async, [stub, check] {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + kPeerCheckTimeout);
+    vipuagent::CheckPartitionReply ignored;
+    return stub->CheckPartition(&ctx, check, &ignored);
+  });
+}
+
+// Waits for the peers' answers; every fault (this machine's `local` first)
+// in one status: FAILED_PRECONDITION, or UNAVAILABLE when a peer did not
+// answer. OK when the partition can run.
+grpc::Status PartitionFaults(
+    const SimulatedMachine& machine, const PartitionConfig& config, const absl::Status& local,
+    std::vector<std::pair<std::string, std::future<grpc::Status>>>& checks) {
+  std::vector<std::string> faults;
+  bool unreachable = false;
+  if (!local.ok()) faults.push_back(std::string(local.message()));
+  for (auto& [agent_id, future] : checks) {
+    grpc::Status s = future.get();
+    if (s.ok()) continue;
+    const bool fault = s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+                       s.error_code() == grpc::StatusCode::NOT_FOUND;
+    if (!fault) unreachable = true;
+    faults.push_back(
+        fault ? s.error_message()
+              : absl::StrCat("agent ", agent_id, ": unreachable (",
+                             s.error_message().empty() ? "no answer" : s.error_message(), ")"));
+  }
+  if (faults.empty()) return grpc::Status::OK;
+  std::string message =
+      absl::StrCat("partition ", config.partition_id, " cannot run: ", absl::StrJoin(faults, "; "));
+  spdlog::warn("agent {}: {}", machine.agent_id(), message);
+  return grpc::Status(
+      unreachable ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::FAILED_PRECONDITION, message);
+}
+
+void FillWorkloadReply(const SimulatedMachine& machine, const PartitionConfig& config,
+                       const WorkloadRun& run, vipuagent::RunWorkloadReply* reply) {
+  for (double t : run.step_time_s) reply->add_step_time_s(t);
+  reply->set_samples_per_sec(run.samples_per_sec);
+  reply->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(config.routing));
+  reply->set_sync_type(static_cast<virmgrpc::SyncType>(config.sync_type));
+  reply->set_gw_routing_type(static_cast<virmgrpc::GatewayRoutingType>(config.gw_routing));
+  reply->set_generation(config.generation);
+  if (config.members.empty()) {
+    reply->add_agent_ids(machine.agent_id());
+  } else {
+    for (const PartitionMember& m : config.members) reply->add_agent_ids(m.agent_id);
+  }
+}
+
 }  // namespace
 
 AgentService::AgentService(SimulatedMachine* machine, std::function<void()> on_crash)
@@ -357,12 +436,7 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
   if (!request->agent_id().empty()) {
     if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
   }
-  if (request->partition_id().empty()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "partition_id: must not be empty");
-  }
-  if (!request->has_workload()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "workload: is required");
-  }
+  if (grpc::Status s = ValidateWorkloadRequest(*request); !s.ok()) return s;
   absl::StatusOr<PartitionConfig> config = machine->Config(request->partition_id());
   if (!config.ok()) return wire::ToGrpc(config.status());
   if (request->generation() != 0 && request->generation() != config->generation) {
@@ -371,66 +445,19 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
                                      " is at generation ", config->generation, " on agent ",
                                      machine->agent_id(), ", got ", request->generation()));
   }
-  PartitionShape shape;
-  shape.machine_type = machine->machine_type();
-  shape.size = config->partition_size;
-  shape.ilds = config->num_ilds;
-  shape.torus = config->routing == fabric::RoutingType::kRingSwnc;
   absl::StatusOr<WorkloadRun> run =
-      PredictRun(FromProto(request->workload()), shape, request->steps());
+      PredictRun(FromProto(request->workload()), ShapeOf(*machine, *config), request->steps());
   if (!run.ok()) return wire::ToGrpc(run.status());
 
   // Every machine of the partition must hold it healthy at this generation.
-  std::vector<std::string> faults;
-  bool unreachable = false;
-  if (absl::Status s = machine->CheckPartition(config->partition_id, config->generation); !s.ok()) {
-    faults.push_back(std::string(s.message()));
-  }
+  const absl::Status local = machine->CheckPartition(config->partition_id, config->generation);
   std::vector<std::pair<std::string, std::future<grpc::Status>>> checks;
   for (const PartitionMember& member : config->members) {
     if (member.agent_id == machine->agent_id()) continue;
-    auto stub = PeerStub(member);
-    vipuagent::CheckPartitionRequest check;
-    check.set_agent_id(member.agent_id);
-    check.set_partition_id(config->partition_id);
-    check.set_generation(config->generation);
-    checks.emplace_back(member.agent_id, std::async(std::launch::async, [stub, check] {
-                          grpc::ClientContext ctx;
-                          ctx.set_deadline(std::chrono::system_clock::now() + kPeerCheckTimeout);
-                          vipuagent::CheckPartitionReply ignored;
-                          return stub->CheckPartition(&ctx, check, &ignored);
-                        }));
+    checks.emplace_back(member.agent_id, CheckPeer(PeerStub(member), member, *config));
   }
-  for (auto& [agent_id, future] : checks) {
-    grpc::Status s = future.get();
-    if (s.ok()) continue;
-    const bool fault = s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
-                       s.error_code() == grpc::StatusCode::NOT_FOUND;
-    if (!fault) unreachable = true;
-    faults.push_back(
-        fault ? s.error_message()
-              : absl::StrCat("agent ", agent_id, ": unreachable (",
-                             s.error_message().empty() ? "no answer" : s.error_message(), ")"));
-  }
-  if (!faults.empty()) {
-    std::string message = absl::StrCat("partition ", config->partition_id,
-                                       " cannot run: ", absl::StrJoin(faults, "; "));
-    spdlog::warn("agent {}: {}", machine->agent_id(), message);
-    return grpc::Status(
-        unreachable ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::FAILED_PRECONDITION,
-        message);
-  }
-  for (double t : run->step_time_s) reply->add_step_time_s(t);
-  reply->set_samples_per_sec(run->samples_per_sec);
-  reply->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(config->routing));
-  reply->set_sync_type(static_cast<virmgrpc::SyncType>(config->sync_type));
-  reply->set_gw_routing_type(static_cast<virmgrpc::GatewayRoutingType>(config->gw_routing));
-  reply->set_generation(config->generation);
-  if (config->members.empty()) {
-    reply->add_agent_ids(machine->agent_id());
-  } else {
-    for (const PartitionMember& m : config->members) reply->add_agent_ids(m.agent_id);
-  }
+  if (grpc::Status s = PartitionFaults(*machine, *config, local, checks); !s.ok()) return s;
+  FillWorkloadReply(*machine, *config, *run, reply);
   spdlog::info("agent {}: ran {} steps of {} on partition {} ({:.6f} s/step)", machine->agent_id(),
                request->steps(), request->workload().model(), config->partition_id,
                run->step_time_s.front());

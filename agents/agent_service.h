@@ -10,7 +10,9 @@
 // machine's BMC, so that a hang can be cleared); a crashed one refuses
 // everything with UNAVAILABLE until its server is gone.
 //
-// Thread safety: the RPCs may run concurrently, as gRPC calls them.
+// Borrows its machines, which must outlive it; owns the stubs it dials other
+// machines with. Thread safety: the RPCs may run concurrently, as gRPC calls
+// them; set_tls must come before the service serves.
 #ifndef VIPU_AGENTS_AGENT_SERVICE_H_
 #define VIPU_AGENTS_AGENT_SERVICE_H_
 

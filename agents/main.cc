@@ -1,5 +1,6 @@
 // vipu-agent: parses the command line, starts an AgentProcess, and serves
 // until SIGTERM or SIGINT; SIGHUP reloads the certificates.
+#include <grpc/support/log.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -34,6 +35,13 @@ void Reload(vipu::agents::AgentProcess& process, const vipu::agents::AgentOption
   }
 }
 
+// gRPC's own log lines, at debug level in ours: a port already in use is
+// reported as the agent's one-line error, not as gRPC's multi-line dump on
+// the terminal the server shares with its agents.
+void GrpcLogToDebug(gpr_log_func_args* args) {
+  spdlog::debug("grpc: {}:{}: {}", args->file, args->line, args->message);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -41,6 +49,7 @@ int main(int argc, char** argv) {
   // debug default it was built with). gRPC takes many locks per call and the
   // check is a measurable share of it; TSan runs catch lock-order bugs.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  gpr_set_log_function(GrpcLogToDebug);
 
   vipu::agents::ParsedCommandLine parsed =
       vipu::agents::ParseAgentCommandLine(argc, argv, std::cout, std::cerr);

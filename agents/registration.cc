@@ -65,7 +65,7 @@ void RegistrationClient::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool RegistrationClient::registered(std::string_view agent_id) const {
+bool RegistrationClient::RegisteredForTesting(std::string_view agent_id) const {
   vipu::MutexLock lock(&mu_);
   for (const Slot& slot : slots_) {
     if (slot.machine->agent_id() == agent_id) return slot.registered;
@@ -73,9 +73,14 @@ bool RegistrationClient::registered(std::string_view agent_id) const {
   return false;
 }
 
-RegistrationStats RegistrationClient::stats() const {
+RegistrationStats RegistrationClient::StatsForTesting() const {
   vipu::MutexLock lock(&mu_);
   return stats_;
+}
+
+bool RegistrationClient::IdleForTesting() const {
+  vipu::MutexLock lock(&mu_);
+  return idle_;
 }
 
 void RegistrationClient::Run() {
@@ -84,9 +89,11 @@ void RegistrationClient::Run() {
     Clock::time_point next = Clock::time_point::max();
     for (const Slot& slot : slots_) next = std::min(next, slot.due);
     // Until the first slot is due; Stop() ends the wait at once.
-    if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::FromChrono(next - Clock::now()))) {
-      break;
-    }
+    idle_ = true;
+    const bool stop =
+        mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::FromChrono(next - Clock::now()));
+    idle_ = false;
+    if (stop) break;
     const Clock::time_point now = Clock::now();
     if (options_.batched) {
       mu_.Unlock();

@@ -3,6 +3,10 @@
 // An unreachable server is retried with capped exponential backoff; a server
 // that does not know a machine (it restarted with a fresh database) gets the
 // registration again. One background thread serves every machine.
+//
+// Borrows the machines, which must outlive it; owns the server stub and the
+// thread. Thread-safe: Stop() and the accessors may be called from any
+// thread; Start() is called once, by the owner.
 #ifndef VIPU_AGENTS_REGISTRATION_H_
 #define VIPU_AGENTS_REGISTRATION_H_
 
@@ -63,8 +67,13 @@ class RegistrationClient {
 
   // True while the server has acknowledged the machine's registration and no
   // heartbeat since said otherwise.
-  bool registered(std::string_view agent_id) const;
-  RegistrationStats stats() const;
+  bool RegisteredForTesting(std::string_view agent_id) const;
+  RegistrationStats StatsForTesting() const;
+  // True while the thread waits for the next machine to be due (its
+  // heartbeat interval or a backoff), the wait Stop() ends. Set with mu_
+  // held, which the thread releases only inside that wait: whoever reads
+  // true under mu_ knows the thread is waiting.
+  bool IdleForTesting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -105,6 +114,7 @@ class RegistrationClient {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   RegistrationStats stats_ ABSL_GUARDED_BY(mu_);
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool idle_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

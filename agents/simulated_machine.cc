@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "wire/attribute_names.h"
 
@@ -39,6 +40,59 @@ std::string IpuList(const std::vector<uint32_t>& ipus) { return absl::StrJoin(ip
 std::vector<uint32_t> Sorted(std::vector<uint32_t> ipus) {
   std::sort(ipus.begin(), ipus.end());
   return ipus;
+}
+
+// The checks of a configuration that need no state: ids, IPU and port
+// ranges and repeats, sizes, members.
+absl::Status ValidateConfig(const PartitionConfig& config) {
+  if (config.partition_id.empty()) {
+    return absl::InvalidArgumentError("partition id: must not be empty");
+  }
+  if (config.ipus.empty()) {
+    return absl::InvalidArgumentError("ipus: must name at least one IPU");
+  }
+  std::set<uint32_t> seen;
+  for (uint32_t ipu : config.ipus) {
+    if (ipu >= fabric::kIpusPerMachine) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ipus: IPU index must be 0..", fabric::kIpusPerMachine - 1, ", got ", ipu));
+    }
+    if (!seen.insert(ipu).second) {
+      return absl::InvalidArgumentError(absl::StrCat("ipus: IPU ", ipu, " is listed twice"));
+    }
+  }
+  if (config.partition_size != 0 && config.partition_size < config.ipus.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("partition size: must be at least the ", config.ipus.size(),
+                     " IPUs configured here, got ", config.partition_size));
+  }
+  if (config.num_ilds != 0 &&
+      ((config.num_ilds & (config.num_ilds - 1)) != 0 ||
+       (config.partition_size != 0 && config.partition_size % config.num_ilds != 0))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_ilds: must be a power of two dividing the partition size ",
+                     config.partition_size, ", got ", config.num_ilds));
+  }
+  std::set<uint32_t> ports;
+  for (uint32_t port : config.link_ports) {
+    if (port >= fabric::kPortsPerMachine) {
+      return absl::InvalidArgumentError(absl::StrCat("link_ports: port must be 0..",
+                                                     fabric::kPortsPerMachine - 1, ", got ", port));
+    }
+    if (!ports.insert(port).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("link_ports: port ", port, " is listed twice"));
+    }
+  }
+  for (const PartitionMember& m : config.members) {
+    if (m.agent_id.empty() || m.host.empty() || m.port == 0 || m.port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("members: each needs an agent id, a host and a port 1..65535, got '",
+                       m.agent_id, "' at '", m.host, ":", m.port, "'"));
+    }
+  }
+
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -97,17 +151,6 @@ absl::Status ValidateTopology(const MachineTopology& t) {
     }
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<fabric::MachineType> ParseMachineType(std::string_view name) {
-  if (name == "m2000") return fabric::MachineType::kM2000;
-  if (name == "bow") return fabric::MachineType::kBow;
-  return absl::InvalidArgumentError(
-      absl::StrCat("machine type: must be m2000 or bow, got '", A(name), "'"));
-}
-
-std::string MachineTypeName(fabric::MachineType type) {
-  return type == fabric::MachineType::kBow ? "bow" : "m2000";
 }
 
 uint64_t StableHash(std::string_view text) {
@@ -185,52 +228,9 @@ SimulatedMachine::SimulatedMachine(std::string agent_id, fabric::MachineType typ
 }
 
 absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
-  if (config.partition_id.empty()) {
-    return absl::InvalidArgumentError("partition id: must not be empty");
-  }
-  if (config.ipus.empty()) {
-    return absl::InvalidArgumentError("ipus: must name at least one IPU");
-  }
-  std::set<uint32_t> seen;
-  for (uint32_t ipu : config.ipus) {
-    if (ipu >= fabric::kIpusPerMachine) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ipus: IPU index must be 0..", fabric::kIpusPerMachine - 1, ", got ", ipu));
-    }
-    if (!seen.insert(ipu).second) {
-      return absl::InvalidArgumentError(absl::StrCat("ipus: IPU ", ipu, " is listed twice"));
-    }
-  }
-  if (config.partition_size != 0 && config.partition_size < config.ipus.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("partition size: must be at least the ", config.ipus.size(),
-                     " IPUs configured here, got ", config.partition_size));
-  }
-  if (config.num_ilds != 0 &&
-      ((config.num_ilds & (config.num_ilds - 1)) != 0 ||
-       (config.partition_size != 0 && config.partition_size % config.num_ilds != 0))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("num_ilds: must be a power of two dividing the partition size ",
-                     config.partition_size, ", got ", config.num_ilds));
-  }
-  std::set<uint32_t> ports;
-  for (uint32_t port : config.link_ports) {
-    if (port >= fabric::kPortsPerMachine) {
-      return absl::InvalidArgumentError(absl::StrCat("link_ports: port must be 0..",
-                                                     fabric::kPortsPerMachine - 1, ", got ", port));
-    }
-    if (!ports.insert(port).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("link_ports: port ", port, " is listed twice"));
-    }
-  }
-  for (const PartitionMember& m : config.members) {
-    if (m.agent_id.empty() || m.host.empty() || m.port == 0 || m.port > 65535) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("members: each needs an agent id, a host and a port 1..65535, got '",
-                       m.agent_id, "' at '", m.host, ":", m.port, "'"));
-    }
-  }
+  RETURN_IF_ERROR(ValidateConfig(config));
+  const std::set<uint32_t> seen(config.ipus.begin(), config.ipus.end());
+  const std::set<uint32_t> ports(config.link_ports.begin(), config.link_ports.end());
 
   vipu::MutexLock lock(&mu_);
   auto it = held_.find(config.partition_id);
@@ -253,8 +253,25 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
                        " is already configured differently on agent ", agent_id_));
     }
   }
+  RETURN_IF_ERROR(CheckNotHeldByOthers(config.partition_id, seen, ports));
+  PartitionConfig stored = config;
+  stored.ipus = Sorted(stored.ipus);
+  stored.link_ports = Sorted(stored.link_ports);
+  if (std::string fault = FaultOf(stored); !fault.empty()) {
+    return absl::FailedPreconditionError(fault);
+  }
+  spdlog::info("agent {}: configured partition {} generation {} on IPUs [{}]{}", agent_id_,
+               config.partition_id, config.generation, IpuList(stored.ipus),
+               it == held_.end() ? "" : " (replacing older generation)");
+  held_[config.partition_id] = Holding{std::move(stored), 0};
+  return absl::OkStatus();
+}
+
+absl::Status SimulatedMachine::CheckNotHeldByOthers(const std::string& partition_id,
+                                                    const std::set<uint32_t>& seen,
+                                                    const std::set<uint32_t>& ports) const {
   for (const auto& [other_id, other] : held_) {
-    if (other_id == config.partition_id) continue;
+    if (other_id == partition_id) continue;
     for (uint32_t ipu : other.config.ipus) {
       if (seen.count(ipu)) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -270,16 +287,6 @@ absl::Status SimulatedMachine::Configure(const PartitionConfig& config) {
       }
     }
   }
-  PartitionConfig stored = config;
-  stored.ipus = Sorted(stored.ipus);
-  stored.link_ports = Sorted(stored.link_ports);
-  if (std::string fault = FaultOf(stored); !fault.empty()) {
-    return absl::FailedPreconditionError(fault);
-  }
-  spdlog::info("agent {}: configured partition {} generation {} on IPUs [{}]{}", agent_id_,
-               config.partition_id, config.generation, IpuList(stored.ipus),
-               it == held_.end() ? "" : " (replacing older generation)");
-  held_[config.partition_id] = Holding{std::move(stored), 0};
   return absl::OkStatus();
 }
 
@@ -323,9 +330,9 @@ absl::Status SimulatedMachine::Release(std::string_view partition_id, uint64_t g
   return absl::OkStatus();
 }
 
-std::vector<HeldPartition> SimulatedMachine::Held() const {
+std::vector<fabric::HeldPartition> SimulatedMachine::Held() const {
   vipu::MutexLock lock(&mu_);
-  std::vector<HeldPartition> out;
+  std::vector<fabric::HeldPartition> out;
   out.reserve(held_.size());
   for (const auto& [id, holding] : held_) {
     out.push_back({id, holding.config.generation, holding.config.ipus});
@@ -343,7 +350,7 @@ absl::StatusOr<PartitionConfig> SimulatedMachine::Config(std::string_view partit
   return it->second.config;
 }
 
-uint32_t SimulatedMachine::ResetCount(std::string_view partition_id) const {
+uint32_t SimulatedMachine::ResetCountForTesting(std::string_view partition_id) const {
   vipu::MutexLock lock(&mu_);
   auto it = held_.find(partition_id);
   return it == held_.end() ? 0 : it->second.resets;
@@ -352,7 +359,7 @@ uint32_t SimulatedMachine::ResetCount(std::string_view partition_id) const {
 // ---- Topology and health ----
 
 absl::Status SimulatedMachine::SetTopology(MachineTopology topology) {
-  if (absl::Status s = ValidateTopology(topology); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateTopology(topology));
   std::sort(topology.ports.begin(), topology.ports.end(),
             [](const PortInfo& a, const PortInfo& b) { return a.port < b.port; });
   vipu::MutexLock lock(&mu_);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "base/mutex.h"
+#include "fabric/held_partition.h"
 #include "fabric/link_topology.h"
 #include "fabric/types.h"
 
@@ -110,24 +112,13 @@ struct PortHealth {
 // names, IPU-Link ends on IPU >= 4, external links without a peer.
 absl::Status ValidateTopology(const MachineTopology& topology);
 
-// A partition's share of this machine as reported in GetInfo / heartbeats.
-struct HeldPartition {
-  std::string partition_id;
-  uint64_t generation = 0;
-  std::vector<uint32_t> ipus;  // sorted
-  friend bool operator==(const HeldPartition& a, const HeldPartition& b) {
-    return a.partition_id == b.partition_id && a.generation == b.generation && a.ipus == b.ipus;
-  }
-};
-
-// "m2000" / "bow" <-> MachineType. INVALID_ARGUMENT names the field.
-absl::StatusOr<fabric::MachineType> ParseMachineType(std::string_view name);
-std::string MachineTypeName(fabric::MachineType type);
-
 // Stable across processes, builds and platforms (unlike std::hash), so a
 // machine reports the same serial numbers after every restart.
 uint64_t StableHash(std::string_view text);
 
+// Owns all of its state. Thread-safe: the gRPC threads and the registration
+// thread call it at once; the held partitions, topology and faults are guarded
+// by mu_, the port and the crash flag are atomics.
 class SimulatedMachine {
  public:
   // `agent_id` is assumed valid (checked by the caller's flag parsing).
@@ -143,11 +134,15 @@ class SimulatedMachine {
   // Always kIpusPerMachine entries, index 0..3.
   const std::vector<IpuInfo>& ipus() const { return ipus_; }
   // The machine's board serial number, e.g. "8203921-0007".
-  const std::string& board_serial_number() const { return board_serial_; }
+  const std::string& BoardSerialNumberForTesting() const { return board_serial_; }
 
   // The data-plane (IPUoF) port; known only once the machine's server listens.
   void set_ipuof_port(uint32_t port) { ipuof_port_.store(port); }
   uint32_t ipuof_port() const { return ipuof_port_.load(); }
+  // The RDMA port the machine's IPUoF configs name; known once the agent
+  // holds it (agents/rdma_ports.h).
+  void set_rdma_port(uint32_t port) { rdma_port_.store(port); }
+  uint32_t rdma_port() const { return rdma_port_.load(); }
 
   // Holds `config`. INVALID_ARGUMENT for an empty partition id, no IPUs, an
   // IPU index >= 4, a repeated IPU, or partition_size smaller than the IPUs
@@ -167,11 +162,11 @@ class SimulatedMachine {
   absl::Status Release(std::string_view partition_id, uint64_t generation);
 
   // Sorted by partition id.
-  std::vector<HeldPartition> Held() const;
+  std::vector<fabric::HeldPartition> Held() const;
   // NOT_FOUND when the partition is not held.
   absl::StatusOr<PartitionConfig> Config(std::string_view partition_id) const;
   // Number of successful resets of a partition since it was configured.
-  uint32_t ResetCount(std::string_view partition_id) const;
+  uint32_t ResetCountForTesting(std::string_view partition_id) const;
 
   // ---- Topology and health ----
 
@@ -213,12 +208,20 @@ class SimulatedMachine {
     uint32_t resets = 0;
   };
 
+  // FAILED_PRECONDITION when a partition other than `partition_id` holds
+  // one of the IPUs `seen` or owns one of the link `ports`: a partition's
+  // traffic never crosses another's IPUs or links.
+  absl::Status CheckNotHeldByOthers(const std::string& partition_id, const std::set<uint32_t>& seen,
+                                    const std::set<uint32_t>& ports) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const std::string agent_id_;
   const fabric::MachineType type_;
   std::string board_serial_;
   std::vector<Attribute> details_;
   std::vector<IpuInfo> ipus_;
   std::atomic<uint32_t> ipuof_port_{0};
+  std::atomic<uint32_t> rdma_port_{0};
 
   // The first fault among the IPUs and ports of `config`; empty when none.
   std::string FaultOf(const PartitionConfig& config) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -4,13 +4,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/enum_names.h"
 
 namespace vipu::agents {
 
 vipuagent::Machine ToProto(const SimulatedMachine& machine) {
   vipuagent::Machine out;
   out.set_agent_id(machine.agent_id());
-  out.set_machine_type(MachineTypeName(machine.machine_type()));
+  out.set_machine_type(fabric::CliName(machine.machine_type()));
   for (const Attribute& detail : machine.details()) {
     vipuagent::Attribute* a = out.add_details();
     a->set_name(detail.name);
@@ -26,12 +27,13 @@ vipuagent::Machine ToProto(const SimulatedMachine& machine) {
     }
   }
   out.set_ipuof_port(machine.ipuof_port());
+  out.set_rdma_port(machine.rdma_port());
   return out;
 }
 
-void AppendHeld(const std::vector<HeldPartition>& held,
+void AppendHeld(const std::vector<fabric::HeldPartition>& held,
                 google::protobuf::RepeatedPtrField<vipuagent::HeldPartition>* out) {
-  for (const HeldPartition& h : held) {
+  for (const fabric::HeldPartition& h : held) {
     vipuagent::HeldPartition* wire = out->Add();
     wire->set_partition_id(h.partition_id);
     wire->set_generation(h.generation);

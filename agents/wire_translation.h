@@ -15,7 +15,7 @@ namespace vipu::agents {
 
 // The machine as it registers and answers GetInfo (ipuof_port included).
 vipuagent::Machine ToProto(const SimulatedMachine& machine);
-void AppendHeld(const std::vector<HeldPartition>& held,
+void AppendHeld(const std::vector<fabric::HeldPartition>& held,
                 google::protobuf::RepeatedPtrField<vipuagent::HeldPartition>* out);
 
 // INVALID_ARGUMENT naming the field when an enum value is not one we know.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "fabric/pods.h"
 #include "model/step_predictor.h"
 
@@ -100,10 +101,9 @@ absl::StatusOr<WorkloadRun> PredictRun(const WorkloadRequest& request, const Par
         absl::StrCat("steps: must be 1..", kMaxWorkloadSteps, ", got ", steps));
   }
   if (shape.size == 0) return absl::InvalidArgumentError("partition size: unknown (0)");
-  absl::StatusOr<model::Workload> workload = BuildWorkload(request, shape.size);
-  if (!workload.ok()) return workload.status();
+  ASSIGN_OR_RETURN(model::Workload workload, BuildWorkload(request, shape.size));
   const model::SystemSpec system = PartitionSystem(shape);
-  absl::StatusOr<model::StepPrediction> prediction = model::PredictStep(*workload, system);
+  absl::StatusOr<model::StepPrediction> prediction = model::PredictStep(workload, system);
   if (!prediction.ok()) {
     // The model names the workload field ("replicas: ..."); say where it came from.
     return absl::InvalidArgumentError(absl::StrCat("workload.", prediction.status().message()));

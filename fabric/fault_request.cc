@@ -4,6 +4,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "fabric/link_topology.h"
 #include "fabric/types.h"
 #include "fabric/validation.h"
@@ -45,7 +46,7 @@ absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name) {
 }
 
 absl::Status ValidateFaultRequest(const FaultRequest& r) {
-  if (absl::Status s = ValidateId("agent_id", r.agent_id); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateId("agent_id", r.agent_id));
   switch (r.kind) {
     case FaultKind::kIpuError:
     case FaultKind::kLinkDown:

@@ -77,7 +77,7 @@ std::vector<GcdConfig> BuildIpuofConfigs(const Partition& partition, const Clust
         const MachineEndpoint& e = it->second;
         d.ip = e.host;
         d.server_port = e.ipuof_port;
-        d.rdma_port = e.ipuof_port + 1;
+        d.rdma_port = e.rdma_port;
         if (p.ipu.ipu < e.chip_ids.size()) d.chip_id = e.chip_ids[p.ipu.ipu];
         d.gwsw_version = e.gwsw_version;
         d.ipum_sw_version = e.ipum_sw_version;

@@ -21,6 +21,9 @@ struct MachineEndpoint {
   std::string gwsw_version;
   std::string ipum_sw_version;
   std::vector<std::string> chip_ids;  // by IPU#, size kIpusPerMachine
+  // The RDMA port the machine reported; 0 when it has not (a machine that is
+  // not registered). Never derived from ipuof_port: each is its own port.
+  uint32_t rdma_port = 0;
 };
 
 struct IpuofDevice {

@@ -80,6 +80,8 @@ struct LinkCounts {
   uint32_t gw_links = 0;         // GW-Link pairs; 0 for a single ILD
 };
 
+// Owns its links. Immutable once built, so any number of threads may read
+// one at once: the server shares one per cluster.
 class LinkTopology {
  public:
   // Every link of the cluster. Mesh ILDs have no wrap links; a torus ILD of

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "fabric/validation.h"
 
 namespace vipu::fabric {
@@ -103,11 +104,7 @@ absl::StatusOr<Shape> ShapeFor(const ClusterLayout& layout, uint32_t size, uint3
           " IPUs, more than the ", ild_ipus, " IPUs of an ILD of cluster ", layout.cluster().id));
     }
   }
-  if (shape.num_ilds > layout.num_ilds()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "size: ", size, " IPUs need ", shape.num_ilds, " ILDs of ", ild_ipus, " IPUs; cluster ",
-        layout.cluster().id, " has ", layout.num_ilds(), " ILD(s)"));
-  }
+  RETURN_IF_ERROR(CheckIldCount(layout, size, shape.num_ilds, num_ilds != 0, "num_ilds"));
   shape.segment = size / shape.num_ilds;
   return shape;
 }
@@ -209,7 +206,7 @@ absl::StatusOr<std::vector<PartitionIpu>> PlaceExplicit(const ClusterLayout& lay
   for (const PartitionIpu& p : ipus) {
     if (Has(masks.used, p.ild, p.topology_id)) {
       return absl::ResourceExhaustedError(
-          absl::StrCat("ipus: ", Where(layout, p.ild, p.topology_id), " is already in use"));
+          absl::StrCat(Where(layout, p.ild, p.topology_id), " is already in use"));
     }
   }
   return ipus;
@@ -264,8 +261,7 @@ absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, con
                                                    masks.used.size(), " used"));
   }
   if (!request.explicit_ipus.empty()) return PlaceExplicit(layout, masks, request);
-  absl::StatusOr<Shape> shape = ShapeFor(layout, request.size, request.num_ilds);
-  if (!shape.ok()) return shape.status();
+  ASSIGN_OR_RETURN(Shape shape, ShapeFor(layout, request.size, request.num_ilds));
 
   // Free IPUs per ILD: on an allowed agent and not used.
   std::vector<uint64_t> free(layout.num_ilds(), 0);
@@ -274,23 +270,22 @@ absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, con
   }
 
   const uint32_t span = CeilPowerOfTwo(layout.ipus_per_ild());
-  if (shape->num_ilds == 1) {
+  if (shape.num_ilds == 1) {
     std::optional<uint32_t> best_ild;
     std::optional<Candidate> best;
     for (uint32_t ild = 0; ild < layout.num_ilds(); ++ild) {
-      std::optional<Candidate> c =
-          BestInIld(free[ild], shape->segment, layout.ipus_per_ild(), span);
+      std::optional<Candidate> c = BestInIld(free[ild], shape.segment, layout.ipus_per_ild(), span);
       if (c && (!best || c->score > best->score)) {
         best = c;
         best_ild = ild;
       }
     }
     if (!best) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "size: no free aligned block of ", request.size, " IPUs in one ILD of cluster ",
-          layout.cluster().id, " among the allowed agents"));
+      return absl::ResourceExhaustedError(absl::StrCat("no ILD of cluster ", layout.cluster().id,
+                                                       " has a free aligned block of ",
+                                                       request.size, " IPUs"));
     }
-    return Emit(layout, *best_ild, {best->start}, shape->segment);
+    return Emit(layout, *best_ild, {best->start}, shape.segment);
   }
 
   // Across ILDs the segments sit at the same topology ids in each of
@@ -300,19 +295,19 @@ absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, con
   // neighbourhoods win.
   std::optional<std::pair<uint32_t, uint32_t>> best;  // (first ILD, start)
   Score best_score{};
-  for (uint32_t first = 0; first + shape->num_ilds <= layout.num_ilds(); ++first) {
-    for (uint32_t start = 0; start + shape->segment <= layout.ipus_per_ild();
-         start += shape->segment) {
-      const uint64_t mask = BlockMask(start, shape->segment);
+  for (uint32_t first = 0; first + shape.num_ilds <= layout.num_ilds(); ++first) {
+    for (uint32_t start = 0; start + shape.segment <= layout.ipus_per_ild();
+         start += shape.segment) {
+      const uint64_t mask = BlockMask(start, shape.segment);
       Score total{};
       bool fits = true;
-      for (uint32_t i = 0; i < shape->num_ilds && fits; ++i) {
+      for (uint32_t i = 0; i < shape.num_ilds && fits; ++i) {
         const uint64_t f = free[first + i];
         if ((f & mask) != mask) {
           fits = false;
           break;
         }
-        const Score score = ScoreBlock(f, start, shape->segment, span);
+        const Score score = ScoreBlock(f, start, shape.segment, span);
         for (size_t l = 0; l < total.size(); ++l) total[l] += score[l];
       }
       if (fits && (!best || total > best_score)) {
@@ -323,13 +318,13 @@ absl::StatusOr<std::vector<PartitionIpu>> Place(const ClusterLayout& layout, con
   }
   if (!best) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "size: no ", shape->num_ilds, " consecutive ILDs of cluster ", layout.cluster().id,
-        " with a free aligned block of ", shape->segment,
+        "no ", shape.num_ilds, " consecutive ILDs of cluster ", layout.cluster().id,
+        " have a free aligned block of ", shape.segment,
         " IPUs at the same topology ids in each (GW-Links join only the same machine of "
-        "neighbouring ILDs) among the allowed agents"));
+        "neighbouring ILDs)"));
   }
-  return Emit(layout, best->first, std::vector<uint32_t>(shape->num_ilds, best->second),
-              shape->segment);
+  return Emit(layout, best->first, std::vector<uint32_t>(shape.num_ilds, best->second),
+              shape.segment);
 }
 
 }  // namespace vipu::fabric

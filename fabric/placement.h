@@ -28,7 +28,10 @@ struct PlacementRequest {
 // INVALID_ARGUMENT (size/num_ilds impossible on this cluster, explicit IPUs
 // not an aligned block, outside the allocation, or duplicated),
 // ALREADY_EXISTS is never returned; an explicit IPU that is used gives
-// RESOURCE_EXHAUSTED naming it.
+// RESOURCE_EXHAUSTED naming it. A RESOURCE_EXHAUSTED message is a clause
+// about the pod ("no ILD of cluster pod64 has a free aligned block of 16
+// IPUs") with no field prefix: the caller knows what it asked for and which
+// agents it allowed, and says so around it.
 // Choice: best fit, buddy style (the block whose enclosing aligned 2x, 4x, ..
 // blocks up to the ILD are the most used; ties: lowest ILD, lowest offset).
 // Multi-ILD: consecutive ILDs, with the segment at the same aligned offset in

@@ -14,6 +14,8 @@
 
 namespace vipu::fabric {
 
+// Owns a copy of the cluster. Immutable once built, so any number of threads
+// may read one at once.
 class ClusterLayout {
  public:
   // INVALID_ARGUMENT when the agents cannot be split into num_ilds equal ILDs
@@ -56,8 +58,8 @@ class ClusterLayout {
 // from the previous one, so a sweep over a sorted list of the cluster's
 // 16,384 machines costs a few string comparisons per machine instead of a
 // hash lookup each. An id smaller than the previous one starts
-// again from the beginning: still right, only slower. Holds a reference to
-// the layout.
+// again from the beginning: still right, only slower. Borrows the layout,
+// which must outlive it. Not thread-safe: one sweep per cursor.
 class SortedAgentCursor {
  public:
   explicit SortedAgentCursor(const ClusterLayout& layout) : layout_(layout) {}

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "fabric/enum_names.h"
 
 namespace vipu::fabric {
@@ -80,12 +81,12 @@ absl::Status ValidateId(std::string_view field_view, std::string_view id_view) {
 }
 
 absl::Status ValidatePartitionRequest(const PartitionRequest& request) {
-  if (absl::Status s = ValidateId("id", request.id); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateId("id", request.id));
   if (!request.cluster_id.empty()) {
-    if (absl::Status s = ValidateId("cluster_id", request.cluster_id); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateId("cluster_id", request.cluster_id));
   }
   if (!request.allocation_id.empty()) {
-    if (absl::Status s = ValidateId("allocation_id", request.allocation_id); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateId("allocation_id", request.allocation_id));
   }
   const uint32_t size = request.size;
   if (size < 1 || size > kMaxPartitionSize) {
@@ -158,20 +159,31 @@ absl::Status ValidatePartitionRequest(const PartitionRequest& request) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
-                                                 const ClusterLayout& layout) {
-  if (absl::Status s = ValidatePartitionRequest(request); !s.ok()) return s;
-  PartitionRequest out = request;
+absl::Status CheckIldCount(const ClusterLayout& layout, uint32_t size, uint32_t num_ilds,
+                           bool asked, std::string_view ilds_field) {
+  const uint32_t has = layout.num_ilds();
+  if (num_ilds <= has) return absl::OkStatus();
+  const std::string ilds = absl::StrCat(has, has == 1 ? " ILD" : " ILDs");
+  const std::string& cluster = layout.cluster().id;
+  // Said in terms of what the caller chose: a count of ILDs it asked for
+  // is the fault, not the size, which may well fit one ILD.
+  if (asked) {
+    return Invalid(absl::StrCat(std::string(ilds_field), ": ", num_ilds,
+                                " ILDs asked for, but cluster ", cluster, " has only ", ilds));
+  }
+  return Invalid(absl::StrCat("size: ", size, " IPUs are more than cluster ", cluster, " holds (",
+                              ilds, " of ", layout.ipus_per_ild(), " IPUs)"));
+}
+
+namespace {
+
+// The ILDs `request` spans: those of its listed IPUs, else as few as hold
+// its size. Returns the IPUs of one ILD's segment.
+absl::StatusOr<uint32_t> ResolveIlds(const PartitionRequest& request, const ClusterLayout& layout,
+                                     PartitionRequest* out) {
   const uint32_t size = request.size;
   const uint32_t ild_ipus = layout.ipus_per_ild();
   const std::string& cluster = layout.cluster().id;
-
-  if (out.num_gcds == 0) out.num_gcds = 1;
-  if (out.num_replicas == 0) out.num_replicas = out.num_gcds;
-  if (out.sync_type == SyncType::kUndefined) {
-    out.sync_type = out.reconfigurable ? SyncType::kGs2Default : SyncType::kPodNativeDefault;
-  }
-
   if (!request.ipus.empty()) {
     std::set<uint32_t> ilds;
     for (const PartitionIpu& p : request.ipus) ilds.insert(p.ild);
@@ -183,22 +195,73 @@ absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request
     if (!IsPowerOfTwo(spanned)) {
       return Invalid(absl::StrCat("ipus: must span a power-of-two number of ILDs, got ", spanned));
     }
-    out.num_ilds = spanned;
-  } else if (out.num_ilds == 0) {
+    out->num_ilds = spanned;
+  } else if (out->num_ilds == 0) {
     // As few ILDs as possible (ceil(size / ILD size) for power-of-two ILDs).
-    out.num_ilds = 1;
-    while (size / out.num_ilds > ild_ipus) out.num_ilds *= 2;
+    out->num_ilds = 1;
+    while (size / out->num_ilds > ild_ipus) out->num_ilds *= 2;
   }
-  const uint32_t segment = size / out.num_ilds;
+  const uint32_t segment = size / out->num_ilds;
   if (segment > ild_ipus) {
-    return Invalid(absl::StrCat("num_ipulink_segments: ", out.num_ilds, " ILD(s) give segments of ",
-                                segment, " IPUs, more than the ", ild_ipus,
-                                " IPUs of an ILD of cluster ", cluster));
+    return Invalid(absl::StrCat("num_ipulink_segments: ", out->num_ilds,
+                                " ILD(s) give segments of ", segment, " IPUs, more than the ",
+                                ild_ipus, " IPUs of an ILD of cluster ", cluster));
   }
-  if (out.num_ilds > layout.num_ilds()) {
-    return Invalid(absl::StrCat("size: ", size, " IPUs need ", out.num_ilds, " ILDs of ", ild_ipus,
-                                " IPUs; cluster ", cluster, " has ", layout.num_ilds(), " ILD(s)"));
+  return segment;
+}
+
+// The GW-Link routing of `out`, which spans out->num_ilds ILDs of `layout`:
+// none for one ILD, else the default of the cluster's GW-Link topology or
+// the one asked for when that topology has it.
+absl::Status ResolveGwRouting(const ClusterLayout& layout, PartitionRequest* out) {
+  const std::string& cluster = layout.cluster().id;
+  const ClusterTopology gw = layout.cluster().cluster_topology;
+  if (out->num_ilds == 1) {
+    if (out->gw_routing != GwRoutingType::kUndefined) {
+      return Invalid(absl::StrCat("gw_routing_type: ", TableName(out->gw_routing),
+                                  " applies only to partitions spanning more than one ILD"));
+    }
+  } else if (out->gw_routing == GwRoutingType::kUndefined) {
+    if (gw == ClusterTopology::kLooped) {
+      out->gw_routing = GwRoutingType::kRing;
+    } else if (gw == ClusterTopology::kSwitched) {
+      out->gw_routing = GwRoutingType::kSwRing;
+    } else {
+      return Invalid(absl::StrCat("num_ipulink_segments: cluster ", cluster,
+                                  " has no GW-Link topology (looped or switched), so a "
+                                  "partition cannot span ILDs"));
+    }
+  } else if (out->gw_routing == GwRoutingType::kRing && gw != ClusterTopology::kLooped) {
+    return Invalid(
+        absl::StrCat("gw_routing_type: RING requires a looped cluster topology; cluster ", cluster,
+                     " is ", CliName(gw)));
+  } else if (out->gw_routing == GwRoutingType::kSwRing && gw != ClusterTopology::kSwitched) {
+    return Invalid(
+        absl::StrCat("gw_routing_type: SWRING requires a switched cluster topology; cluster ",
+                     cluster, " is ", CliName(gw)));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
+                                                 const ClusterLayout& layout) {
+  RETURN_IF_ERROR(ValidatePartitionRequest(request));
+  PartitionRequest out = request;
+  const uint32_t size = request.size;
+  const uint32_t ild_ipus = layout.ipus_per_ild();
+  const std::string& cluster = layout.cluster().id;
+
+  if (out.num_gcds == 0) out.num_gcds = 1;
+  if (out.num_replicas == 0) out.num_replicas = out.num_gcds;
+  if (out.sync_type == SyncType::kUndefined) {
+    out.sync_type = out.reconfigurable ? SyncType::kGs2Default : SyncType::kPodNativeDefault;
+  }
+
+  ASSIGN_OR_RETURN(const uint32_t segment, ResolveIlds(request, layout, &out));
+  RETURN_IF_ERROR(
+      CheckIldCount(layout, size, out.num_ilds, request.num_ilds != 0, "num_ipulink_segments"));
 
   const bool whole_torus_ild =
       segment == ild_ipus && layout.cluster().topology == IldTopology::kTorus;
@@ -217,31 +280,7 @@ absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request
                      CliName(layout.cluster().topology), "), got segments of ", segment));
   }
 
-  const ClusterTopology gw = layout.cluster().cluster_topology;
-  if (out.num_ilds == 1) {
-    if (out.gw_routing != GwRoutingType::kUndefined) {
-      return Invalid(absl::StrCat("gw_routing_type: ", TableName(out.gw_routing),
-                                  " applies only to partitions spanning more than one ILD"));
-    }
-  } else if (out.gw_routing == GwRoutingType::kUndefined) {
-    if (gw == ClusterTopology::kLooped) {
-      out.gw_routing = GwRoutingType::kRing;
-    } else if (gw == ClusterTopology::kSwitched) {
-      out.gw_routing = GwRoutingType::kSwRing;
-    } else {
-      return Invalid(absl::StrCat("num_ipulink_segments: cluster ", cluster,
-                                  " has no GW-Link topology (looped or switched), so a "
-                                  "partition cannot span ILDs"));
-    }
-  } else if (out.gw_routing == GwRoutingType::kRing && gw != ClusterTopology::kLooped) {
-    return Invalid(
-        absl::StrCat("gw_routing_type: RING requires a looped cluster topology; cluster ", cluster,
-                     " is ", CliName(gw)));
-  } else if (out.gw_routing == GwRoutingType::kSwRing && gw != ClusterTopology::kSwitched) {
-    return Invalid(
-        absl::StrCat("gw_routing_type: SWRING requires a switched cluster topology; cluster ",
-                     cluster, " is ", CliName(gw)));
-  }
+  RETURN_IF_ERROR(ResolveGwRouting(layout, &out));
   return out;
 }
 

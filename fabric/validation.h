@@ -40,6 +40,12 @@ absl::Status ValidatePartitionRequest(const PartitionRequest& request);
 absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
                                                  const ClusterLayout& layout);
 
+// OK when `num_ilds` ILDs fit the cluster of `layout`; otherwise
+// INVALID_ARGUMENT saying what is too many: the ILDs asked for, under
+// `ilds_field`, when `asked`; else the size, which needs them.
+absl::Status CheckIldCount(const ClusterLayout& layout, uint32_t size, uint32_t num_ilds,
+                           bool asked, std::string_view ilds_field);
+
 // The partition a resolved request (ResolveDefaults' result) describes, on
 // `ipus`: its id and every setting the client chose or was given. Where it
 // lives (cluster, allocation), who owns it, its state, generation and times

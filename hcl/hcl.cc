@@ -77,8 +77,7 @@ bool ParseValue(absl::string_view value, const std::string& key, std::string* ou
 }  // namespace
 
 absl::StatusOr<std::vector<Entry>> Parse(absl::string_view text, absl::string_view file_name,
-                                         const std::set<std::string>& allowed_keys,
-                                         Repeats repeats) {
+                                         const std::set<std::string>& allowed_keys) {
   std::vector<Entry> entries;
   std::map<std::string, int> seen;  // key -> line of its first setting
   int line_number = 0;
@@ -100,7 +99,7 @@ absl::StatusOr<std::vector<Entry>> Parse(absl::string_view text, absl::string_vi
       return fail(absl::StrCat("unknown key '", key,
                                "' (known keys: ", absl::StrJoin(allowed_keys, ", "), ")"));
     }
-    if (auto it = seen.find(key); it != seen.end() && repeats == Repeats::kRefused) {
+    if (auto it = seen.find(key); it != seen.end()) {
       return fail(absl::StrCat("key '", key, "' is already set on line ", it->second));
     }
     std::string value;

@@ -22,18 +22,13 @@ struct Entry {
   int line = 0;  // 1-based line in the file
 };
 
-// What a key given twice means. The CLI keeps the last value; the server
-// refuses the file, since one of two settings would be ignored silently.
-enum class Repeats { kLastWins, kRefused };
-
-// Parses `text`; entries come in file order (with kLastWins a repeated key
-// has one entry per line it is on, the last one last). A malformed line, a
-// key outside `allowed_keys` or, with kRefused, a repeated key is
-// INVALID_ARGUMENT "<file_name>:<line>: <what>", so that a typo in a key
-// never falls back silently to a default.
+// Parses `text`; entries come in file order, each key at most once. A
+// malformed line, a key outside `allowed_keys` or a key given twice is
+// INVALID_ARGUMENT "<file_name>:<line>: <what>" (a repeat names the line of
+// the first setting too), so that a typo in a key never falls back silently
+// to a default and neither of two settings is ignored silently.
 absl::StatusOr<std::vector<Entry>> Parse(absl::string_view text, absl::string_view file_name,
-                                         const std::set<std::string>& allowed_keys,
-                                         Repeats repeats);
+                                         const std::set<std::string>& allowed_keys);
 
 // The bytes of the file at `path`: NOT_FOUND when it does not exist,
 // INVALID_ARGUMENT when it is a directory or cannot be read. Messages are

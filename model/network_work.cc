@@ -33,6 +33,11 @@ UnitWork TransformerLayer(const Workload& w, uint32_t index) {
   u.params = 4 * h * h + 2 * h * ffn + 9 * h + ffn;
   u.param_tensors = 16;
   u.output_bytes = tokens * h * kBytesPerValue;
+  // Per token: the layer input (QKV weight gradient); Q, K and V (score and
+  // value gradients); the attention output (projection weight gradient);
+  // the FFN input; the GELU output (second FFN weight gradient); and the
+  // attention probabilities, one per head and key position.
+  u.saved_bytes = tokens * (6 * h + ffn + static_cast<double>(t.heads) * s) * kBytesPerValue;
   u.recomputed = w.recompute;
   return u;
 }
@@ -63,6 +68,7 @@ void BuildTransformer(const Workload& w, NetworkWork& net) {
     head.ops = 6;
     head.params = 2 * h;  // final layer norm; projection is the embedding
     head.param_tensors = 2;
+    head.saved_bytes = tokens * h * kBytesPerValue;  // the projection's input
   } else {
     const double masked = mb * t.masked_tokens;
     head.name = "mlm+nsp heads";
@@ -71,6 +77,8 @@ void BuildTransformer(const Workload& w, NetworkWork& net) {
     head.ops = 12;
     head.params = h * h + 3 * h + v + h * h + h + 2 * h + 2;
     head.param_tensors = 8;
+    // The inputs of the two MLM products and of the two NSP ones.
+    head.saved_bytes = 2 * (masked + mb) * h * kBytesPerValue;
   }
   // Token ids, positions, segments, attention mask (int32) and labels.
   const double label_values = t.decoder ? w.seq_len : 2.0 * t.masked_tokens + 1;
@@ -82,13 +90,18 @@ struct ConvSpec {
   double in_ch, out_ch, kernel, stride, in_hw;
 };
 
-void AddConv(const ConvSpec& c, double mb, UnitWork& u, double bn_relu_touches) {
+// `input_kept` when another convolution of the unit already keeps the same
+// input (a block's projection shortcut reads the block input too).
+void AddConv(const ConvSpec& c, double mb, UnitWork& u, double bn_relu_touches,
+             bool input_kept = false) {
   const double out_hw = std::ceil(c.in_hw / c.stride);
   const double rows = mb * out_hw * out_hw;
   u.gemms.push_back({rows, c.in_ch * c.kernel * c.kernel, c.out_ch});
   u.elementwise_bytes += rows * c.out_ch * bn_relu_touches * kBytesPerTouch;
   u.params += c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch;
   u.param_tensors += 3;
+  // The weight gradient reads the input map (not its im2col expansion).
+  if (!input_kept) u.saved_bytes += mb * c.in_hw * c.in_hw * c.in_ch * kBytesPerValue;
 }
 
 void BuildResNet(const Workload& w, NetworkWork& net) {
@@ -124,7 +137,7 @@ void BuildResNet(const Workload& w, NetworkWork& net) {
       AddConv({mid, 4 * mid, 1, 1, out_hw}, mb, u, 5);
       u.ops = 13;
       if (b == 0) {
-        AddConv({in_ch, 4 * mid, 1, stride, hw}, mb, u, 3);
+        AddConv({in_ch, 4 * mid, 1, stride, hw}, mb, u, 3, /*input_kept=*/true);
         u.ops += 3;
       }
       u.output_bytes = mb * out_hw * out_hw * 4 * mid * kBytesPerValue;
@@ -143,6 +156,7 @@ void BuildResNet(const Workload& w, NetworkWork& net) {
   head.ops = 4;
   head.params = in_ch * cn.classes + cn.classes;
   head.param_tensors = 2;
+  head.saved_bytes = mb * in_ch * kBytesPerValue;  // the pooled features, the FC's input
   // uint8 RGB image and an int32 label.
   net.input_bytes_per_sample = img * img * 3 + 4;
 }

@@ -29,6 +29,11 @@ struct UnitWork {
   double params = 0;
   double param_tensors = 0;
   double output_bytes = 0;  // activations sent to the next unit
+  // Activations of one micro-batch the backward pass reads when the unit is
+  // not recomputed: the operands of its matrix and attention products that
+  // their gradients need. Element-wise ops (norms, GELU, dropout, ReLU) are
+  // taken as fused with or recomputed from these, so nothing more counts.
+  double saved_bytes = 0;
   bool recomputed = false;  // recomputed in the backward pass
 };
 

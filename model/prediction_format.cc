@@ -113,6 +113,68 @@ std::string PredictionJson(const Workload& w, const SystemSpec& sys, const StepP
   return j;
 }
 
+namespace {
+
+// Decimal megabytes, as the IPU's 900 MB is quoted.
+std::string Mb(double bytes) { return absl::StrFormat("%.1f", bytes / 1e6); }
+
+constexpr std::string_view kNotCounted = "code, vertex state, exchange buffers, op temporaries";
+
+}  // namespace
+
+std::string MemoryJson(const MemoryEstimate& m) {
+  std::string j =
+      absl::StrCat("{\"capacity_bytes\":", Num(m.capacity_bytes), ",\"fits\":", Bool(m.fits),
+                   ",\"fullest_ipu\":", m.ipus.empty() ? 0 : m.ipus[m.fullest].ipu,
+                   ",\"counted\":\"weights, gradients, on-chip optimizer state, "
+                   "activations kept for the backward pass\"",
+                   ",\"not_counted\":", Quote(kNotCounted), ",\"ipus\":[");
+  for (size_t i = 0; i < m.ipus.size(); ++i) {
+    const IpuMemory& u = m.ipus[i];
+    absl::StrAppend(&j, i ? "," : "", "{\"ipu\":", u.ipu,
+                    ",\"weights_bytes\":", Num(u.weights_bytes),
+                    ",\"gradients_bytes\":", Num(u.gradients_bytes),
+                    ",\"optimizer_bytes\":", Num(u.optimizer_bytes),
+                    ",\"activations_bytes\":", Num(u.activations_bytes),
+                    ",\"total_bytes\":", Num(u.TotalBytes()), "}");
+  }
+  j += "]}";
+  return j;
+}
+
+std::string MemoryText(const MemoryEstimate& m) {
+  if (m.ipus.empty()) return "";
+  const IpuMemory& top = m.ipus[m.fullest];
+  std::string t;
+  absl::StrAppendFormat(&t, "memory         IPU %u, the fullest, needs at least %s of its %s MB",
+                        top.ipu, Mb(top.TotalBytes()), Mb(m.capacity_bytes));
+  if (m.fits) {
+    absl::StrAppendFormat(&t, "; the other %s MB must hold what is not counted:\n",
+                          Mb(m.capacity_bytes - top.TotalBytes()));
+  } else {
+    absl::StrAppend(&t, ": it does not fit, before what is not counted:\n");
+  }
+  absl::StrAppendFormat(&t, "               %s\n", kNotCounted);
+  absl::StrAppendFormat(&t, "%-4s %10s %10s %10s %12s %10s  (MB)\n", "IPU", "weights", "gradients",
+                        "optimizer", "activations", "total");
+  for (const IpuMemory& u : m.ipus) {
+    absl::StrAppendFormat(&t, "%-4u %10s %10s %10s %12s %10s\n", u.ipu, Mb(u.weights_bytes),
+                          Mb(u.gradients_bytes), Mb(u.optimizer_bytes), Mb(u.activations_bytes),
+                          Mb(u.TotalBytes()));
+  }
+  return t;
+}
+
+std::string MemoryRefusal(const MemoryEstimate& m) {
+  if (m.ipus.empty()) return "";
+  const IpuMemory& top = m.ipus[m.fullest];
+  return absl::StrCat("memory: IPU ", top.ipu, " needs at least ", Mb(top.TotalBytes()),
+                      " MB, more than its ", Mb(m.capacity_bytes), " MB (weights ",
+                      Mb(top.weights_bytes), ", gradients ", Mb(top.gradients_bytes),
+                      ", optimizer state ", Mb(top.optimizer_bytes), ", activations ",
+                      Mb(top.activations_bytes), " MB)");
+}
+
 std::string PredictionText(const Workload& w, const SystemSpec& sys, const StepPrediction& p) {
   const bool tf = w.family == ModelFamily::kTransformer;
   std::string t;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "model/ipu_memory.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
 #include "model/workload.h"
@@ -20,6 +21,18 @@ std::string PredictionJson(const Workload& workload, const SystemSpec& system,
 // A few lines of totals and a table of the stages.
 std::string PredictionText(const Workload& workload, const SystemSpec& system,
                            const StepPrediction& prediction);
+
+// The memory count as a JSON object: capacity, whether it fits, what is
+// and is not counted, and bytes per IPU.
+std::string MemoryJson(const MemoryEstimate& memory);
+
+// The memory count as text: the fullest IPU against its memory, what the
+// count leaves out, and one line per IPU.
+std::string MemoryText(const MemoryEstimate& memory);
+
+// Why `memory` does not fit, in one line: the fullest IPU, what it needs
+// and its memory.
+std::string MemoryRefusal(const MemoryEstimate& memory);
 
 }  // namespace vipu::fabric::model
 

@@ -115,6 +115,231 @@ absl::Status ValidateShape(const Workload& w) {
   return absl::OkStatus();
 }
 
+// Per-micro-batch training seconds of the pipeline units and of the parts
+// placed around them (the first unit, e.g. the embedding, and the heads).
+struct UnitTimes {
+  std::vector<UnitSeconds> units;
+  UnitSeconds first;
+  UnitSeconds head;
+  uint32_t head_ipu = 0;
+};
+
+UnitTimes TimeUnits(const NetworkWork& net, uint32_t n_ipus, const SystemSpec& sys,
+                    const Calibration& cal) {
+  UnitTimes t;
+  t.units.reserve(net.units.size());
+  for (const UnitWork& u : net.units) t.units.push_back(TrainingSeconds(u, sys, cal));
+  t.first = TrainingSeconds(net.first, sys, cal);
+  t.head = TrainingSeconds(net.head, sys, cal);
+  t.head_ipu = net.head_on_first_ipu ? 0 : n_ipus - 1;
+  return t;
+}
+
+// Layers per IPU balancing the training times, the first unit and the heads
+// weighing on the IPUs that hold them.
+std::vector<uint32_t> BalancedSplit(const UnitTimes& t, uint32_t n_ipus) {
+  std::vector<double> unit_total;
+  for (const UnitSeconds& u : t.units) unit_total.push_back(u.Total());
+  double first_extra = t.first.Total();
+  double last_extra = 0;
+  (t.head_ipu == 0 ? first_extra : last_extra) += t.head.Total();
+  return BalanceLayers(unit_total, first_extra, last_extra, n_ipus);
+}
+
+// What the timing of every stage shares.
+struct StageContext {
+  const Workload& w;
+  const SystemSpec& sys;
+  const Calibration& cal;
+  const NetworkWork& net;
+  const UnitTimes& times;
+  ReplicaLayout layout;
+  double hop_bps = 0;        // one pipeline hop, activations or gradients
+  double shard = 1;          // replicas sharing each optimizer state
+  double state_bytes = 0;    // optimizer state per parameter
+  double update_passes = 1;  // passes over the weights per update
+};
+
+StageContext ContextFor(const Workload& w, const SystemSpec& sys, const Calibration& cal,
+                        const NetworkWork& net, const UnitTimes& times) {
+  StageContext c{w, sys, cal, net, times, LayoutFor(w.replicas, w.ipus_per_replica, sys)};
+  c.hop_bps = cal.links_per_hop * sys.ipu_link_bps * cal.link_efficiency;
+  c.shard = w.replicated_tensor_sharding ? std::max<uint32_t>(1, w.replicas / c.layout.ilds) : 1;
+  c.state_bytes = StateBytesPerParam(w.optimizer);
+  c.update_passes = w.optimizer == Optimizer::kLamb ? 2 : 1;
+  return c;
+}
+
+// What one IPU holds: the summed seconds, parameters and tensors of its
+// units, and the size of the activations it passes on.
+struct StageLoad {
+  UnitSeconds seconds;
+  double params = 0;
+  double tensors = 0;
+  double out_bytes = 0;
+};
+
+// Sums stage `st`'s units, from `next_unit` on, which it advances past them.
+StageLoad LoadStage(const StageContext& c, StageTime& st, size_t& next_unit) {
+  const NetworkWork& net = c.net;
+  StageLoad load;
+  load.out_bytes = net.first.output_bytes;
+  if (st.ipu == 0) {
+    load.seconds += c.times.first;
+    load.params += net.first.params;
+    load.tensors += net.first.param_tensors;
+    st.extras.push_back(net.first.name);
+  }
+  for (uint32_t k = 0; k < st.layers; ++k, ++next_unit) {
+    load.seconds += c.times.units[next_unit];
+    load.params += net.units[next_unit].params;
+    load.tensors += net.units[next_unit].param_tensors;
+    load.out_bytes = net.units[next_unit].output_bytes;
+  }
+  if (st.ipu == c.times.head_ipu) {
+    load.seconds += c.times.head;
+    load.params += net.head.params;
+    load.tensors += net.head.param_tensors;
+    st.extras.push_back(net.head.name);
+  }
+  return load;
+}
+
+// Fills stage `st`'s per-micro-batch times and its per-iteration gradient
+// reduction and weight update; returns the reduction's split by link kind.
+CollectiveTime TimeStage(const StageContext& c, const StageLoad& load, StageTime& st) {
+  const Workload& w = c.w;
+  const SystemSpec& sys = c.sys;
+  const Calibration& cal = c.cal;
+  const uint32_t n_ipus = w.ipus_per_replica;
+  st.params = load.params;
+  st.matmul_s = load.seconds.matmul;
+  st.attention_s = load.seconds.attention;
+  st.elementwise_s = load.seconds.elementwise;
+  st.op_overhead_s = load.seconds.overhead;
+  st.micro_batch_compute_s = load.seconds.Total();
+  // Each IPU passes its activations on and the gradients back at once,
+  // one direction each; a transformer's last IPU returns to the heads.
+  const bool transformer = w.family == ModelFamily::kTransformer;
+  const bool sends = n_ipus > 1 && (st.ipu + 1 < n_ipus || transformer);
+  if (sends) st.micro_batch_exchange_s = load.out_bytes / c.hop_bps + sys.ipu_link_latency_s;
+
+  const CollectiveTime ct = GradientReductionTime(2 * load.params, c.layout, sys, cal);
+  st.collectives_s = ct.total_s;
+  const double local = load.params / c.shard;
+  const double onchip = local * c.update_passes * (6 + 2 * c.state_bytes) /
+                        (sys.sram_bandwidth_bps * cal.elementwise_efficiency);
+  const double offchip = w.optimizer_state_offchip
+                             ? 2 * local * c.state_bytes /
+                                   (sys.streaming_memory_bps_per_ipu * cal.streaming_efficiency)
+                             : 0;
+  st.weight_update_s =
+      onchip + offchip + load.tensors * OpsPerTensor(w.optimizer) * cal.op_overhead_s;
+  return ct;
+}
+
+// The slowest stage's figures, which set the step's.
+struct Slowest {
+  double beat_work = 0;  // compute and exchange of one micro-batch
+  double collectives = 0;
+  double ipu_link = 0;  // of the slowest reduction
+  double gw = 0;        // of the slowest reduction
+  double update = 0;
+};
+
+Slowest TimeStages(const StageContext& c, StepPrediction& p) {
+  const uint32_t n_ipus = c.w.ipus_per_replica;
+  p.stages.resize(n_ipus);
+  size_t next_unit = 0;
+  Slowest slowest;
+  for (uint32_t i = 0; i < n_ipus; ++i) {
+    StageTime& st = p.stages[i];
+    st.ipu = i;
+    st.layers = p.layers_per_ipu[i];
+    const StageLoad load = LoadStage(c, st, next_unit);
+    const CollectiveTime ct = TimeStage(c, load, st);
+    slowest.beat_work =
+        std::max(slowest.beat_work, st.micro_batch_compute_s + st.micro_batch_exchange_s);
+    if (ct.total_s > slowest.collectives) {
+      slowest.collectives = ct.total_s;
+      slowest.ipu_link = ct.ipu_link_s;
+      slowest.gw = ct.gw_link_s;
+    }
+    slowest.update = std::max(slowest.update, st.weight_update_s);
+  }
+  return slowest;
+}
+
+// The pipeline, reduction and update totals of a step; returns their sum,
+// the time on the IPUs.
+double SetDeviceTimes(const Workload& w, const Slowest& slowest, const Calibration& cal,
+                      StepPrediction& p) {
+  const uint32_t n_ipus = w.ipus_per_replica;
+  const bool transformer = w.family == ModelFamily::kTransformer;
+  p.pipeline_stages = n_ipus + ((transformer && n_ipus > 1) ? 1 : 0);
+  p.beats_per_iteration = w.grad_accum + 2 * (p.pipeline_stages - 1);
+  p.beat_s = slowest.beat_work + cal.micro_batch_overhead_s;
+  p.pipeline_s = w.device_iterations * p.beats_per_iteration * p.beat_s;
+  p.collectives_s = w.device_iterations * slowest.collectives;
+  p.ipu_link_collectives_s = w.device_iterations * slowest.ipu_link;
+  p.gw_link_collectives_s = w.device_iterations * slowest.gw;
+  p.weight_update_s = w.device_iterations * slowest.update;
+  return p.pipeline_s + p.collectives_s + p.weight_update_s;
+}
+
+// The host side and the step time, the slower of the IPUs and the hosts;
+// returns the hosts' time (input streams or the data loader).
+double SetHostTimes(const Workload& w, const SystemSpec& sys, const Calibration& cal,
+                    const NetworkWork& net, double device_s, StepPrediction& p) {
+  p.ipus_used = w.replicas * w.ipus_per_replica;
+  p.samples_per_step =
+      static_cast<uint64_t>(w.replicas) * w.grad_accum * w.micro_batch * w.device_iterations;
+  const double samples = static_cast<double>(p.samples_per_step);
+  const double machines = std::ceil(p.ipus_used / static_cast<double>(kIpusPerMachine));
+  // Input streams are prefetched while the IPUs compute, so they only cost
+  // time when they are the slower side.
+  p.host_io_s = samples * net.input_bytes_per_sample /
+                (machines * sys.host_link_bps_per_machine * cal.ethernet_efficiency);
+  const double loader_s =
+      w.host_loader_samples_per_s > 0 ? samples / w.host_loader_samples_per_s : 0;
+  const double host_limit = std::max(p.host_io_s, loader_s);
+  p.host_bound = host_limit > device_s;
+  p.host_overhead_s = cal.host_step_overhead_s;
+  p.step_time_s = std::max(device_s, host_limit) + p.host_overhead_s;
+  return host_limit;
+}
+
+void SetThroughput(const Workload& w, const SystemSpec& sys, const NetworkWork& net,
+                   StepPrediction& p) {
+  const bool transformer = w.family == ModelFamily::kTransformer;
+  const double samples = static_cast<double>(p.samples_per_step);
+  p.samples_per_sec = samples / p.step_time_s;
+  p.sequences_per_sec = p.samples_per_sec * (transformer ? w.packing : 1.0);
+  p.tokens_per_sec = transformer ? p.samples_per_sec * w.seq_len : 0;
+  p.model_flops_per_sample = 3 * net.forward_flops_per_sample;
+  p.model_tflops_per_ipu = p.samples_per_sec * p.model_flops_per_sample / p.ipus_used / 1e12;
+  p.model_flops_utilization = p.model_tflops_per_ipu * 1e12 / sys.peak_fp16_flops;
+}
+
+// Each stage's share of the whole step: its per-micro-batch and
+// per-iteration times multiplied out, the rest idle.
+void SpreadOverStep(const Workload& w, double device_s, double host_limit, StepPrediction& p) {
+  const double iterations = w.device_iterations;
+  const double micro_batches = iterations * w.grad_accum;
+  double max_exchange = 0;
+  for (StageTime& st : p.stages) {
+    st.compute_s = micro_batches * st.micro_batch_compute_s;
+    st.exchange_s = micro_batches * st.micro_batch_exchange_s;
+    st.collectives_s *= iterations;
+    st.weight_update_s *= iterations;
+    st.host_s = p.host_overhead_s + std::max(0.0, host_limit - device_s);
+    st.idle_s = std::max(0.0, p.step_time_s - st.compute_s - st.exchange_s - st.collectives_s -
+                                  st.weight_update_s - st.host_s);
+    max_exchange = std::max(max_exchange, st.exchange_s);
+  }
+  p.communication_fraction = (max_exchange + p.collectives_s) / p.step_time_s;
+}
+
 }  // namespace
 
 absl::Status ValidateWorkload(const Workload& w, const SystemSpec& sys) {
@@ -162,146 +387,19 @@ absl::StatusOr<StepPrediction> PredictStep(const Workload& w, const SystemSpec& 
                                            const Calibration& cal) {
   if (absl::Status s = ValidateWorkload(w, sys); !s.ok()) return s;
   const NetworkWork net = BuildNetworkWork(w);
-  const uint32_t n_ipus = w.ipus_per_replica;
-  const bool transformer = w.family == ModelFamily::kTransformer;
-
   // Per-unit training times drive both the split and the stage totals.
-  std::vector<UnitSeconds> unit_s;
-  std::vector<double> unit_total;
-  unit_s.reserve(net.units.size());
-  for (const UnitWork& u : net.units) {
-    unit_s.push_back(TrainingSeconds(u, sys, cal));
-    unit_total.push_back(unit_s.back().Total());
-  }
-  const UnitSeconds first_s = TrainingSeconds(net.first, sys, cal);
-  const UnitSeconds head_s = TrainingSeconds(net.head, sys, cal);
-  const uint32_t head_ipu = net.head_on_first_ipu ? 0 : n_ipus - 1;
-
+  const UnitTimes times = TimeUnits(net, w.ipus_per_replica, sys, cal);
   StepPrediction p;
   p.layers_auto_balanced = w.layers_per_ipu.empty();
-  if (p.layers_auto_balanced) {
-    double first_extra = first_s.Total();
-    double last_extra = 0;
-    (head_ipu == 0 ? first_extra : last_extra) += head_s.Total();
-    p.layers_per_ipu = BalanceLayers(unit_total, first_extra, last_extra, n_ipus);
-  } else {
-    p.layers_per_ipu = w.layers_per_ipu;
-  }
-
-  const ReplicaLayout layout = LayoutFor(w.replicas, n_ipus, sys);
-  const double hop_bps = cal.links_per_hop * sys.ipu_link_bps * cal.link_efficiency;
-  const double shard =
-      w.replicated_tensor_sharding ? std::max<uint32_t>(1, w.replicas / layout.ilds) : 1;
-  const double state_bytes = StateBytesPerParam(w.optimizer);
-  const double update_passes = w.optimizer == Optimizer::kLamb ? 2 : 1;
-
-  p.stages.resize(n_ipus);
-  size_t next_unit = 0;
-  double beat_work = 0;
-  double max_collectives = 0, max_ipu_link = 0, max_gw = 0, max_update = 0;
-  for (uint32_t i = 0; i < n_ipus; ++i) {
-    StageTime& st = p.stages[i];
-    st.ipu = i;
-    st.layers = p.layers_per_ipu[i];
-    UnitSeconds sum;
-    double params = 0, tensors = 0;
-    double out_bytes = net.first.output_bytes;
-    if (i == 0) {
-      sum += first_s;
-      params += net.first.params;
-      tensors += net.first.param_tensors;
-      st.extras.push_back(net.first.name);
-    }
-    for (uint32_t k = 0; k < st.layers; ++k, ++next_unit) {
-      sum += unit_s[next_unit];
-      params += net.units[next_unit].params;
-      tensors += net.units[next_unit].param_tensors;
-      out_bytes = net.units[next_unit].output_bytes;
-    }
-    if (i == head_ipu) {
-      sum += head_s;
-      params += net.head.params;
-      tensors += net.head.param_tensors;
-      st.extras.push_back(net.head.name);
-    }
-    st.params = params;
-    st.matmul_s = sum.matmul;
-    st.attention_s = sum.attention;
-    st.elementwise_s = sum.elementwise;
-    st.op_overhead_s = sum.overhead;
-    st.micro_batch_compute_s = sum.Total();
-    // Each IPU passes its activations on and the gradients back at once,
-    // one direction each; a transformer's last IPU returns to the heads.
-    const bool sends = n_ipus > 1 && (i + 1 < n_ipus || transformer);
-    if (sends) st.micro_batch_exchange_s = out_bytes / hop_bps + sys.ipu_link_latency_s;
-    beat_work = std::max(beat_work, st.micro_batch_compute_s + st.micro_batch_exchange_s);
-
-    const CollectiveTime ct = GradientReductionTime(2 * params, layout, sys, cal);
-    st.collectives_s = ct.total_s;
-    if (ct.total_s > max_collectives) {
-      max_collectives = ct.total_s;
-      max_ipu_link = ct.ipu_link_s;
-      max_gw = ct.gw_link_s;
-    }
-    const double local = params / shard;
-    const double onchip = local * update_passes * (6 + 2 * state_bytes) /
-                          (sys.sram_bandwidth_bps * cal.elementwise_efficiency);
-    const double offchip = w.optimizer_state_offchip
-                               ? 2 * local * state_bytes /
-                                     (sys.streaming_memory_bps_per_ipu * cal.streaming_efficiency)
-                               : 0;
-    st.weight_update_s = onchip + offchip + tensors * OpsPerTensor(w.optimizer) * cal.op_overhead_s;
-    max_update = std::max(max_update, st.weight_update_s);
-  }
-
-  p.pipeline_stages = n_ipus + ((transformer && n_ipus > 1) ? 1 : 0);
-  p.beats_per_iteration = w.grad_accum + 2 * (p.pipeline_stages - 1);
-  p.beat_s = beat_work + cal.micro_batch_overhead_s;
-  p.pipeline_s = w.device_iterations * p.beats_per_iteration * p.beat_s;
-  p.collectives_s = w.device_iterations * max_collectives;
-  p.ipu_link_collectives_s = w.device_iterations * max_ipu_link;
-  p.gw_link_collectives_s = w.device_iterations * max_gw;
-  p.weight_update_s = w.device_iterations * max_update;
-  const double device_s = p.pipeline_s + p.collectives_s + p.weight_update_s;
-
-  p.ipus_used = w.replicas * n_ipus;
-  p.ilds_spanned = layout.ilds;
-  p.samples_per_step =
-      static_cast<uint64_t>(w.replicas) * w.grad_accum * w.micro_batch * w.device_iterations;
-  const double samples = static_cast<double>(p.samples_per_step);
-  const double machines = std::ceil(p.ipus_used / static_cast<double>(kIpusPerMachine));
-  // Input streams are prefetched while the IPUs compute, so they only cost
-  // time when they are the slower side.
-  p.host_io_s = samples * net.input_bytes_per_sample /
-                (machines * sys.host_link_bps_per_machine * cal.ethernet_efficiency);
-  const double loader_s =
-      w.host_loader_samples_per_s > 0 ? samples / w.host_loader_samples_per_s : 0;
-  const double host_limit = std::max(p.host_io_s, loader_s);
-  p.host_bound = host_limit > device_s;
-  p.host_overhead_s = cal.host_step_overhead_s;
-  p.step_time_s = std::max(device_s, host_limit) + p.host_overhead_s;
-
-  p.samples_per_sec = samples / p.step_time_s;
-  p.sequences_per_sec = p.samples_per_sec * (transformer ? w.packing : 1.0);
-  p.tokens_per_sec = transformer ? p.samples_per_sec * w.seq_len : 0;
-  p.model_flops_per_sample = 3 * net.forward_flops_per_sample;
-  p.model_tflops_per_ipu = p.samples_per_sec * p.model_flops_per_sample / p.ipus_used / 1e12;
-  p.model_flops_utilization = p.model_tflops_per_ipu * 1e12 / sys.peak_fp16_flops;
-
-  const double iterations = w.device_iterations;
-  const double micro_batches = iterations * w.grad_accum;
-  double max_exchange = 0;
-  for (StageTime& st : p.stages) {
-    st.compute_s = micro_batches * st.micro_batch_compute_s;
-    st.exchange_s = micro_batches * st.micro_batch_exchange_s;
-    st.collectives_s *= iterations;
-    st.weight_update_s *= iterations;
-    st.host_s = p.host_overhead_s + std::max(0.0, host_limit - device_s);
-    st.idle_s = std::max(0.0, p.step_time_s - st.compute_s - st.exchange_s - st.collectives_s -
-                                  st.weight_update_s - st.host_s);
-    max_exchange = std::max(max_exchange, st.exchange_s);
-  }
-  p.communication_fraction = (max_exchange + p.collectives_s) / p.step_time_s;
+  p.layers_per_ipu =
+      p.layers_auto_balanced ? BalancedSplit(times, w.ipus_per_replica) : w.layers_per_ipu;
+  const StageContext context = ContextFor(w, sys, cal, net, times);
+  p.ilds_spanned = context.layout.ilds;
+  const Slowest slowest = TimeStages(context, p);
+  const double device_s = SetDeviceTimes(w, slowest, cal, p);
+  const double host_limit = SetHostTimes(w, sys, cal, net, device_s, p);
+  SetThroughput(w, sys, net, p);
+  SpreadOverStep(w, device_s, host_limit, p);
   return p;
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "base/status_macros.h"
+
 namespace vipu::fabric::model {
 namespace {
 
@@ -51,9 +53,8 @@ SystemSpec SystemSpecFromPod(const PodSpec& pod) {
 }
 
 absl::StatusOr<SystemSpec> SystemSpecForPreset(std::string_view name) {
-  absl::StatusOr<PodSpec> pod = PodPreset(name);
-  if (!pod.ok()) return pod.status();
-  return SystemSpecFromPod(*pod);
+  ASSIGN_OR_RETURN(PodSpec pod, PodPreset(name));
+  return SystemSpecFromPod(pod);
 }
 
 }  // namespace vipu::fabric::model

@@ -99,4 +99,17 @@ std::string_view OptimizerName(Optimizer optimizer) {
   return kOptimizerNames[static_cast<int>(optimizer)];
 }
 
+double OptimizerStateBytes(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kSgd:
+      return 0;
+    case Optimizer::kSgdMomentum:
+      return 4;
+    case Optimizer::kAdam:
+    case Optimizer::kLamb:
+      return 8;
+  }
+  return 0;
+}
+
 }  // namespace vipu::fabric::model

@@ -75,6 +75,10 @@ uint32_t PipelineUnits(const Workload& workload);
 absl::StatusOr<Optimizer> ParseOptimizer(std::string_view name);
 std::string_view OptimizerName(Optimizer optimizer);
 
+// FP32 state per parameter: none for SGD, the momentum (4), or Adam's and
+// LAMB's two moments (8).
+double OptimizerStateBytes(Optimizer optimizer);
+
 }  // namespace vipu::fabric::model
 
 #endif  // VIPU_MODEL_WORKLOAD_H_

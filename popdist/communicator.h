@@ -9,6 +9,10 @@ namespace popdist::internal {
 
 MPI_Comm CurrentCommunicator();
 
+// Makes `comm` the current communicator for its scope and restores the
+// previous one when destroyed. Borrows `comm`: the caller frees it after the
+// scope. The current communicator is per thread, so scopes on different
+// threads do not interfere; on one thread they must nest.
 class ScopedCommunicator {
  public:
   explicit ScopedCommunicator(MPI_Comm comm);

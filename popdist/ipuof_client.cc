@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cli/common/credentials.h"
 #include "google/protobuf/util/json_util.h"
 #include "vipu_agent.grpc.pb.h"
@@ -74,9 +75,8 @@ absl::StatusOr<std::string> ConfigFromDirectory(const Environment& env) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return std::string();
   if (const std::string partition = Get(env, "IPUOF_VIPU_API_PARTITION_ID"); !partition.empty()) {
-    auto gcd = GcdOf(env);
-    if (!gcd.ok()) return gcd.status();
-    const std::filesystem::path path = dir / absl::StrCat(partition, "_gcd", *gcd, kConfigSuffix);
+    ASSIGN_OR_RETURN(auto gcd, GcdOf(env));
+    const std::filesystem::path path = dir / absl::StrCat(partition, "_gcd", gcd, kConfigSuffix);
     if (!std::filesystem::exists(path, ec)) {
       return absl::NotFoundError(absl::StrCat("IPUOF_VIPU_API_PARTITION_ID: ", dir.string(),
                                               " has no ", path.filename().string()));
@@ -125,10 +125,9 @@ Environment ProcessEnvironment() {
 
 absl::StatusOr<IpuofClient> IpuofClient::Attach(const Environment& env, absl::Duration timeout,
                                                 const std::string& cli_config_path) {
-  absl::StatusOr<cli::ClientConfig> credentials = ResolveCredentials(env, cli_config_path);
-  if (!credentials.ok()) return credentials.status();
-  absl::StatusOr<IpuofClient> client = AttachWith(env, timeout, *credentials);
-  if (client.ok()) client->credentials_ = *std::move(credentials);
+  ASSIGN_OR_RETURN(cli::ClientConfig credentials, ResolveCredentials(env, cli_config_path));
+  absl::StatusOr<IpuofClient> client = AttachWith(env, timeout, credentials);
+  if (client.ok()) client->credentials_ = std::move(credentials);
   return client;
 }
 
@@ -138,30 +137,26 @@ absl::StatusOr<IpuofClient> IpuofClient::AttachWith(const Environment& env, absl
   if (!host.empty()) {
     uint32_t port = kDefaultVipuPort;
     if (std::string p = Get(env, "IPUOF_VIPU_API_PORT"); !p.empty()) {
-      auto n = Number("IPUOF_VIPU_API_PORT", p, 1, 65535);
-      if (!n.ok()) return n.status();
-      port = *n;
+      ASSIGN_OR_RETURN(auto n, Number("IPUOF_VIPU_API_PORT", p, 1, 65535));
+      port = n;
     }
     const std::string partition = Get(env, "IPUOF_VIPU_API_PARTITION_ID");
     if (partition.empty()) {
       return absl::InvalidArgumentError(
           "IPUOF_VIPU_API_PARTITION_ID: must name the partition when IPUOF_VIPU_API_HOST is set");
     }
-    auto gcd = GcdOf(env);
-    if (!gcd.ok()) return gcd.status();
+    ASSIGN_OR_RETURN(auto gcd, GcdOf(env));
     if (std::string t = Get(env, "IPUOF_VIPU_API_TIMEOUT"); !t.empty()) {
-      auto seconds = Number("IPUOF_VIPU_API_TIMEOUT", t, 1, 86400);
-      if (!seconds.ok()) return seconds.status();
-      timeout = absl::Seconds(*seconds);
+      ASSIGN_OR_RETURN(auto seconds, Number("IPUOF_VIPU_API_TIMEOUT", t, 1, 86400));
+      timeout = absl::Seconds(seconds);
     }
-    return AttachToPartition(host, port, partition, *gcd, timeout, credentials);
+    return AttachToPartition(host, port, partition, gcd, timeout, credentials);
   }
   if (std::string path = Get(env, "IPUOF_CONFIG_PATH"); !path.empty()) {
     return FromConfigFile(path);
   }
-  absl::StatusOr<std::string> path = ConfigFromDirectory(env);
-  if (!path.ok()) return path.status();
-  if (!path->empty()) return FromConfigFile(*path);
+  ASSIGN_OR_RETURN(std::string path, ConfigFromDirectory(env));
+  if (!path.empty()) return FromConfigFile(path);
   return absl::FailedPreconditionError(
       "attach: set IPUOF_VIPU_API_HOST and IPUOF_VIPU_API_PARTITION_ID, or IPUOF_CONFIG_PATH, "
       "or leave one config in ~/.ipuof.conf.d/");
@@ -228,9 +223,8 @@ absl::StatusOr<IpuofClient> IpuofClient::FromGcd(const virmgrpc::PartitionConfig
   }
   client.partition_id_ = id->second;
   if (auto g = gcd.attributes().find("GCD Id"); g != gcd.attributes().end()) {
-    auto n = Number("attributes.GCD Id", g->second, 0, 65535);
-    if (!n.ok()) return n.status();
-    client.gcd_ = *n;
+    ASSIGN_OR_RETURN(auto n, Number("attributes.GCD Id", g->second, 0, 65535));
+    client.gcd_ = n;
   }
   for (const auto& d : gcd.devices()) {
     if (d.ip().empty() || d.server_port() == 0 || d.server_port() > 65535) {
@@ -245,9 +239,8 @@ absl::StatusOr<IpuofClient> IpuofClient::FromGcd(const virmgrpc::PartitionConfig
   }
   if (auto m = gcd.attributes().find(fabric::kMultiIpuDevicesAttribute);
       m != gcd.attributes().end()) {
-    auto sub = fabric::ParseMultiIpuDevices(m->second, gcd.devices_size());
-    if (!sub.ok()) return sub.status();
-    client.sub_devices_ = *std::move(sub);
+    ASSIGN_OR_RETURN(auto sub, fabric::ParseMultiIpuDevices(m->second, gcd.devices_size()));
+    client.sub_devices_ = std::move(sub);
   }
   std::sort(client.devices_.begin(), client.devices_.end(),
             [](const IpuofDevice& a, const IpuofDevice& b) { return a.device_id < b.device_id; });

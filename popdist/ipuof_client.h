@@ -27,7 +27,8 @@
 // CA, both legs are plaintext.
 //
 // Thread safety: an IpuofClient is immutable after it is made; Run may be
-// called from several threads at once.
+// called from several threads at once. It owns copies of what it attached
+// with and borrows nothing; Run dials the machines afresh on each call.
 #ifndef VIPU_POPDIST_IPUOF_CLIENT_H_
 #define VIPU_POPDIST_IPUOF_CLIENT_H_
 

@@ -33,7 +33,7 @@ struct ProxyModelOptions {
 // The sums of one step over some replicas' samples, packed in one vector so
 // that a single all-reduce combines every instance's share: the gradient of
 // each parameter, then the loss sums, the counts of correct predictions and
-// the number of samples.
+// the number of samples. A value; not thread-safe.
 class StepSums {
  public:
   StepSums() = default;

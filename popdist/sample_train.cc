@@ -115,122 +115,117 @@ void Pace(bool pace, double seconds) {
   if (pace) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
-}  // namespace
+constexpr char kRule[] = "-----------------------------------------------------------";
 
-int main(int argc, char** argv) {
-  CLI::App app{"BERT pre-training sample for poprun/popdist (modelled times)"};
-  std::string config_name = "pretrain_base_128_pod4", system;
-  uint32_t steps = 1, device_iterations = 1;
+struct Flags {
+  std::string config_name = "pretrain_base_128_pod4";
+  std::string system;  // empty: the config's
+  uint32_t steps = 1;
+  uint32_t device_iterations = 1;
   uint64_t seed = 1;
-  bool pace = false, offline = false;
-  app.add_option("--config", config_name,
+  bool pace = false;
+  bool offline = false;
+};
+
+void AddFlags(CLI::App& app, Flags& flags) {
+  app.add_option("--config", flags.config_name,
                  "pretrain_base_128_pod4, pretrain_large_128_POD64, "
                  "pretrain_large_128_pod16");
-  app.add_option("--training-steps", steps, "steps to train")->check(CLI::Range(1u, 100000u));
-  app.add_option("--device-iterations", device_iterations)->check(CLI::Range(1u, 1000u));
+  app.add_option("--training-steps", flags.steps, "steps to train")->check(CLI::Range(1u, 100000u));
+  app.add_option("--device-iterations", flags.device_iterations)->check(CLI::Range(1u, 1000u));
   app.add_option("--dataset", "generated data only")->default_val("generated");
-  app.add_option("--seed", seed, "seed of the generated data of the learned stand-in model")
+  app.add_option("--seed", flags.seed, "seed of the generated data of the learned stand-in model")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 62));
-  app.add_flag("--pace", pace, "wait the modelled times in real time");
-  auto* offline_flag = app.add_flag(
-      "--offline", offline, "no partition: step times from the in-process model, not the machines");
-  app.add_option("--system", system,
+  app.add_flag("--pace", flags.pace, "wait the modelled times in real time");
+  auto* offline_flag =
+      app.add_flag("--offline", flags.offline,
+                   "no partition: step times from the in-process model, not the machines");
+  app.add_option("--system", flags.system,
                  "pod preset the --offline model assumes (default: the config's)")
       ->needs(offline_flag);
-  CLI11_PARSE(app, argc, argv);
+}
 
+const Config* FindConfig(const std::string& name) {
   const Config* config = nullptr;
   for (const Config& c : Configs()) {
-    if (config_name == c.name) config = &c;
+    if (name == c.name) config = &c;
   }
-  if (config == nullptr) {
-    std::fprintf(stderr, "--config: unknown configuration, got %s\n", config_name.c_str());
-    return 2;
-  }
-  if (system.empty()) system = config->system;
-  auto spec = model::SystemSpecForPreset(system);
-  if (!spec.ok()) {
-    std::fprintf(stderr, "--system: %s\n", std::string(spec.status().message()).c_str());
-    return 2;
-  }
-  model::Workload w = *model::WorkloadPreset(config->preset);
+  return config;
+}
+
+// BERT at sequence length 128, pipelined as the config splits it, with LAMB
+// whose state is off-chip and sharded across the replicas.
+model::Workload WorkloadFor(const Config& config, uint32_t device_iterations) {
+  model::Workload w = *model::WorkloadPreset(config.preset);
   w.seq_len = 128;
-  w.micro_batch = config->micro_batch;
-  w.grad_accum = config->grad_accum;
+  w.micro_batch = config.micro_batch;
+  w.grad_accum = config.grad_accum;
   w.device_iterations = device_iterations;
-  w.replicas = config->replicas;
-  w.ipus_per_replica = static_cast<uint32_t>(config->split.size());
-  w.layers_per_ipu = config->split;
+  w.replicas = config.replicas;
+  w.ipus_per_replica = static_cast<uint32_t>(config.split.size());
+  w.layers_per_ipu = config.split;
   w.optimizer = model::Optimizer::kLamb;
   w.optimizer_state_offchip = true;
   w.replicated_tensor_sharding = true;
+  return w;
+}
 
-  std::printf("Using config: %s\n", config->name);
-  const bool distributed = popdist::isPopdistEnvSet();
-  if (distributed) {
-    if (popdist::getNumTotalReplicas() != w.replicas) {
-      std::printf("The number of replicas is overridden by PopRun. The new value is %u.\n",
-                  popdist::getNumTotalReplicas());
-    }
-    w.replicas = popdist::getNumTotalReplicas();
-    if (!popdist::checkNumIpusPerReplica(w.ipus_per_replica)) {
-      std::fprintf(stderr, "poprun --ipus-per-replica (%u) does not match the config (%u)\n",
-                   popdist::getNumIpusPerReplica(), w.ipus_per_replica);
-      return 2;
-    }
-    if (popdist::getNumInstances() > 1) popdist::init();
+// Under poprun: its replica count wins over the config's, and the instances
+// join popdist's collectives. False (said on stderr) when poprun's IPUs per
+// replica do not fit the config's pipeline.
+bool JoinPoprun(model::Workload& w) {
+  if (popdist::getNumTotalReplicas() != w.replicas) {
+    std::printf("The number of replicas is overridden by PopRun. The new value is %u.\n",
+                popdist::getNumTotalReplicas());
   }
-  // The workload as the machines receive it: the whole data-parallel job,
-  // because a step's gradient reduction spans every replica of the
-  // partition; each instance then counts its own share of the samples.
-  absl::StatusOr<vipuagent::WorkloadSpec> wire = vipu::ipuof::ToWorkloadSpec(w);
-  if (!wire.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(wire.status().message()).c_str());
-    return 2;
+  w.replicas = popdist::getNumTotalReplicas();
+  if (!popdist::checkNumIpusPerReplica(w.ipus_per_replica)) {
+    std::fprintf(stderr, "poprun --ipus-per-replica (%u) does not match the config (%u)\n",
+                 popdist::getNumIpusPerReplica(), w.ipus_per_replica);
+    return false;
   }
+  if (popdist::getNumInstances() > 1) popdist::init();
+  return true;
+}
 
-  // Attach to this instance's GCD (poprun sets IPUOF_VIPU_API_GCD_ID).
-  std::optional<vipu::ipuof::IpuofClient> client;
-  bool attached = true;
-  if (!offline) {
-    absl::StatusOr<vipu::ipuof::IpuofClient> c =
-        vipu::ipuof::IpuofClient::Attach(vipu::ipuof::ProcessEnvironment());
-    const uint32_t needed = popdist::getNumLocalReplicas() * w.ipus_per_replica;
-    if (!c.ok()) {
-      std::fprintf(stderr, "IPUoF: cannot attach: %s (--offline trains without a partition)\n",
-                   std::string(c.status().message()).c_str());
-      attached = false;
-    } else if (c->devices().size() < needed) {
-      std::fprintf(stderr, "IPUoF: GCD %u of partition %s has %zu IPUs; this instance needs %u\n",
-                   c->gcd(), c->partition_id().c_str(), c->devices().size(), needed);
-      attached = false;
-    } else if (!c->sub_devices().empty() && needed < c->devices().size()) {
-      // A reconfigurable partition: take just this instance's IPUs, the
-      // device Poplar would number for them.
-      absl::StatusOr<vipu::ipuof::IpuofClient> device =
-          SubDeviceFor(*c, needed, w.ipus_per_replica);
-      if (!device.ok()) {
-        std::fprintf(stderr, "IPUoF: %s\n", std::string(device.status().message()).c_str());
-        attached = false;
-      } else {
-        std::printf("Attached to partition %s GCD %u device %u: %zu of its %zu IPUs\n",
-                    c->partition_id().c_str(), c->gcd(), *device->device_id(),
-                    device->devices().size(), c->devices().size());
-        client = std::move(*device);
-      }
-    } else {
-      std::printf("Attached to partition %s GCD %u: %zu IPUs\n", c->partition_id().c_str(),
-                  c->gcd(), c->devices().size());
-      client = std::move(*c);
-    }
-  } else {
-    std::printf("Offline: no partition; step times from the in-process model of %s\n",
-                system.c_str());
+// Attaches to this instance's GCD (poprun sets IPUOF_VIPU_API_GCD_ID), or
+// to just this instance's IPUs of it; false (said on stderr) when it cannot.
+bool AttachToGcd(const model::Workload& w, std::optional<vipu::ipuof::IpuofClient>* client) {
+  absl::StatusOr<vipu::ipuof::IpuofClient> c =
+      vipu::ipuof::IpuofClient::Attach(vipu::ipuof::ProcessEnvironment());
+  const uint32_t needed = popdist::getNumLocalReplicas() * w.ipus_per_replica;
+  if (!c.ok()) {
+    std::fprintf(stderr, "IPUoF: cannot attach: %s (--offline trains without a partition)\n",
+                 std::string(c.status().message()).c_str());
+    return false;
   }
-  if (!AllInstancesOk(attached)) return 3;
+  if (c->devices().size() < needed) {
+    std::fprintf(stderr, "IPUoF: GCD %u of partition %s has %zu IPUs; this instance needs %u\n",
+                 c->gcd(), c->partition_id().c_str(), c->devices().size(), needed);
+    return false;
+  }
+  if (c->sub_devices().empty() || needed >= c->devices().size()) {
+    std::printf("Attached to partition %s GCD %u: %zu IPUs\n", c->partition_id().c_str(), c->gcd(),
+                c->devices().size());
+    *client = std::move(*c);
+    return true;
+  }
+  // A reconfigurable partition: take just this instance's IPUs, the device
+  // Poplar would number for them.
+  absl::StatusOr<vipu::ipuof::IpuofClient> device = SubDeviceFor(*c, needed, w.ipus_per_replica);
+  if (!device.ok()) {
+    std::fprintf(stderr, "IPUoF: %s\n", std::string(device.status().message()).c_str());
+    return false;
+  }
+  std::printf("Attached to partition %s GCD %u device %u: %zu of its %zu IPUs\n",
+              c->partition_id().c_str(), c->gcd(), *device->device_id(), device->devices().size(),
+              c->devices().size());
+  *client = std::move(*device);
+  return true;
+}
 
-  const char* rule = "-----------------------------------------------------------";
-  std::printf("%s\n-------------------- Device Allocation --------------------\n", rule);
+void PrintDeviceAllocation(const model::Workload& w) {
+  std::printf("%s\n-------------------- Device Allocation --------------------\n", kRule);
   std::printf("Embedding  --> IPU 0\n");
   uint32_t layer = 0;
   for (uint32_t ipu = 0; ipu < w.layers_per_ipu.size(); ++ipu) {
@@ -238,12 +233,14 @@ int main(int argc, char** argv) {
       std::printf("%-10s --> IPU %u\n", absl::StrCat("Encoder ", layer).c_str(), ipu);
     }
   }
-  std::printf("Pooler     --> IPU 0\nClassifier --> IPU 0\n%s\n", rule);
-  std::printf("---------- Compilation/Loading from Cache Started ---------\n");
+  std::printf("Pooler     --> IPU 0\nClassifier --> IPU 0\n%s\n", kRule);
+}
 
-  // The executable cache poprun exports (--executable-cache-path).
+// The executable cache poprun exports (--executable-cache-path): the entry
+// of `key` is found, or written after the (unmodelled) compilation.
+void LoadOrCompile(const std::string& key) {
+  std::printf("---------- Compilation/Loading from Cache Started ---------\n");
   const std::string cache_dir = Env("POPART_CACHE_DIR");
-  const std::string key = CacheKey(w, offline ? system : "partition");
   const std::string entry = cache_dir.empty() ? "" : cache_dir + "/" + key + ".popef";
   if (!entry.empty() && std::filesystem::exists(entry)) {
     std::printf("Loading executable from cache: %s\n", entry.c_str());
@@ -257,79 +254,124 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("Compiled/Loaded model (compile: not modelled)\n");
-  std::printf("%s\n--------------------- Training Started --------------------\n", rule);
+}
 
-  // Step times: from the machines, in one RunWorkload for the whole run, or
-  // one per step with --pace so that a fault injected mid-run stops it.
-  const uint64_t samples_per_step =
-      static_cast<uint64_t>(w.micro_batch) * w.grad_accum * w.device_iterations * w.replicas;
-  const uint64_t local_samples = samples_per_step / popdist::getNumInstances();
-  // poprun's --vipu-server-timeout (checked by Attach); 120 s otherwise.
-  const int timeout_s = std::atoi(Env("IPUOF_VIPU_API_TIMEOUT").c_str());
-  const absl::Duration run_timeout = absl::Seconds(timeout_s > 0 ? timeout_s : 120);
-  // The learned numbers: every instance trains the replicas it holds and
-  // all-reduces the sums, so all of them apply the same update.
-  vipu::sample::ProxyModelOptions proxy_options;
-  proxy_options.seed = seed;
-  vipu::sample::ProxyModel proxy(proxy_options);
-  const uint32_t first_replica = distributed ? popdist::getReplicaIndexOffset() : 0;
-  const uint32_t local_replicas = distributed ? popdist::getNumLocalReplicas() : w.replicas;
-  std::printf(
-      "Learned: loss and accuracy of a %zu-parameter stand-in for the MLM and NSP heads, trained "
-      "data-parallel on generated data (%u samples per replica per step, %u replicas, gradients "
-      "all-reduced across %u instances)\n",
-      proxy.num_params(), w.micro_batch, w.replicas, popdist::getNumInstances());
-  std::printf("Modelled: step times and throughput (%s); compile: not modelled\n",
-              client ? "the partition's IPU-Machines" : "the in-process model");
-  std::vector<double> planned;  // step times not yet trained
-  bool machines_named = false;
-  double total_time = 0;
-  for (uint32_t step = 0; step < steps; ++step) {
-    bool ok = true;
-    if (planned.empty()) {
-      const uint32_t chunk = pace ? 1 : steps - step;
-      if (client) {
-        absl::StatusOr<vipu::ipuof::WorkloadResult> run = client->Run(*wire, chunk, run_timeout);
-        if (!run.ok()) {
-          std::fprintf(stderr, "Step %u: partition %s failed: %s\n", step,
-                       client->partition_id().c_str(), std::string(run.status().message()).c_str());
-          ok = false;
-        } else {
-          if (!machines_named) {
-            std::printf("Steps run on %zu IPU-Machines of partition %s (generation %llu): %s\n",
-                        run->agent_ids.size(), client->partition_id().c_str(),
-                        static_cast<unsigned long long>(run->generation),
-                        absl::StrJoin(run->agent_ids, ",").c_str());
-            std::printf(
-                "Partition %s as its machines configured it: routing %s, GW routing %s, sync "
-                "type %s\n",
-                client->partition_id().c_str(),
-                vipu::fabric::TableName(static_cast<vipu::fabric::RoutingType>(run->routing))
-                    .c_str(),
-                vipu::fabric::TableName(static_cast<vipu::fabric::GwRoutingType>(run->gw_routing))
-                    .c_str(),
-                vipu::fabric::CliName(static_cast<vipu::fabric::SyncType>(run->sync_type)).c_str());
-            machines_named = true;
-          }
-          planned.assign(run->step_time_s.rbegin(), run->step_time_s.rend());
-        }
-      } else {
-        absl::StatusOr<model::StepPrediction> p = model::PredictStep(w, *spec);
-        if (!p.ok()) {
-          std::fprintf(stderr, "model: %s\n", std::string(p.status().message()).c_str());
-          ok = false;
-        } else {
-          planned.assign(chunk, p->step_time_s);
-        }
+// The training loop. Step times come from the machines, in one RunWorkload
+// for the whole run or one per step with --pace so that a fault injected
+// mid-run stops it, or with --offline from the in-process model. The learned
+// numbers: every instance trains the replicas it holds and all-reduces the
+// sums, so all of them apply the same update.
+class Trainer {
+ public:
+  Trainer(const Flags& flags, bool distributed, const model::Workload& w,
+          const model::SystemSpec& spec, const vipuagent::WorkloadSpec& wire,
+          std::optional<vipu::ipuof::IpuofClient> client)
+      : flags_(flags),
+        w_(w),
+        spec_(spec),
+        wire_(wire),
+        client_(std::move(client)),
+        samples_per_step_(static_cast<uint64_t>(w.micro_batch) * w.grad_accum *
+                          w.device_iterations * w.replicas),
+        local_samples_(samples_per_step_ / popdist::getNumInstances()),
+        run_timeout_(RunTimeout()),
+        proxy_(ProxyOptions(flags.seed)),
+        first_replica_(distributed ? popdist::getReplicaIndexOffset() : 0),
+        local_replicas_(distributed ? popdist::getNumLocalReplicas() : w.replicas) {}
+
+  // Trains every step and prints the metrics; the exit code.
+  int Run() {
+    PrintHeader();
+    for (uint32_t step = 0; step < flags_.steps; ++step) {
+      const bool ok = !planned_.empty() || PlanSteps(step);
+      if (!AllInstancesOk(ok)) {
+        if (ok) std::fprintf(stderr, "Step %u: another instance failed; stopping\n", step);
+        return 4;
       }
+      TrainStep(step);
     }
-    if (!AllInstancesOk(ok)) {
-      if (ok) std::fprintf(stderr, "Step %u: another instance failed; stopping\n", step);
-      return 4;
+    std::printf("%s\n-------------------- Training Metrics ---------------------\n", kRule);
+    std::printf("global_batch_size: %llu\ndevice_iterations: %u\ntraining_steps: %u\n",
+                static_cast<unsigned long long>(samples_per_step_ / w_.device_iterations),
+                w_.device_iterations, flags_.steps);
+    std::printf("Training time: %.3f secs\n%s\n", total_time_, kRule);
+    return 0;
+  }
+
+ private:
+  // poprun's --vipu-server-timeout (checked by Attach); 120 s otherwise.
+  static absl::Duration RunTimeout() {
+    const int timeout_s = std::atoi(Env("IPUOF_VIPU_API_TIMEOUT").c_str());
+    return absl::Seconds(timeout_s > 0 ? timeout_s : 120);
+  }
+
+  static vipu::sample::ProxyModelOptions ProxyOptions(uint64_t seed) {
+    vipu::sample::ProxyModelOptions options;
+    options.seed = seed;
+    return options;
+  }
+
+  // Which numbers are learned and which modelled.
+  void PrintHeader() const {
+    std::printf(
+        "Learned: loss and accuracy of a %zu-parameter stand-in for the MLM and NSP heads, "
+        "trained data-parallel on generated data (%u samples per replica per step, %u replicas, "
+        "gradients all-reduced across %u instances)\n",
+        proxy_.num_params(), w_.micro_batch, w_.replicas, popdist::getNumInstances());
+    std::printf("Modelled: step times and throughput (%s); compile: not modelled\n",
+                client_ ? "the partition's IPU-Machines" : "the in-process model");
+  }
+
+  // Plans the times of the next steps from `step` on; false (said on
+  // stderr) when the machines or the model fail.
+  bool PlanSteps(uint32_t step) {
+    const uint32_t chunk = flags_.pace ? 1 : flags_.steps - step;
+    if (client_) return PlanFromMachines(step, chunk);
+    absl::StatusOr<model::StepPrediction> p = model::PredictStep(w_, spec_);
+    if (!p.ok()) {
+      std::fprintf(stderr, "model: %s\n", std::string(p.status().message()).c_str());
+      return false;
     }
-    double step_time = planned.back();
-    planned.pop_back();
-    int64_t samples = static_cast<int64_t>(local_samples);
+    planned_.assign(chunk, p->step_time_s);
+    return true;
+  }
+
+  bool PlanFromMachines(uint32_t step, uint32_t chunk) {
+    absl::StatusOr<vipu::ipuof::WorkloadResult> run = client_->Run(wire_, chunk, run_timeout_);
+    if (!run.ok()) {
+      std::fprintf(stderr, "Step %u: partition %s failed: %s\n", step,
+                   client_->partition_id().c_str(), std::string(run.status().message()).c_str());
+      return false;
+    }
+    if (!machines_named_) {
+      DescribeMachines(*run);
+      machines_named_ = true;
+    }
+    planned_.assign(run->step_time_s.rbegin(), run->step_time_s.rend());
+    return true;
+  }
+
+  // The machines that ran the first steps, and the partition as they configured it.
+  void DescribeMachines(const vipu::ipuof::WorkloadResult& run) const {
+    namespace fabric = vipu::fabric;
+    std::printf("Steps run on %zu IPU-Machines of partition %s (generation %llu): %s\n",
+                run.agent_ids.size(), client_->partition_id().c_str(),
+                static_cast<unsigned long long>(run.generation),
+                absl::StrJoin(run.agent_ids, ",").c_str());
+    std::printf(
+        "Partition %s as its machines configured it: routing %s, GW routing %s, sync type %s\n",
+        client_->partition_id().c_str(),
+        fabric::TableName(static_cast<fabric::RoutingType>(run.routing)).c_str(),
+        fabric::TableName(static_cast<fabric::GwRoutingType>(run.gw_routing)).c_str(),
+        fabric::CliName(static_cast<fabric::SyncType>(run.sync_type)).c_str());
+  }
+
+  // Takes the next planned step time, trains the stand-in model one step and
+  // prints the step's line.
+  void TrainStep(uint32_t step) {
+    double step_time = planned_.back();
+    planned_.pop_back();
+    int64_t samples = static_cast<int64_t>(local_samples_);
     // The global step ends with the slowest instance and counts the samples
     // of all of them.
     if (popdist::isBackendInitialized()) {
@@ -338,27 +380,86 @@ int main(int argc, char** argv) {
       for (double t : times) step_time = std::max(step_time, t);
       popdist::collectives::allReduceSum(&samples, 1);
     }
-    Pace(pace, step_time);
-    total_time += step_time;
+    Pace(flags_.pace, step_time);
+    total_time_ += step_time;
     vipu::sample::StepSums sums =
-        proxy.Accumulate(step, first_replica, local_replicas, w.micro_batch);
+        proxy_.Accumulate(step, first_replica_, local_replicas_, w_.micro_batch);
     if (popdist::isBackendInitialized()) {
       popdist::collectives::allReduceSum(sums.data(), sums.size());
     }
-    proxy.Apply(sums);
+    proxy_.Apply(sums);
     const double mlm = sums.mlm_loss(), nsp = sums.nsp_loss();
     std::printf(
         "Step: %u / %u - LR: %.2e - total loss: %.3f - mlm_loss: %.3f - nsp_loss: %.3f - "
         "mlm_acc: %.3f %% - nsp_acc: %.3f %%:   0%%|          | %u/%u [%s<?, ?it/s, throughput: "
         "%.1f samples/sec]\n",
-        step, steps - 1, proxy.learning_rate(), mlm + nsp, mlm, nsp, 100 * sums.mlm_accuracy(),
-        100 * sums.nsp_accuracy(), step, steps, Clock(total_time).c_str(),
-        static_cast<double>(samples) / step_time);
+        step, flags_.steps - 1, proxy_.learning_rate(), mlm + nsp, mlm, nsp,
+        100 * sums.mlm_accuracy(), 100 * sums.nsp_accuracy(), step, flags_.steps,
+        Clock(total_time_).c_str(), static_cast<double>(samples) / step_time);
   }
-  std::printf("%s\n-------------------- Training Metrics ---------------------\n", rule);
-  std::printf("global_batch_size: %llu\ndevice_iterations: %u\ntraining_steps: %u\n",
-              static_cast<unsigned long long>(samples_per_step / w.device_iterations),
-              w.device_iterations, steps);
-  std::printf("Training time: %.3f secs\n%s\n", total_time, rule);
-  return 0;
+
+  const Flags flags_;
+  const model::Workload w_;
+  const model::SystemSpec spec_;
+  const vipuagent::WorkloadSpec wire_;
+  const std::optional<vipu::ipuof::IpuofClient> client_;
+  const uint64_t samples_per_step_;  // of the whole job
+  const uint64_t local_samples_;     // this instance's share
+  const absl::Duration run_timeout_;
+  vipu::sample::ProxyModel proxy_;
+  const uint32_t first_replica_;
+  const uint32_t local_replicas_;
+  std::vector<double> planned_;  // step times not yet trained, the next one last
+  bool machines_named_ = false;
+  double total_time_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"BERT pre-training sample for poprun/popdist (modelled times)"};
+  Flags flags;
+  AddFlags(app, flags);
+  CLI11_PARSE(app, argc, argv);
+
+  const Config* config = FindConfig(flags.config_name);
+  if (config == nullptr) {
+    std::fprintf(stderr, "--config: unknown configuration, got %s\n", flags.config_name.c_str());
+    return 2;
+  }
+  if (flags.system.empty()) flags.system = config->system;
+  auto spec = model::SystemSpecForPreset(flags.system);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "--system: %s\n", std::string(spec.status().message()).c_str());
+    return 2;
+  }
+  model::Workload w = WorkloadFor(*config, flags.device_iterations);
+
+  std::printf("Using config: %s\n", config->name);
+  const bool distributed = popdist::isPopdistEnvSet();
+  if (distributed && !JoinPoprun(w)) return 2;
+  // The workload as the machines receive it: the whole data-parallel job,
+  // because a step's gradient reduction spans every replica of the
+  // partition; each instance then counts its own share of the samples.
+  absl::StatusOr<vipuagent::WorkloadSpec> wire = vipu::ipuof::ToWorkloadSpec(w);
+  if (!wire.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(wire.status().message()).c_str());
+    return 2;
+  }
+
+  std::optional<vipu::ipuof::IpuofClient> client;
+  bool attached = true;
+  if (!flags.offline) {
+    attached = AttachToGcd(w, &client);
+  } else {
+    std::printf("Offline: no partition; step times from the in-process model of %s\n",
+                flags.system.c_str());
+  }
+  if (!AllInstancesOk(attached)) return 3;
+
+  PrintDeviceAllocation(w);
+  LoadOrCompile(CacheKey(w, flags.offline ? flags.system : "partition"));
+  std::printf("%s\n--------------------- Training Started --------------------\n", kRule);
+  Trainer trainer(flags, distributed, w, *spec, *wire, std::move(client));
+  return trainer.Run();
 }

@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "poprun/poprun_target_options.h"
 #include "poprun/poprun_topology.h"
 
@@ -193,30 +194,29 @@ absl::Status PoprunJob::PrepareServerAndPartition() {
     log_.Debug("Offline mode: not contacting the V-IPU server");
     return absl::OkStatus();
   }
-  auto server = ResolveServer(o, env_);
-  if (!server.ok()) return server.status();
-  if (server->from_vipu_config) {
-    log_.Info("V-IPU server address picked up from 'vipu': " + server->config.Target());
+  ASSIGN_OR_RETURN(auto server, ResolveServer(o, env_));
+  if (server.from_vipu_config) {
+    log_.Info("V-IPU server address picked up from 'vipu': " + server.config.Target());
   }
   // Before anything is created: every host's instances must reach the server.
-  auto per_host = ServerAddressPerHost(o.hosts, server->config.host, server->config.port, probe_);
-  if (!per_host.ok()) return per_host.status();
+  ASSIGN_OR_RETURN(auto per_host,
+                   ServerAddressPerHost(o.hosts, server.config.host, server.config.port, probe_));
   for (size_t i = 0; i < o.hosts.size(); ++i) {
-    if ((*per_host)[i] != server->config.host) {
+    if (per_host[i] != server.config.host) {
       log_.Info(absl::StrCat("Instances on ", o.hosts[i], " reach the V-IPU server at ",
-                             (*per_host)[i], ":", server->config.port));
+                             per_host[i], ":", server.config.port));
     }
   }
-  launch_.vipu_host_per_host = *std::move(per_host);
-  conn_ = std::make_unique<Connection>(server->config);
+  launch_.vipu_host_per_host = std::move(per_host);
+  conn_ = std::make_unique<Connection>(server.config);
   manager_ = std::make_unique<PartitionManager>(*conn_, o, env_, log_);
   auto plan = manager_->Prepare();
   created_ = manager_->created_partition();
   if (!plan.ok()) return plan.status();
-  launch_.vipu_host = server->config.host;
-  launch_.vipu_port = server->config.port;
-  launch_.vipu_timeout = server->config.timeout_seconds;
-  launch_.credentials = CredentialEnvironment(server->config);
+  launch_.vipu_host = server.config.host;
+  launch_.vipu_port = server.config.port;
+  launch_.vipu_timeout = server.config.timeout_seconds;
+  launch_.credentials = CredentialEnvironment(server.config);
   launch_.partition_id = plan->id;
   launch_.num_gcds = plan->num_gcds;
   num_ilds_ = plan->num_ilds;

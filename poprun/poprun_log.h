@@ -21,6 +21,8 @@ enum class LogLevel { kTrace = 0, kDebug, kInfo, kWarn, kErr, kOff };
 absl::StatusOr<LogLevel> ResolveLogLevel(Verbosity verbosity,
                                          const std::optional<std::string>& env_value);
 
+// Borrows `out`, which it never closes. Thread-safe: it is immutable and each
+// line goes out in one fputs, which stdio does not interleave.
 class Logger {
  public:
   explicit Logger(LogLevel level, std::FILE* out = stderr) : level_(level), out_(out) {}

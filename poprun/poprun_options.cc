@@ -22,14 +22,6 @@ namespace {
 
 using Setter = std::function<absl::Status(PoprunOptions&, const std::string& value)>;
 
-struct OptionSpec {
-  std::vector<std::string> names;  // without dashes; the first is canonical
-  bool takes_value = true;
-  Setter set;
-  const char* help = "";
-  const char* arg = "arg";
-};
-
 absl::Status Invalid(const std::string& option, const std::string& rule, const std::string& got) {
   return absl::InvalidArgumentError(
       absl::StrCat(option, ": ", rule, ", got ", got.empty() ? "an empty value" : got));
@@ -97,341 +89,386 @@ bool ValidCidr(const std::string& v) {
   return true;
 }
 
-const std::vector<OptionSpec>& Specs() {
-  static const auto* specs = new std::vector<OptionSpec>{
-      {{"help"},
-       false,
-       [](PoprunOptions& o, const std::string&) {
-         o.help = true;
-         return absl::OkStatus();
-       },
-       "Produce help message.",
-       ""},
-      {{"version"},
-       false,
-       [](PoprunOptions& o, const std::string&) {
-         if (!o.version_format.has_value()) o.version_format = "text";
-         return absl::OkStatus();
-       },
-       "Print version information. See --version-format for options.",
-       ""},
-      {{"version-format"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         if (v != "text" && v != "full-json" && v != "full-text") {
-           return Invalid("--version-format", "must be one of text, full-json, full-text", v);
-         }
-         o.version_format = v;
-         return absl::OkStatus();
-       },
-       "Print version information (text, full-json or full-text).",
-       "format"},
-      {{"import-config"},
-       true,
-       NonEmptyString("--import-config", &PoprunOptions::import_config),
-       "File to read configuration from. Arguments specified on the command line override values "
-       "stored in this file.",
-       "file"},
-      {{"export-config"},
-       true,
-       NonEmptyString("--export-config", &PoprunOptions::export_config),
-       "File to write the current configuration to.",
-       "file"},
-      {{"overwrite-config"},
-       true,
-       BoolField("--overwrite-config", &PoprunOptions::overwrite_config),
-       "Allow or disallow overwriting exported configuration file (default 0).",
-       "bool"},
-      {{"host", "H"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         auto hosts = ExpandHosts(v);
-         if (!hosts.ok()) return hosts.status();
-         o.hosts = *std::move(hosts);
-         return absl::OkStatus();
-       },
-       "A list of hosts on which to launch instances. Example: host0,host1 or host[0-2,4]. The "
-       "instances are divided evenly among the hosts.",
-       "list"},
-      {{"host-file"},
-       true,
-       NonEmptyString("--host-file", &PoprunOptions::host_file),
-       "The name of a file containing a newline separated list of hosts. Mutually exclusive with "
-       "--host/-H.",
-       "file"},
-      {{"num-replicas"},
-       true,
-       Uint("--num-replicas", 1, &PoprunOptions::num_replicas),
-       "The total number of replicas (default 1).",
-       "int"},
-      {{"ipus-per-replica"},
-       true,
-       Uint("--ipus-per-replica", 1, &PoprunOptions::ipus_per_replica),
-       "The number of IPUs per replica (default 1).",
-       "int"},
-      {{"num-instances"},
-       true,
-       Uint("--num-instances", 1, &PoprunOptions::num_instances),
-       "The number of instances. The replicas are divided evenly among the instances (default 1).",
-       "int"},
-      {{"num-ilds"},
-       true,
-       Uint("--num-ilds", 1, &PoprunOptions::num_ilds),
-       "The number of IPU-Link domains. If not set, determined by the V-IPU server by default.",
-       "int"},
-      {{"vipu-server-host"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         if (v.empty()) return Invalid("--vipu-server-host", "must not be empty", v);
-         o.vipu_server_host = v;
-         return absl::OkStatus();
-       },
-       "The host (hostname or IP address) of the V-IPU server (default localhost).",
-       "host"},
-      {{"vipu-server-port"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         auto n = ParseUint("--vipu-server-port", v, 1, 65535, "must be an integer in 1..65535");
-         if (!n.ok()) return n.status();
-         o.vipu_server_port = *n;
-         return absl::OkStatus();
-       },
-       "The port number of the V-IPU server (default 8090).",
-       "int"},
-      {{"vipu-server-timeout"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         auto n = ParseUint("--vipu-server-timeout", v, 1, 86400,
-                            "must be a whole number of seconds in 1..86400");
-         if (!n.ok()) return n.status();
-         o.vipu_server_timeout = *n;
-         return absl::OkStatus();
-       },
-       "The timeout for the V-IPU server requests (in seconds, default 120).",
-       "int"},
-      {{"vipu-partition"},
-       true,
-       NonEmptyString("--vipu-partition", &PoprunOptions::vipu_partition),
-       "Create/use the specified V-IPU partition.",
-       "name"},
-      {{"vipu-partition-attempts"},
-       true,
-       Uint("--vipu-partition-attempts", 1, &PoprunOptions::vipu_partition_attempts),
-       "The number of times PopRun will attempt to bind to the specified partition (default 1).",
-       "int"},
-      {{"vipu-allocation"},
-       true,
-       NonEmptyString("--vipu-allocation", &PoprunOptions::vipu_allocation),
-       "Use the specified V-IPU allocation when creating a partition.",
-       "name"},
-      {{"vipu-cluster"},
-       true,
-       NonEmptyString("--vipu-cluster", &PoprunOptions::vipu_cluster),
-       "Use the specified V-IPU cluster when creating a partition (deprecated, use "
-       "--vipu-allocation instead).",
-       "name"},
-      {{"update-partition"},
-       true,
-       BoolField("--update-partition", &PoprunOptions::update_partition),
-       "Update the V-IPU partition if needed (default 0).",
-       "bool"},
-      {{"reset-partition"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         auto b = Bool("--reset-partition", v);
-         if (!b.ok()) return b.status();
-         o.reset_partition = *b;
-         return absl::OkStatus();
-       },
-       "Reset the V-IPU partition before execution. If not set, non-reconfigurable partitions are "
-       "reset by default, while reconfigurable partitions are not.",
-       "bool"},
-      {{"remove-partition"},
-       true,
-       BoolField("--remove-partition", &PoprunOptions::remove_partition),
-       "Remove PopRun created V-IPU partition after execution (default 1).",
-       "bool"},
-      {{"sync-type"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         auto t = fabric::ParseSyncType(v);
-         if (!t.ok()) {
-           return absl::InvalidArgumentError(
-               absl::StrCat("--sync-type: ", std::string(t.status().message())));
-         }
-         o.sync_type = v;
-         return absl::OkStatus();
-       },
-       "The sync type of a partition PopRun creates (c2-compatible, pod-native-default, "
-       "pod-native-replicated-pipeline).",
-       "type"},
-      {{"executable-cache-path"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         o.executable_cache_path = v;
-         return absl::OkStatus();
-       },
-       "Use the specified directory as an executable cache path (empty: disable caching).",
-       "dir"},
-      {{"mpi-global-args"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         for (std::string& w : SplitWords(v)) o.mpi_global_args.push_back(std::move(w));
-         return absl::OkStatus();
-       },
-       "Global options to be passed to mpirun (repeatable).",
-       "args"},
-      {{"mpi-local-args"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         for (std::string& w : SplitWords(v)) o.mpi_local_args.push_back(std::move(w));
-         return absl::OkStatus();
-       },
-       "Local (per-instance) options to be passed to mpirun.",
-       "args"},
-      {{"instance-mpi-local-args"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         const char* rule = "must be INSTANCE:ARGS, like 0:-x FOO=1";
-         const size_t colon = v.find(':');
-         if (colon == std::string::npos || colon == 0) {
-           return Invalid("--instance-mpi-local-args", rule, v);
-         }
-         auto index =
-             ParseUint("--instance-mpi-local-args", v.substr(0, colon), 0, UINT32_MAX, rule);
-         if (!index.ok()) return Invalid("--instance-mpi-local-args", rule, v);
-         std::vector<std::string> words = SplitWords(v.substr(colon + 1));
-         if (words.empty()) return Invalid("--instance-mpi-local-args", rule, v);
-         auto& args = o.instance_mpi_local_args[*index];
-         args.insert(args.end(), words.begin(), words.end());
-         return absl::OkStatus();
-       },
-       "Local options passed to mpirun for one instance only, as INSTANCE:ARGS "
-       "(repeatable).",
-       "args"},
-      {{"autoreport-dir"},
-       true,
-       NonEmptyString("--autoreport-dir", &PoprunOptions::autoreport_dir),
-       "Profile into this directory, one subdirectory per instance (POPDIST_AUTOREPORT_DIRECTORY). "
-       "Refused when POPLAR_ENGINE_OPTIONS sets autoReport.directory.",
-       "dir"},
-      {{"process-placement"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         for (ProcessPlacement p : {ProcessPlacement::kSpreadNuma, ProcessPlacement::kScatterSocket,
-                                    ProcessPlacement::kScatterNuma, ProcessPlacement::kClose,
-                                    ProcessPlacement::kDisabled}) {
-           if (v == ProcessPlacementName(p)) {
-             o.process_placement = p;
-             return absl::OkStatus();
-           }
-         }
-         return Invalid("--process-placement",
-                        "must be one of spreadnuma, scattersocket, scatternuma, close, disabled",
-                        v);
-       },
-       "Process placement strategy: spreadnuma (default: the host's NUMA nodes divided among "
-       "its instances), scattersocket or scatternuma (one core per instance, spread over sockets "
-       "or NUMA nodes), close (one core per instance, consecutive cores) or disabled (mpirun's "
-       "own --map-by/--bind-to from --mpi-global-args).",
-       "strategy"},
-      {{"numa-aware"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         auto b = Bool("--numa-aware", v);
-         if (!b.ok()) return b.status();
-         o.process_placement = *b ? ProcessPlacement::kSpreadNuma : ProcessPlacement::kDisabled;
-         return absl::OkStatus();
-       },
-       "Bind instances to NUMA nodes (older spelling of --process-placement).",
-       "bool"},
-      {{"print-topology"},
-       true,
-       BoolField("--print-topology", &PoprunOptions::print_topology),
-       "Print topology table.",
-       "bool"},
-      {{"only-output-from-instance"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         auto n = ParseUint("--only-output-from-instance", v, 0, UINT32_MAX,
-                            "must be a non-negative integer");
-         if (!n.ok()) return n.status();
-         o.only_output_from_instance = *n;
-         return absl::OkStatus();
-       },
-       "Suppress the output from all other instances.",
-       "int"},
-      {{"offline-mode"},
-       true,
-       BoolField("--offline-mode", &PoprunOptions::offline_mode),
-       "Run without requiring or attaching to any IPUs.",
-       "bool"},
-      {{"allow-run-as-root"},
-       true,
-       BoolField("--allow-run-as-root", &PoprunOptions::allow_run_as_root),
-       "Allow mpirun to run as root.",
-       "bool"},
-      {{"host-subnet"},
-       true,
-       [](PoprunOptions& o, const std::string& v) {
-         if (!ValidCidr(v)) {
-           return Invalid("--host-subnet", "must be an IPv4 subnet like 10.1.0.0/16", v);
-         }
-         o.host_subnet = v;
-         return absl::OkStatus();
-       },
-       "Subnet used for communication between hosts (CIDR).",
-       "cidr"},
-      {{"synchronise-python-venv"},
-       true,
-       BoolField("--synchronise-python-venv", &PoprunOptions::synchronise_python_venv),
-       "Make the Python virtual environment available on the other hosts (default 0). Nothing "
-       "to copy when every host is this machine; refused for other machines.",
-       "bool"},
-      {{"synchronise-poplar-sdk"},
-       true,
-       BoolField("--synchronise-poplar-sdk", &PoprunOptions::synchronise_poplar_sdk),
-       "Make the Poplar SDK available on the other hosts (default 0). Nothing to copy when every "
-       "host is this machine; refused for other machines.",
-       "bool"},
-      {{"distribute-ssh-key"},
-       true,
-       BoolField("--distribute-ssh-key", &PoprunOptions::distribute_ssh_key),
-       "Distribute this host's ssh key to the other hosts (default 0). Nothing to copy when every "
-       "host is this machine; refused for other machines.",
-       "bool"},
-      {{"verbose", "v"},
-       false,
-       [](PoprunOptions& o, const std::string&) {
-         if (o.verbosity == Verbosity::kDefault) o.verbosity = Verbosity::kInfo;
-         return absl::OkStatus();
-       },
-       "Verbose output.",
-       ""},
-      {{"vv"},
-       false,
-       [](PoprunOptions& o, const std::string&) {
-         o.verbosity = Verbosity::kDebug;
-         return absl::OkStatus();
-       },
-       "Very verbose output (also -vv).",
-       ""},
-  };
-  return *specs;
+// One option of the table, declared as a chain of named settings:
+// Option("num-replicas").Positive(&PoprunOptions::num_replicas).Help("...").
+class Option {
+ public:
+  // `name` is without dashes; it is the canonical spelling and the config file's.
+  explicit Option(std::string name) : names_{std::move(name)} {}
+
+  // Another spelling, e.g. the single-letter "H" of "host".
+  Option& Alias(std::string name) {
+    names_.push_back(std::move(name));
+    return *this;
+  }
+  // A switch: it takes no value.
+  Option& Flag(Setter set) {
+    takes_value_ = false;
+    arg_ = "";
+    set_ = std::move(set);
+    return *this;
+  }
+  // Takes a value, shown as `arg` in the help.
+  Option& Value(const char* arg, Setter set) {
+    takes_value_ = true;
+    arg_ = arg;
+    set_ = std::move(set);
+    return *this;
+  }
+  // The common values; their errors name the option.
+  Option& Positive(uint32_t PoprunOptions::*field) { return Value("int", Uint(Shown(), 1, field)); }
+  Option& YesNo(bool PoprunOptions::*field) { return Value("bool", BoolField(Shown(), field)); }
+  Option& Text(const char* arg, std::string PoprunOptions::*field) {
+    return Value(arg, NonEmptyString(Shown(), field));
+  }
+  Option& Help(const char* help) {
+    help_ = help;
+    return *this;
+  }
+
+  const std::string& name() const { return names_[0]; }
+  const std::vector<std::string>& names() const { return names_; }
+  bool takes_value() const { return takes_value_; }
+  const char* arg() const { return arg_; }
+  const char* help() const { return help_; }
+  absl::Status Set(PoprunOptions& o, const std::string& value) const { return set_(o, value); }
+
+ private:
+  std::string Shown() const { return "--" + names_[0]; }
+
+  std::vector<std::string> names_;
+  bool takes_value_ = true;
+  Setter set_;
+  const char* help_ = "";
+  const char* arg_ = "arg";
+};
+
+// The setters that are more than a field of a common kind, in table order.
+
+absl::Status SetHelp(PoprunOptions& o, const std::string&) {
+  o.help = true;
+  return absl::OkStatus();
 }
 
-const OptionSpec* Find(const std::string& name) {
-  for (const OptionSpec& s : Specs()) {
-    for (const std::string& n : s.names) {
+absl::Status SetVersion(PoprunOptions& o, const std::string&) {
+  if (!o.version_format.has_value()) o.version_format = "text";
+  return absl::OkStatus();
+}
+
+absl::Status SetVersionFormat(PoprunOptions& o, const std::string& v) {
+  if (v != "text" && v != "full-json" && v != "full-text") {
+    return Invalid("--version-format", "must be one of text, full-json, full-text", v);
+  }
+  o.version_format = v;
+  return absl::OkStatus();
+}
+
+absl::Status SetHosts(PoprunOptions& o, const std::string& v) {
+  auto hosts = ExpandHosts(v);
+  if (!hosts.ok()) return hosts.status();
+  o.hosts = *std::move(hosts);
+  return absl::OkStatus();
+}
+
+absl::Status SetServerHost(PoprunOptions& o, const std::string& v) {
+  if (v.empty()) return Invalid("--vipu-server-host", "must not be empty", v);
+  o.vipu_server_host = v;
+  return absl::OkStatus();
+}
+
+absl::Status SetServerPort(PoprunOptions& o, const std::string& v) {
+  auto n = ParseUint("--vipu-server-port", v, 1, 65535, "must be an integer in 1..65535");
+  if (!n.ok()) return n.status();
+  o.vipu_server_port = *n;
+  return absl::OkStatus();
+}
+
+absl::Status SetServerTimeout(PoprunOptions& o, const std::string& v) {
+  auto n = ParseUint("--vipu-server-timeout", v, 1, 86400,
+                     "must be a whole number of seconds in 1..86400");
+  if (!n.ok()) return n.status();
+  o.vipu_server_timeout = *n;
+  return absl::OkStatus();
+}
+
+absl::Status SetResetPartition(PoprunOptions& o, const std::string& v) {
+  auto b = Bool("--reset-partition", v);
+  if (!b.ok()) return b.status();
+  o.reset_partition = *b;
+  return absl::OkStatus();
+}
+
+absl::Status SetSyncType(PoprunOptions& o, const std::string& v) {
+  auto t = fabric::ParseSyncType(v);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sync-type: ", std::string(t.status().message())));
+  }
+  o.sync_type = v;
+  return absl::OkStatus();
+}
+
+// May be empty: that disables caching.
+absl::Status SetExecutableCachePath(PoprunOptions& o, const std::string& v) {
+  o.executable_cache_path = v;
+  return absl::OkStatus();
+}
+
+absl::Status AddMpiGlobalArgs(PoprunOptions& o, const std::string& v) {
+  for (std::string& w : SplitWords(v)) o.mpi_global_args.push_back(std::move(w));
+  return absl::OkStatus();
+}
+
+absl::Status AddMpiLocalArgs(PoprunOptions& o, const std::string& v) {
+  for (std::string& w : SplitWords(v)) o.mpi_local_args.push_back(std::move(w));
+  return absl::OkStatus();
+}
+
+absl::Status AddInstanceMpiLocalArgs(PoprunOptions& o, const std::string& v) {
+  const char* rule = "must be INSTANCE:ARGS, like 0:-x FOO=1";
+  const size_t colon = v.find(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Invalid("--instance-mpi-local-args", rule, v);
+  }
+  auto index = ParseUint("--instance-mpi-local-args", v.substr(0, colon), 0, UINT32_MAX, rule);
+  if (!index.ok()) return Invalid("--instance-mpi-local-args", rule, v);
+  std::vector<std::string> words = SplitWords(v.substr(colon + 1));
+  if (words.empty()) return Invalid("--instance-mpi-local-args", rule, v);
+  auto& args = o.instance_mpi_local_args[*index];
+  args.insert(args.end(), words.begin(), words.end());
+  return absl::OkStatus();
+}
+
+absl::Status SetProcessPlacement(PoprunOptions& o, const std::string& v) {
+  for (ProcessPlacement p :
+       {ProcessPlacement::kSpreadNuma, ProcessPlacement::kScatterSocket,
+        ProcessPlacement::kScatterNuma, ProcessPlacement::kClose, ProcessPlacement::kDisabled}) {
+    if (v == ProcessPlacementName(p)) {
+      o.process_placement = p;
+      return absl::OkStatus();
+    }
+  }
+  return Invalid("--process-placement",
+                 "must be one of spreadnuma, scattersocket, scatternuma, close, disabled", v);
+}
+
+// The older spelling of --process-placement: spreadnuma or disabled.
+absl::Status SetNumaAware(PoprunOptions& o, const std::string& v) {
+  auto b = Bool("--numa-aware", v);
+  if (!b.ok()) return b.status();
+  o.process_placement = *b ? ProcessPlacement::kSpreadNuma : ProcessPlacement::kDisabled;
+  return absl::OkStatus();
+}
+
+absl::Status SetOnlyOutputFromInstance(PoprunOptions& o, const std::string& v) {
+  auto n =
+      ParseUint("--only-output-from-instance", v, 0, UINT32_MAX, "must be a non-negative integer");
+  if (!n.ok()) return n.status();
+  o.only_output_from_instance = *n;
+  return absl::OkStatus();
+}
+
+absl::Status SetHostSubnet(PoprunOptions& o, const std::string& v) {
+  if (!ValidCidr(v)) return Invalid("--host-subnet", "must be an IPv4 subnet like 10.1.0.0/16", v);
+  o.host_subnet = v;
+  return absl::OkStatus();
+}
+
+absl::Status SetVerbose(PoprunOptions& o, const std::string&) {
+  if (o.verbosity == Verbosity::kDefault) o.verbosity = Verbosity::kInfo;
+  return absl::OkStatus();
+}
+
+absl::Status SetVeryVerbose(PoprunOptions& o, const std::string&) {
+  o.verbosity = Verbosity::kDebug;
+  return absl::OkStatus();
+}
+
+// The table, in --help order, in groups that each fit on a screen.
+
+void AddGeneralOptions(std::vector<Option>& table) {
+  table.push_back(Option("help").Flag(SetHelp).Help("Produce help message."));
+  table.push_back(Option("version")
+                      .Flag(SetVersion)
+                      .Help("Print version information. See --version-format for options."));
+  table.push_back(Option("version-format")
+                      .Value("format", SetVersionFormat)
+                      .Help("Print version information (text, full-json or full-text)."));
+  table.push_back(Option("import-config")
+                      .Text("file", &PoprunOptions::import_config)
+                      .Help("File to read configuration from. Arguments specified on the command "
+                            "line override values stored in this file."));
+  table.push_back(Option("export-config")
+                      .Text("file", &PoprunOptions::export_config)
+                      .Help("File to write the current configuration to."));
+  table.push_back(
+      Option("overwrite-config")
+          .YesNo(&PoprunOptions::overwrite_config)
+          .Help("Allow or disallow overwriting exported configuration file (default 0)."));
+}
+
+void AddLaunchSizeOptions(std::vector<Option>& table) {
+  table.push_back(Option("host")
+                      .Alias("H")
+                      .Value("list", SetHosts)
+                      .Help("A list of hosts on which to launch instances. Example: host0,host1 or "
+                            "host[0-2,4]. The instances are divided evenly among the hosts."));
+  table.push_back(Option("host-file")
+                      .Text("file", &PoprunOptions::host_file)
+                      .Help("The name of a file containing a newline separated list of hosts. "
+                            "Mutually exclusive with --host/-H."));
+  table.push_back(Option("num-replicas")
+                      .Positive(&PoprunOptions::num_replicas)
+                      .Help("The total number of replicas (default 1)."));
+  table.push_back(Option("ipus-per-replica")
+                      .Positive(&PoprunOptions::ipus_per_replica)
+                      .Help("The number of IPUs per replica (default 1)."));
+  table.push_back(Option("num-instances")
+                      .Positive(&PoprunOptions::num_instances)
+                      .Help("The number of instances. The replicas are divided evenly among the "
+                            "instances (default 1)."));
+  table.push_back(Option("num-ilds")
+                      .Positive(&PoprunOptions::num_ilds)
+                      .Help("The number of IPU-Link domains. If not set, determined by the V-IPU "
+                            "server by default."));
+}
+
+void AddVipuOptions(std::vector<Option>& table) {
+  table.push_back(Option("vipu-server-host")
+                      .Value("host", SetServerHost)
+                      .Help("The host (hostname or IP address) of the V-IPU server (default "
+                            "localhost)."));
+  table.push_back(Option("vipu-server-port")
+                      .Value("int", SetServerPort)
+                      .Help("The port number of the V-IPU server (default 8090)."));
+  table.push_back(
+      Option("vipu-server-timeout")
+          .Value("int", SetServerTimeout)
+          .Help("The timeout for the V-IPU server requests (in seconds, default 120)."));
+  table.push_back(Option("vipu-partition")
+                      .Text("name", &PoprunOptions::vipu_partition)
+                      .Help("Create/use the specified V-IPU partition."));
+  table.push_back(Option("vipu-partition-attempts")
+                      .Positive(&PoprunOptions::vipu_partition_attempts)
+                      .Help("The number of times PopRun will attempt to bind to the specified "
+                            "partition (default 1)."));
+  table.push_back(Option("vipu-allocation")
+                      .Text("name", &PoprunOptions::vipu_allocation)
+                      .Help("Use the specified V-IPU allocation when creating a partition."));
+  table.push_back(Option("vipu-cluster")
+                      .Text("name", &PoprunOptions::vipu_cluster)
+                      .Help("Use the specified V-IPU cluster when creating a partition "
+                            "(deprecated, use --vipu-allocation instead)."));
+  table.push_back(Option("update-partition")
+                      .YesNo(&PoprunOptions::update_partition)
+                      .Help("Update the V-IPU partition if needed (default 0)."));
+  table.push_back(Option("reset-partition")
+                      .Value("bool", SetResetPartition)
+                      .Help("Reset the V-IPU partition before execution. If not set, "
+                            "non-reconfigurable partitions are reset by default, while "
+                            "reconfigurable partitions are not."));
+  table.push_back(Option("remove-partition")
+                      .YesNo(&PoprunOptions::remove_partition)
+                      .Help("Remove PopRun created V-IPU partition after execution (default 1)."));
+  table.push_back(
+      Option("sync-type")
+          .Value("type", SetSyncType)
+          .Help("The sync type of a partition PopRun creates (c2-compatible, pod-native-default, "
+                "pod-native-replicated-pipeline)."));
+  table.push_back(Option("executable-cache-path")
+                      .Value("dir", SetExecutableCachePath)
+                      .Help("Use the specified directory as an executable cache path (empty: "
+                            "disable caching)."));
+}
+
+void AddMpiOptions(std::vector<Option>& table) {
+  table.push_back(Option("mpi-global-args")
+                      .Value("args", AddMpiGlobalArgs)
+                      .Help("Global options to be passed to mpirun (repeatable)."));
+  table.push_back(Option("mpi-local-args")
+                      .Value("args", AddMpiLocalArgs)
+                      .Help("Local (per-instance) options to be passed to mpirun."));
+  table.push_back(Option("instance-mpi-local-args")
+                      .Value("args", AddInstanceMpiLocalArgs)
+                      .Help("Local options passed to mpirun for one instance only, as "
+                            "INSTANCE:ARGS (repeatable)."));
+  table.push_back(Option("autoreport-dir")
+                      .Text("dir", &PoprunOptions::autoreport_dir)
+                      .Help("Profile into this directory, one subdirectory per instance "
+                            "(POPDIST_AUTOREPORT_DIRECTORY). Refused when POPLAR_ENGINE_OPTIONS "
+                            "sets autoReport.directory."));
+  table.push_back(Option("process-placement")
+                      .Value("strategy", SetProcessPlacement)
+                      .Help("Process placement strategy: spreadnuma (default: the host's NUMA "
+                            "nodes divided among its instances), scattersocket or scatternuma "
+                            "(one core per instance, spread over sockets or NUMA nodes), close "
+                            "(one core per instance, consecutive cores) or disabled (mpirun's own "
+                            "--map-by/--bind-to from --mpi-global-args)."));
+  table.push_back(
+      Option("numa-aware")
+          .Value("bool", SetNumaAware)
+          .Help("Bind instances to NUMA nodes (older spelling of --process-placement)."));
+}
+
+void AddRunOptions(std::vector<Option>& table) {
+  table.push_back(
+      Option("print-topology").YesNo(&PoprunOptions::print_topology).Help("Print topology table."));
+  table.push_back(Option("only-output-from-instance")
+                      .Value("int", SetOnlyOutputFromInstance)
+                      .Help("Suppress the output from all other instances."));
+  table.push_back(Option("offline-mode")
+                      .YesNo(&PoprunOptions::offline_mode)
+                      .Help("Run without requiring or attaching to any IPUs."));
+  table.push_back(Option("allow-run-as-root")
+                      .YesNo(&PoprunOptions::allow_run_as_root)
+                      .Help("Allow mpirun to run as root."));
+  table.push_back(Option("host-subnet")
+                      .Value("cidr", SetHostSubnet)
+                      .Help("Subnet used for communication between hosts (CIDR)."));
+  table.push_back(Option("synchronise-python-venv")
+                      .YesNo(&PoprunOptions::synchronise_python_venv)
+                      .Help("Make the Python virtual environment available on the other hosts "
+                            "(default 0). Nothing to copy when every host is this machine; "
+                            "refused for other machines."));
+  table.push_back(Option("synchronise-poplar-sdk")
+                      .YesNo(&PoprunOptions::synchronise_poplar_sdk)
+                      .Help("Make the Poplar SDK available on the other hosts (default 0). Nothing "
+                            "to copy when every host is this machine; refused for other "
+                            "machines."));
+  table.push_back(Option("distribute-ssh-key")
+                      .YesNo(&PoprunOptions::distribute_ssh_key)
+                      .Help("Distribute this host's ssh key to the other hosts (default 0). "
+                            "Nothing to copy when every host is this machine; refused for other "
+                            "machines."));
+  table.push_back(Option("verbose").Alias("v").Flag(SetVerbose).Help("Verbose output."));
+  table.push_back(Option("vv").Flag(SetVeryVerbose).Help("Very verbose output (also -vv)."));
+}
+
+const std::vector<Option>& Specs() {
+  static const auto* table = [] {
+    auto* t = new std::vector<Option>;
+    AddGeneralOptions(*t);
+    AddLaunchSizeOptions(*t);
+    AddVipuOptions(*t);
+    AddMpiOptions(*t);
+    AddRunOptions(*t);
+    return t;
+  }();
+  return *table;
+}
+
+const Option* Find(const std::string& name) {
+  for (const Option& s : Specs()) {
+    for (const std::string& n : s.names()) {
       if (n == name) return &s;
     }
   }
   return nullptr;
 }
 
-bool IsList(const OptionSpec& s) {
-  return s.names[0] == "mpi-global-args" || s.names[0] == "mpi-local-args" ||
-         s.names[0] == "instance-mpi-local-args";
+bool IsList(const Option& s) {
+  return s.name() == "mpi-global-args" || s.name() == "mpi-local-args" ||
+         s.name() == "instance-mpi-local-args";
 }
 
 // One source of options (the config file or the command line). A list
@@ -440,8 +477,8 @@ class Applier {
  public:
   explicit Applier(PoprunOptions& o) : o_(o) {}
 
-  absl::Status Apply(const OptionSpec& spec, const std::string& value) {
-    const std::string& name = spec.names[0];
+  absl::Status Apply(const Option& spec, const std::string& value) {
+    const std::string& name = spec.name();
     if (IsList(spec) && seen_.insert(name).second) {
       if (name == "mpi-global-args") o_.mpi_global_args.clear();
       if (name == "mpi-local-args") o_.mpi_local_args.clear();
@@ -450,7 +487,7 @@ class Applier {
     if (name == "host") o_.host_file.clear();
     if (name == "host-file") o_.hosts.clear();
     seen_.insert(name);
-    return spec.set(o_, value);
+    return spec.Set(o_, value);
   }
   bool Seen(const std::string& name) const { return seen_.count(name) > 0; }
 
@@ -461,7 +498,7 @@ class Applier {
 
 // Splits the command line into (option, value) pairs and the command.
 struct Token {
-  const OptionSpec* spec;
+  const Option* spec;
   std::string value;
 };
 
@@ -488,7 +525,7 @@ absl::Status Tokenize(const std::vector<std::string>& args, std::vector<Token>& 
       name = a.substr(1, 1);
       if (a.size() > 2) value = a[2] == '=' ? a.substr(3) : a.substr(2);
     }
-    const OptionSpec* spec = Find(name);
+    const Option* spec = Find(name);
     if (spec == nullptr || (a[1] != '-' && name.size() != 1 && name != "vv")) {
       return absl::InvalidArgumentError(absl::StrCat("unrecognised option '", a, "'"));
     }
@@ -496,7 +533,7 @@ absl::Status Tokenize(const std::vector<std::string>& args, std::vector<Token>& 
       return absl::InvalidArgumentError(absl::StrCat("unrecognised option '", a, "'"));
     }
     const std::string shown = name.size() == 1 ? absl::StrCat("-", name) : absl::StrCat("--", name);
-    if (!spec->takes_value) {
+    if (!spec->takes_value()) {
       if (value.has_value()) {
         return absl::InvalidArgumentError(absl::StrCat(shown, ": takes no value, got ", *value));
       }
@@ -547,9 +584,9 @@ absl::Status ApplyConfigFile(const std::string& path, PoprunOptions& o) {
       o.command.push_back(value);
       continue;
     }
-    const OptionSpec* spec = Find(name);
+    const Option* spec = Find(name);
     if (spec == nullptr || name.size() == 1 || name == "import-config" || name == "export-config" ||
-        !spec->takes_value) {
+        !spec->takes_value()) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ":", line_no, ": unknown option, got ", name));
     }
@@ -673,8 +710,8 @@ absl::StatusOr<PoprunOptions> ParseCommandLine(const std::vector<std::string>& a
   PoprunOptions o;
   std::string import_path, export_path;
   for (const Token& t : tokens) {
-    if (t.spec->names[0] == "import-config") import_path = t.value;
-    if (t.spec->names[0] == "export-config") export_path = t.value;
+    if (t.spec->name() == "import-config") import_path = t.value;
+    if (t.spec->name() == "export-config") export_path = t.value;
   }
   if (!import_path.empty() && !export_path.empty()) {
     return absl::InvalidArgumentError(
@@ -686,8 +723,8 @@ absl::StatusOr<PoprunOptions> ParseCommandLine(const std::vector<std::string>& a
   Applier applier(o);
   bool host_given = false, host_file_given = false;
   for (const Token& t : tokens) {
-    if (t.spec->names[0] == "host") host_given = true;
-    if (t.spec->names[0] == "host-file") host_file_given = true;
+    if (t.spec->name() == "host") host_given = true;
+    if (t.spec->name() == "host-file") host_file_given = true;
     if (absl::Status s = applier.Apply(*t.spec, t.value); !s.ok()) return s;
   }
   if (host_given && host_file_given) {
@@ -779,20 +816,20 @@ absl::StatusOr<std::string> ExportConfig(const PoprunOptions& options, const std
 std::string HelpText() {
   std::ostringstream out;
   out << "Usage: poprun [options] program [program args]\n\nOptions:\n";
-  for (const OptionSpec& s : Specs()) {
+  for (const Option& s : Specs()) {
     std::string names;
-    for (const std::string& n : s.names) {
+    for (const std::string& n : s.names()) {
       if (!names.empty()) names += ", ";
       names += n.size() == 1 ? "-" + n : "--" + n;
     }
-    if (s.takes_value) names += absl::StrCat(" ", s.arg);
+    if (s.takes_value()) names += absl::StrCat(" ", s.arg());
     out << "  " << names;
     if (names.size() < 32) {
       out << std::string(32 - names.size(), ' ');
     } else {
       out << "\n" << std::string(34, ' ');
     }
-    out << s.help << "\n";
+    out << s.help() << "\n";
   }
   out << "\nBoolean options take yes/no, on/off, 1/0 or true/false.\n"
          "POPRUN_LOG_LEVEL (TRACE DEBUG INFO WARN ERR OFF) sets the log level.\n";

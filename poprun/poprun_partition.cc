@@ -35,6 +35,102 @@ absl::Status CheckEnvNumber(const Environment& env, const char* name, uint64_t m
   return absl::OkStatus();
 }
 
+absl::StatusOr<virmgrpc::ListPartitionsReply> ListPartitions(Connection& conn) {
+  virmgrpc::ListPartitionsRequest request;
+  virmgrpc::ListPartitionsReply reply;
+  absl::Status s = conn.Call(
+      [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); });
+  if (!s.ok()) return s;
+  return reply;
+}
+
+// The first call's failure, naming the server and, when it cannot be
+// reached, the options that chose it.
+absl::Status ServerError(const absl::Status& s, const ClientConfig& config) {
+  const std::string target = config.Target();
+  if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
+    return absl::UnavailableError(
+        absl::StrCat("V-IPU server unreachable at ", target, " (--vipu-server-host ", config.host,
+                     ", --vipu-server-port ", config.port, "): ", std::string(s.message())));
+  }
+  return absl::Status(s.code(),
+                      absl::StrCat("V-IPU server at ", target, ": ", std::string(s.message())));
+}
+
+// The partition the launch runs on: --vipu-partition, else
+// IPUOF_VIPU_API_PARTITION_ID, else the only one, else a new one; several
+// and none named is an error.
+absl::StatusOr<std::string> ChoosePartition(const PoprunOptions& options, const Environment& env,
+                                            const Logger& log,
+                                            const virmgrpc::ListPartitionsReply& list) {
+  if (!options.vipu_partition.empty()) return options.vipu_partition;
+  if (std::string env_id = env.Get("IPUOF_VIPU_API_PARTITION_ID"); !env_id.empty()) {
+    log.Info(absl::StrCat("Using V-IPU partition ", env_id, " from IPUOF_VIPU_API_PARTITION_ID"));
+    return env_id;
+  }
+  if (list.partitions_size() == 1) {
+    const std::string& id = list.partitions(0).id();
+    log.Info(absl::StrCat("Using V-IPU partition ", id, " as it is the only one available"));
+    return id;
+  }
+  if (list.partitions_size() == 0) {
+    std::string id = absl::StrCat("poprun-", ::getpid());
+    log.Info(absl::StrCat("No V-IPU partition available; using new partition ", id));
+    return id;
+  }
+  std::vector<std::string> ids;
+  for (const auto& p : list.partitions()) ids.push_back(p.id());
+  return absl::InvalidArgumentError(absl::StrCat("--vipu-partition: required when ", ids.size(),
+                                                 " partitions are available (",
+                                                 absl::StrJoin(ids, ", "), ")"));
+}
+
+// Debug output only: the server's view of an existing partition.
+void LogPartitionStatus(Connection& conn, const Logger& log, const std::string& id) {
+  virmgrpc::GetPartitionStatusRequest request;
+  request.set_partition_id(id);
+  virmgrpc::GetPartitionStatusReply reply;
+  absl::Status st = conn.Call(
+      [&](grpc::ClientContext* c) { return conn.user().GetPartitionStatus(c, request, &reply); });
+  log.Debug(absl::StrCat("Status for partition ", id, ": ",
+                         st.ok() ? "OK" : std::string(st.message()), " (error ",
+                         static_cast<int>(st.code()), ")"));
+}
+
+// How an existing partition differs from what the launch needs (none: it fits).
+std::vector<std::string> Mismatches(const virmgrpc::PartitionSpec& spec, uint32_t size,
+                                    const PoprunOptions& options) {
+  const uint32_t have = static_cast<uint32_t>(spec.ipus_size());
+  const uint32_t gcds = std::max<uint32_t>(spec.num_gcds(), 1);
+  std::vector<std::string> mismatch;
+  if (spec.reconfigurable() ? have < size : have != size) {
+    mismatch.push_back(absl::StrCat("size is ", have, ", need ", size));
+  }
+  if (options.num_ilds > 0 &&
+      std::max<uint32_t>(spec.num_ipulink_segments(), 1) != options.num_ilds) {
+    mismatch.push_back(absl::StrCat("ILDs is ", std::max<uint32_t>(spec.num_ipulink_segments(), 1),
+                                    ", need ", options.num_ilds));
+  }
+  if (options.num_instances % gcds != 0) {
+    mismatch.push_back(absl::StrCat("GCDs is ", gcds, ", need a divisor of ", options.num_instances,
+                                    " instances"));
+  }
+  return mismatch;
+}
+
+// Fills the plan from the partition as it now is (created or found).
+absl::Status ReadBack(Connection& conn, PartitionPlan& plan) {
+  absl::StatusOr<virmgrpc::ListPartitionsReply> now = ListPartitions(conn);
+  if (!now.ok()) return now.status();
+  for (const auto& p : now->partitions()) {
+    if (p.id() != plan.id) continue;
+    plan.reconfigurable = p.spec().reconfigurable();
+    plan.num_gcds = std::max<uint32_t>(p.spec().num_gcds(), 1);
+    plan.num_ilds = std::max<uint32_t>(p.spec().num_ipulink_segments(), 1);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ServerChoice> ResolveServer(const PoprunOptions& o, const Environment& env) {
@@ -215,76 +311,34 @@ absl::Status PartitionManager::Reset(const std::string& id) {
 }
 
 absl::StatusOr<PartitionPlan> PartitionManager::Prepare() {
-  const std::string target = conn_.config().Target();
-  log_.Debug("Connecting to " + target);
-  virmgrpc::ListPartitionsRequest list_request;
-  virmgrpc::ListPartitionsReply list;
-  absl::Status s = conn_.Call(
-      [&](grpc::ClientContext* c) { return conn_.user().ListPartitions(c, list_request, &list); });
-  if (!s.ok()) {
-    if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
-      return absl::UnavailableError(absl::StrCat(
-          "V-IPU server unreachable at ", target, " (--vipu-server-host ", conn_.config().host,
-          ", --vipu-server-port ", conn_.config().port, "): ", std::string(s.message())));
-    }
-    return absl::Status(s.code(),
-                        absl::StrCat("V-IPU server at ", target, ": ", std::string(s.message())));
-  }
+  log_.Debug("Connecting to " + conn_.config().Target());
+  absl::StatusOr<virmgrpc::ListPartitionsReply> list = ListPartitions(conn_);
+  if (!list.ok()) return ServerError(list.status(), conn_.config());
 
   PartitionPlan plan;
-  if (!options_.vipu_partition.empty()) {
-    plan.id = options_.vipu_partition;
-  } else if (std::string env_id = env_.Get("IPUOF_VIPU_API_PARTITION_ID"); !env_id.empty()) {
-    plan.id = env_id;
-    log_.Info(absl::StrCat("Using V-IPU partition ", plan.id, " from IPUOF_VIPU_API_PARTITION_ID"));
-  } else if (list.partitions_size() == 1) {
-    plan.id = list.partitions(0).id();
-    log_.Info(absl::StrCat("Using V-IPU partition ", plan.id, " as it is the only one available"));
-  } else if (list.partitions_size() == 0) {
-    plan.id = absl::StrCat("poprun-", ::getpid());
-    log_.Info(absl::StrCat("No V-IPU partition available; using new partition ", plan.id));
-  } else {
-    std::vector<std::string> ids;
-    for (const auto& p : list.partitions()) ids.push_back(p.id());
-    return absl::InvalidArgumentError(absl::StrCat("--vipu-partition: required when ", ids.size(),
-                                                   " partitions are available (",
-                                                   absl::StrJoin(ids, ", "), ")"));
-  }
+  absl::StatusOr<std::string> id = ChoosePartition(options_, env_, log_, *list);
+  if (!id.ok()) return id.status();
+  plan.id = *std::move(id);
 
   const uint32_t size = PartitionSize(options_);
   const virmgrpc::Partition* existing = nullptr;
-  for (const auto& p : list.partitions()) {
+  for (const auto& p : list->partitions()) {
     if (p.id() == plan.id) existing = &p;
   }
-  if (existing != nullptr) {
-    virmgrpc::GetPartitionStatusRequest request;
-    request.set_partition_id(plan.id);
-    virmgrpc::GetPartitionStatusReply reply;
-    absl::Status st = conn_.Call([&](grpc::ClientContext* c) {
-      return conn_.user().GetPartitionStatus(c, request, &reply);
-    });
-    log_.Debug(absl::StrCat("Status for partition ", plan.id, ": ",
-                            st.ok() ? "OK" : std::string(st.message()), " (error ",
-                            static_cast<int>(st.code()), ")"));
-    const auto& spec = existing->spec();
-    const uint32_t have = static_cast<uint32_t>(spec.ipus_size());
-    const uint32_t gcds = std::max<uint32_t>(spec.num_gcds(), 1);
-    std::vector<std::string> mismatch;
-    if (spec.reconfigurable() ? have < size : have != size) {
-      mismatch.push_back(absl::StrCat("size is ", have, ", need ", size));
-    }
-    if (options_.num_ilds > 0 &&
-        std::max<uint32_t>(spec.num_ipulink_segments(), 1) != options_.num_ilds) {
-      mismatch.push_back(absl::StrCat("ILDs is ",
-                                      std::max<uint32_t>(spec.num_ipulink_segments(), 1), ", need ",
-                                      options_.num_ilds));
-    }
-    if (options_.num_instances % gcds != 0) {
-      mismatch.push_back(absl::StrCat("GCDs is ", gcds, ", need a divisor of ",
-                                      options_.num_instances, " instances"));
-    }
-    if (!mismatch.empty()) {
-      const std::string why = absl::StrJoin(mismatch, "; ");
+  if (existing == nullptr) {
+    if (absl::Status f = CheckFitsAllocation(size); !f.ok()) return f;
+    if (absl::Status c = Create(plan.id); !c.ok()) return c;
+    plan.created = true;
+  } else {
+    LogPartitionStatus(conn_, log_, plan.id);
+    const std::string why = absl::StrJoin(Mismatches(existing->spec(), size, options_), "; ");
+    if (why.empty()) {
+      log_.Info(absl::StrCat("Partition ", plan.id, " already exists and is in state: ",
+                             StateName(existing->ready_state())));
+      if (existing->spec().reconfigurable()) {
+        log_.Debug(absl::StrCat("The reconfigurable partition ", plan.id, " is OK"));
+      }
+    } else {
       if (!options_.update_partition) {
         return absl::FailedPreconditionError(
             absl::StrCat("partition ", plan.id, " does not match the launch: ", why,
@@ -298,31 +352,11 @@ absl::StatusOr<PartitionPlan> PartitionManager::Prepare() {
       }
       if (absl::Status c = Create(plan.id); !c.ok()) return c;
       plan.created = true;
-    } else {
-      log_.Info(absl::StrCat("Partition ", plan.id, " already exists and is in state: ",
-                             StateName(existing->ready_state())));
-      if (spec.reconfigurable()) {
-        log_.Debug(absl::StrCat("The reconfigurable partition ", plan.id, " is OK"));
-      }
     }
-  } else {
-    if (absl::Status f = CheckFitsAllocation(size); !f.ok()) return f;
-    if (absl::Status c = Create(plan.id); !c.ok()) return c;
-    plan.created = true;
   }
   if (absl::Status w = WaitActive(plan.id); !w.ok()) return w;
 
-  // The partition as it now is (created or found).
-  virmgrpc::ListPartitionsReply now;
-  s = conn_.Call(
-      [&](grpc::ClientContext* c) { return conn_.user().ListPartitions(c, list_request, &now); });
-  if (!s.ok()) return s;
-  for (const auto& p : now.partitions()) {
-    if (p.id() != plan.id) continue;
-    plan.reconfigurable = p.spec().reconfigurable();
-    plan.num_gcds = std::max<uint32_t>(p.spec().num_gcds(), 1);
-    plan.num_ilds = std::max<uint32_t>(p.spec().num_ipulink_segments(), 1);
-  }
+  if (absl::Status r = ReadBack(conn_, plan); !r.ok()) return r;
   if (ShouldReset(options_.reset_partition, plan.reconfigurable, plan.created)) {
     if (absl::Status r = Reset(plan.id); !r.ok()) return r;
   }

@@ -56,6 +56,8 @@ uint32_t GcdOfInstance(uint32_t instance, uint32_t num_instances, uint32_t num_g
 absl::StatusOr<fabric::PartitionRequest> CreateRequest(const PoprunOptions& options,
                                                        const std::string& id);
 
+// Borrows the connection, options, environment and logger, which must
+// outlive it. Not thread-safe: poprun's one thread prepares and removes.
 class PartitionManager {
  public:
   PartitionManager(Connection& conn, const PoprunOptions& options, const Environment& env,

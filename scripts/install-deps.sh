@@ -30,6 +30,9 @@ packages=(
   # The .deb (cpack -G DEB): dpkg-shlibdeps computes its library
   # dependencies (dpkg-dev) and CPack asks `file` which files are ELF.
   dpkg-dev file
+  # help2man: the package's manual pages are made from the programs' --help
+  # at build time (man/man_pages.cmake).
+  help2man
   # poprun launches instances with mpirun and places them with numactl;
   # popdist's collectives use MPI, from C++ and from Python (mpi4py).
   openmpi-bin libopenmpi-dev python3 python3-mpi4py numactl
@@ -37,6 +40,9 @@ packages=(
   # namespace (unshare from util-linux, ip from iproute2 brings up its
   # loopback).
   util-linux iproute2
+  # Tests: curl is the HTTPS client that checks the server's TLS HTTP
+  # listener (tests/integration/agent_tls_test.cc).
+  curl
   # The sanitizer build and the fuzzers (scripts/test.sh, scripts/fuzz.sh):
   # clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
   clang libclang-rt-14-dev

@@ -2,6 +2,7 @@
 #include "server/config_file.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "hcl/hcl.h"
 
 namespace vipu::server {
@@ -23,9 +24,9 @@ absl::Status ApplyConfigFile(CLI::App& app, const std::string& path, bool must_e
     return absl::Status(text.status().code(),
                         absl::StrCat("--config: cannot read ", text.status().message()));
   }
-  auto entries = hcl::Parse(*text, path, ConfigurableKeys(app), hcl::Repeats::kRefused);
-  if (!entries.ok()) return entries.status();
-  for (const hcl::Entry& entry : *entries) {
+  ASSIGN_OR_RETURN(const std::vector<hcl::Entry> entries,
+                   hcl::Parse(*text, path, ConfigurableKeys(app)));
+  for (const hcl::Entry& entry : entries) {
     CLI::Option* option = app.get_option_no_throw("--" + entry.key);
     if (option == nullptr || option->count() > 0) continue;  // the command line wins
     try {

@@ -1,5 +1,6 @@
 // vipu-server: parses the flags and the configuration file, runs the
 // security commands or starts a VipuServer, and reports what happened.
+#include <grpc/support/log.h>
 #include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
@@ -16,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "fabric/pods.h"
 #include "server/config_file.h"
-#include "server/metrics_http.h"
+#include "server/metrics/metrics_http.h"
 #include "server/security_setup.h"
 #include "server/server_options.h"
 #include "server/systemd_notify.h"
@@ -26,8 +27,62 @@
 namespace vipu::server {
 namespace {
 
+// gRPC's own log lines, at debug level in ours. A failure they describe
+// (a port already in use prints a multi-line chttp2_server dump) reaches the
+// operator as the one-line error the server prints; the dump stays for
+// --log-level debug.
+void GrpcLogToDebug(gpr_log_func_args* args) {
+  spdlog::debug("grpc: {}:{}: {}", args->file, args->line, args->message);
+}
+
 // Runs the daemon until SIGTERM or SIGINT; SIGHUP reloads the certificates.
 // Returns the process's exit code.
+// The daemon's flags, into `opt`; returns --config's option, to tell
+// whether it was given.
+CLI::Option* AddServerFlags(CLI::App* app, ServerOptions* opt) {
+  AddSecurityFlags(*app, opt);
+  app->add_option("--listen", opt->listen, "gRPC listen address host:port")->capture_default_str();
+  app->add_option("--db", opt->db, "SQLite database file")->capture_default_str();
+  app->add_option("--simulate", opt->simulate,
+                  "start a simulated pod: pod4 pod16 pod64 pod128 pod256 and bow- variants");
+  app->add_option("--log-level", opt->log_level, "trace|debug|info|warn|error|critical")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app->add_option("--agent-binary", opt->agent_binary, "vipu-agent for --simulate");
+  app->add_option("--ready-file", opt->ready_file, "file to write host:port to once ready");
+  app->add_flag("--auto-add-agents", opt->auto_add_agents,
+                "accept registrations of unknown agents");
+  app->add_option("--heartbeat-ms", opt->heartbeat_ms, "agent heartbeat period")
+      ->check(CLI::Range(10, 60000))
+      ->capture_default_str();
+  app->add_option("--agent-deadline-ms", opt->agent_deadline_ms, "deadline of one agent call")
+      ->check(CLI::Range(10, 600000))
+      ->capture_default_str();
+  app->add_option("--reconcile-window-ms", opt->reconcile_window_ms,
+                  "how long to wait at start for known agents")
+      ->check(CLI::Range(0, 600000))
+      ->capture_default_str();
+  app->add_option("--workers", opt->workers, "background worker threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  auto listen_check = [](const std::string& flag) {
+    return [flag](const std::string& value) -> std::string {
+      if (value.empty() || value == "off") return "";
+      auto parsed = ParseListenAddress(value, flag);
+      return parsed.ok() ? "" : std::string(parsed.status().message());
+    };
+  };
+  app->add_option("--http-listen", opt->http_listen,
+                  "host:port of the HTTP listener: the pod console (GET /) and the OpenMetrics "
+                  "endpoint (GET /metrics); HTTPS with --secure; empty or off: none")
+      ->check(listen_check("--http-listen"));
+  app->add_option("--metrics-listen", opt->metrics_listen, "older name of --http-listen")
+      ->check(listen_check("--metrics-listen"));
+  return app->add_option("--config", opt->config,
+                         "server configuration file: `key = value` with the flags' names "
+                         "(default /etc/vipu/vipu-server.hcl when it exists)");
+}
+
 int Run(const ServerOptions& opt, const std::optional<fabric::PodSpec>& pod) {
   // Signals are taken by sigwait() below; block them before any thread starts.
   sigset_t signals;
@@ -93,48 +148,11 @@ int main(int argc, char** argv) {
   // debug default it was built with). gRPC takes many locks per call and the
   // check is a measurable share of it; TSan runs catch lock-order bugs.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Before the first gRPC call, so that none of its lines reach stderr.
+  gpr_set_log_function(vipu::server::GrpcLogToDebug);
   vipu::server::ServerOptions opt;
   CLI::App app{"vipu-server: the V-IPU controller"};
-  vipu::server::AddSecurityFlags(app, &opt);
-  app.add_option("--listen", opt.listen, "gRPC listen address host:port")->capture_default_str();
-  app.add_option("--db", opt.db, "SQLite database file")->capture_default_str();
-  app.add_option("--simulate", opt.simulate,
-                 "start a simulated pod: pod4 pod16 pod64 pod128 pod256 and bow- variants");
-  app.add_option("--log-level", opt.log_level, "trace|debug|info|warn|error|critical")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
-  app.add_option("--agent-binary", opt.agent_binary, "vipu-agent for --simulate");
-  app.add_option("--ready-file", opt.ready_file, "file to write host:port to once ready");
-  app.add_flag("--auto-add-agents", opt.auto_add_agents, "accept registrations of unknown agents");
-  app.add_option("--heartbeat-ms", opt.heartbeat_ms, "agent heartbeat period")
-      ->check(CLI::Range(10, 60000))
-      ->capture_default_str();
-  app.add_option("--agent-deadline-ms", opt.agent_deadline_ms, "deadline of one agent call")
-      ->check(CLI::Range(10, 600000))
-      ->capture_default_str();
-  app.add_option("--reconcile-window-ms", opt.reconcile_window_ms,
-                 "how long to wait at start for known agents")
-      ->check(CLI::Range(0, 600000))
-      ->capture_default_str();
-  app.add_option("--workers", opt.workers, "background worker threads")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  auto listen_check = [](const std::string& flag) {
-    return [flag](const std::string& value) -> std::string {
-      if (value.empty() || value == "off") return "";
-      auto parsed = vipu::server::ParseListenAddress(value, flag);
-      return parsed.ok() ? "" : std::string(parsed.status().message());
-    };
-  };
-  app.add_option("--http-listen", opt.http_listen,
-                 "host:port of the HTTP listener: the pod console (GET /) and the OpenMetrics "
-                 "endpoint (GET /metrics); HTTPS with --secure; empty or off: none")
-      ->check(listen_check("--http-listen"));
-  app.add_option("--metrics-listen", opt.metrics_listen, "older name of --http-listen")
-      ->check(listen_check("--metrics-listen"));
-  auto* config = app.add_option("--config", opt.config,
-                                "server configuration file: `key = value` with the flags' names "
-                                "(default /etc/vipu/vipu-server.hcl when it exists)");
+  CLI::Option* config = vipu::server::AddServerFlags(&app, &opt);
   app.set_version_flag("--version", VIPU_VERSION);
   try {
     app.parse(argc, argv);

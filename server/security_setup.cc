@@ -7,11 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "fabric/validation.h"
-#include "server/listen_policy.h"
-#include "server/tls_init.h"
+#include "server/database_lock.h"
+#include "server/security/listen_policy.h"
+#include "server/security/tls_init.h"
 #include "spdlog/spdlog.h"
 #include "tls/credentials.h"
 
@@ -51,17 +54,14 @@ absl::Status InitTls(const std::string& dir, const ServerOptions& options) {
   tls.extra_hosts = options.tls_hosts;
   tls.validity_days = options.tls_validity_days;
   if (!options.tls_agents.empty()) {
-    auto agents = ParseTlsAgents(options.tls_agents);
-    if (!agents.ok()) return agents.status();
-    tls.agents = *std::move(agents);
+    ASSIGN_OR_RETURN(tls.agents, ParseTlsAgents(options.tls_agents));
   }
-  auto result = GenerateTlsCertificates(tls);
-  if (!result.ok()) return result.status();
+  ASSIGN_OR_RETURN(const TlsInitResult result, GenerateTlsCertificates(tls));
   std::printf("Generated server TLS certificates in the directory: %s\n",
-              result->server_dir.c_str());
+              result.server_dir.c_str());
   std::printf("Generated client TLS certificates in the directory: %s\n",
-              result->client_dir.c_str());
-  for (const std::string& agent_dir : result->agent_dirs) {
+              result.client_dir.c_str());
+  for (const std::string& agent_dir : result.agent_dirs) {
     std::printf("Generated agent TLS certificates in the directory: %s\n", agent_dir.c_str());
   }
   std::fflush(stdout);
@@ -69,18 +69,17 @@ absl::Status InitTls(const std::string& dir, const ServerOptions& options) {
 }
 
 // Prints the default admin's key once, when it was just created.
-absl::Status EnsureDefaultAdmin(auth::UserDirectory& users, const ServerOptions& options) {
+absl::Status EnsureDefaultAdmin(security::UserDirectory& users, const ServerOptions& options) {
   const std::string id = DefaultUserId(options);
   if (absl::Status s = fabric::ValidateId("default user id", id); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--default-user-id: ", s.message(), " (name the default admin user)"));
   }
-  auto key = users.EnsureDefaultAdmin(id);
-  if (!key.ok()) return key.status();
-  if (!key->has_value()) return absl::OkStatus();
-  std::printf("Default user is: %s\nAccess key: '%s'\n", id.c_str(), (*key)->c_str());
+  ASSIGN_OR_RETURN(const std::optional<std::string> key, users.EnsureDefaultAdmin(id));
+  if (!key.has_value()) return absl::OkStatus();
+  std::printf("Default user is: %s\nAccess key: '%s'\n", id.c_str(), key->c_str());
   std::printf("Use --api-user-id %s --api-access-key '%s' (this key is shown only once).\n",
-              id.c_str(), (*key)->c_str());
+              id.c_str(), key->c_str());
   std::fflush(stdout);
   spdlog::warn("created the default admin user {}; its access key was printed once on stdout", id);
   return absl::OkStatus();
@@ -165,9 +164,9 @@ int RunSecurityCommands(const ServerOptions& o) {
     return Fail(
         absl::StrCat("--tls-validity-days: must be at most 36500, got ", o.tls_validity_days), 2);
   }
-  if (o.key_hash_iterations < auth::kMinHashIterations) {
-    return Fail(absl::StrCat("--key-hash-iterations: must be at least ", auth::kMinHashIterations,
-                             ", got ", o.key_hash_iterations),
+  if (o.key_hash_iterations < security::kMinHashIterations) {
+    return Fail(absl::StrCat("--key-hash-iterations: must be at least ",
+                             security::kMinHashIterations, ", got ", o.key_hash_iterations),
                 2);
   }
   if (o.audit_log_max_bytes <= 0) {
@@ -190,7 +189,7 @@ int RunSecurityCommands(const ServerOptions& o) {
     }
     return 0;
   }
-  if (auto limiter = auth::RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst);
+  if (auto limiter = security::RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst);
       !limiter.ok()) {
     return Fail(limiter.status().message(), 2);
   }
@@ -216,6 +215,9 @@ int RunSecurityCommands(const ServerOptions& o) {
   fs::path db(o.db);
   std::error_code ec;
   if (db.has_parent_path()) fs::create_directories(db.parent_path(), ec);
+  // --init writes the database too: not while a server runs on it.
+  auto lock = DatabaseLock::Acquire(o.db);
+  if (!lock.ok()) return Fail(lock.status().message(), 1);
   auto store = storage::Store::Open(o.db);
   if (!store.ok())
     return Fail(absl::StrCat("cannot open database ", o.db, ": ", store.status().message()), 1);
@@ -225,7 +227,7 @@ int RunSecurityCommands(const ServerOptions& o) {
   if (!fs::exists(fs::path(o.tls_dir) / "server" / "cert.pem")) {
     if (absl::Status s = InitTls(o.tls_dir, o); !s.ok()) return Fail(s.message(), 1);
   }
-  auth::UserDirectory users(store->get(), nullptr, o.key_hash_iterations);
+  security::UserDirectory users(store->get(), nullptr, o.key_hash_iterations);
   if (absl::Status s = EnsureDefaultAdmin(users, o); !s.ok()) {
     return Fail(s.message(), absl::IsInvalidArgument(s) ? 2 : 1);
   }
@@ -235,23 +237,20 @@ int RunSecurityCommands(const ServerOptions& o) {
 absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o,
                                                           storage::Store* store) {
   std::unique_ptr<Security> s(new Security());
-  auto limiter = auth::RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst);
-  if (!limiter.ok()) return limiter.status();
-  s->limiter_ = *std::move(limiter);
-  s->authenticator_ = std::make_unique<auth::Authenticator>(store);
-  s->users_ =
-      std::make_unique<auth::UserDirectory>(store, s->authenticator_.get(), o.key_hash_iterations);
-  s->access_ =
-      std::make_unique<auth::AccessControl>(o.secure, s->authenticator_.get(), s->limiter_.get());
+  ASSIGN_OR_RETURN(s->limiter_,
+                   security::RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst));
+  s->authenticator_ = std::make_unique<security::Authenticator>(store);
+  s->users_ = std::make_unique<security::UserDirectory>(store, s->authenticator_.get(),
+                                                        o.key_hash_iterations);
+  s->access_ = std::make_unique<security::AccessControl>(o.secure, s->authenticator_.get(),
+                                                         s->limiter_.get());
   s->user_admin_service_ = std::make_unique<UserAdminService>(s->users_.get(), s->access_.get());
   if (AuditLogEnabled(o)) {
     AuditLogOptions audit;
     audit.path = o.audit_log;
     audit.max_bytes = o.audit_log_max_bytes;
     audit.keep = o.audit_log_keep;
-    auto log = AuditLog::Open(audit);
-    if (!log.ok()) return log.status();
-    s->audit_log_ = *std::move(log);
+    ASSIGN_OR_RETURN(s->audit_log_, AuditLog::Open(audit));
     spdlog::info("audit log: {} (rotated beyond {} bytes, {} kept)", o.audit_log,
                  o.audit_log_max_bytes, o.audit_log_keep);
   } else if (o.secure) {
@@ -274,7 +273,7 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
     }
     s->credentials_ = tls::MutualTlsServerCredentials(*s->certificates_);
     s->agent_channel_credentials_ = tls::MutualTlsChannelCredentials(*s->certificates_);
-    if (absl::Status e = EnsureDefaultAdmin(*s->users_, o); !e.ok()) return e;
+    RETURN_IF_ERROR(EnsureDefaultAdmin(*s->users_, o));
     spdlog::info("secure mode: mutual TLS with {}, users required", o.tls_dir);
   } else {
     spdlog::warn(

@@ -11,13 +11,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/audit_log.h"
-#include "server/auth/access_control.h"
-#include "server/auth/authenticator.h"
-#include "server/auth/rate_limiter.h"
-#include "server/auth/user_directory.h"
+#include "server/api/user_admin_service.h"
+#include "server/security/access_control.h"
+#include "server/security/audit_log.h"
+#include "server/security/authenticator.h"
+#include "server/security/rate_limiter.h"
+#include "server/security/user_directory.h"
 #include "server/server_options.h"
-#include "server/user_admin_service.h"
 #include "storage/store.h"
 #include "tls/live_certificates.h"
 
@@ -41,8 +41,9 @@ int RunSecurityCommands(const ServerOptions& options);
 
 // The run-time side: users, the access gate, the rate limit, the audit log
 // and the TLS credentials of every gRPC end-point and of the channels to the
-// agents. Thread safety: ReloadCertificates() may run on any thread while the
-// credentials are in use.
+// agents. Owns all of these; borrows the store, which must outlive it.
+// Thread safety: ReloadCertificates() may run on any thread while the
+// credentials are in use; the accessors, fixed by Start, from any thread.
 class Security {
  public:
   // With --secure: loads and checks the certificates (FAILED_PRECONDITION
@@ -52,8 +53,8 @@ class Security {
   static absl::StatusOr<std::unique_ptr<Security>> Start(const ServerOptions& options,
                                                          storage::Store* store);
 
-  auth::AccessControl* access() { return access_.get(); }
-  auth::UserDirectory* users() { return users_.get(); }
+  security::AccessControl* access() { return access_.get(); }
+  security::UserDirectory* users() { return users_.get(); }
   // Null: plaintext (no --secure).
   std::shared_ptr<grpc::ServerCredentials> credentials() const { return credentials_; }
   // What the server dials agents with: its own certificate, verifying the
@@ -73,10 +74,10 @@ class Security {
 
  private:
   Security() = default;
-  std::unique_ptr<auth::Authenticator> authenticator_;
-  std::unique_ptr<auth::UserDirectory> users_;
-  std::unique_ptr<auth::RateLimiter> limiter_;
-  std::unique_ptr<auth::AccessControl> access_;
+  std::unique_ptr<security::Authenticator> authenticator_;
+  std::unique_ptr<security::UserDirectory> users_;
+  std::unique_ptr<security::RateLimiter> limiter_;
+  std::unique_ptr<security::AccessControl> access_;
   std::unique_ptr<tls::LiveCertificates> certificates_;
   std::shared_ptr<grpc::ServerCredentials> credentials_;
   std::shared_ptr<grpc::ChannelCredentials> agent_channel_credentials_;

@@ -15,6 +15,9 @@
 
 namespace vipu::server {
 
+// Owns the watchdog thread. Status, Ready and Stopping may be called from
+// any thread (each is one datagram); StartWatchdog is called once, by the
+// owner.
 class SystemdNotifier {
  public:
   SystemdNotifier() = default;

@@ -13,10 +13,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/audit_interceptor.h"
-#include "server/cluster_links_loader.h"
-#include "server/rpc_metrics_interceptor.h"
-#include "server/state_metrics.h"
+#include "base/status_macros.h"
+#include "server/api/audit_interceptor.h"
+#include "server/api/rpc_metrics_interceptor.h"
+#include "server/fleet/cluster_links_loader.h"
+#include "server/metrics/state_metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
@@ -29,12 +30,35 @@ std::string DefaultAgentBinary() {
   return (self.parent_path() / "vipu-agent").string();
 }
 
+// Refuses, before any agent starts, a database that holds another pod: the
+// machines of `pod` would register as the agents of that pod's cluster.
+absl::Status CheckDatabaseHoldsPod(Inventory& inventory, const fabric::PodSpec& pod,
+                                   const std::string& db) {
+  std::vector<std::string> ids;
+  for (uint32_t m = 1; m <= pod.num_machines; ++m) ids.push_back(absl::StrCat("ag", m));
+  ASSIGN_OR_RETURN(const std::vector<fabric::Cluster> clusters, inventory.ListClusters());
+  for (const fabric::Cluster& c : clusters) {
+    const bool shares = std::any_of(c.agent_ids.begin(), c.agent_ids.end(), [&](const auto& a) {
+      return std::find(ids.begin(), ids.end(), a) != ids.end();
+    });
+    if (c.id == pod.name ? c.agent_ids == ids : !shares) continue;
+    const bool is_pod = c.id != pod.name && fabric::PodPreset(c.id).ok();
+    const size_t n = c.agent_ids.size();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "simulate ", pod.name, ": database ", db, " holds another pod, ",
+        is_pod ? "pod" : "cluster", " '", c.id, "' of ", n, n == 1 ? " machine" : " machines",
+        ", not ", pod.name, " of ", ids.size(), ids.size() == 1 ? " machine" : " machines",
+        "; give --simulate ", pod.name, " another --db",
+        is_pod ? absl::StrCat(", or use this one with --simulate ", c.id) : ""));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EnsureSimulatedCluster(Inventory& inventory, const Simulator& sim) {
   const fabric::PodSpec& pod = sim.pod();
-  auto clusters = inventory.ListClusters();
-  if (!clusters.ok()) return clusters.status();
+  ASSIGN_OR_RETURN(const std::vector<fabric::Cluster> clusters, inventory.ListClusters());
   bool have_cluster = false;
-  for (const fabric::Cluster& c : *clusters) {
+  for (const fabric::Cluster& c : clusters) {
     if (c.id != pod.name) continue;
     if (c.agent_ids != sim.agent_ids()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -49,11 +73,10 @@ absl::Status EnsureSimulatedCluster(Inventory& inventory, const Simulator& sim) 
     c.num_ilds = pod.num_ilds;
     c.topology = pod.topology;
     c.cluster_topology = pod.cluster_topology;
-    if (absl::Status s = inventory.CreateCluster(c); !s.ok()) return s;
+    RETURN_IF_ERROR(inventory.CreateCluster(c));
   }
-  auto allocations = inventory.ListAllocations();
-  if (!allocations.ok()) return allocations.status();
-  for (const fabric::Allocation& a : *allocations) {
+  ASSIGN_OR_RETURN(const std::vector<fabric::Allocation> allocations, inventory.ListAllocations());
+  for (const fabric::Allocation& a : allocations) {
     if (a.cluster_id == pod.name) return absl::OkStatus();
   }
   fabric::Allocation a;
@@ -95,7 +118,7 @@ std::map<std::string, uint32_t> RememberedAgentPorts(Inventory& inventory) {
   return ports;
 }
 
-absl::StatusOr<std::unique_ptr<storage::Store>> OpenStore(const std::string& db) {
+absl::Status CreateDatabaseDirectory(const std::string& db) {
   std::filesystem::path db_path(db);
   if (db_path.has_parent_path()) {
     std::error_code ec;
@@ -105,6 +128,10 @@ absl::StatusOr<std::unique_ptr<storage::Store>> OpenStore(const std::string& db)
           absl::StrCat("cannot create the directory of --db ", db, ": ", ec.message()));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<storage::Store>> OpenStore(const std::string& db) {
   auto store = storage::Store::Open(db);
   if (!store.ok()) {
     // What an operator sees when the unit fails: a corrupt file, or a schema
@@ -125,8 +152,10 @@ HealthMonitor::Options HealthOptions(const ServerOptions& options) {
 
 }  // namespace
 
-VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::Store> store)
-    : options_(options),
+VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<DatabaseLock> lock,
+                       std::unique_ptr<storage::Store> store)
+    : lock_(std::move(lock)),
+      options_(options),
       reconcile_deadline_(absl::Now() + absl::Milliseconds(options.reconcile_window_ms)),
       store_(std::move(store)),
       registry_(absl::Milliseconds(options.heartbeat_ms)),
@@ -158,6 +187,13 @@ VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::St
   });
   admin_service_.EnableHealthOps(&fault_injector_, &cluster_tester_);
   RegisterStateMetrics(&metrics_, store_.get(), &registry_, &readiness_);
+  // Lets a scraper (and a test that expects no change) see that the health
+  // monitor has looked at the pod since some moment.
+  metrics_.AddCollector(
+      Metrics::Type::kCounter, "vipu_health_passes", "Passes of the health monitor completed.",
+      [this] {
+        return std::vector<MetricSample>{{{}, static_cast<double>(health_.passes())}};
+      });
 }
 
 absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
@@ -167,15 +203,18 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
     if (notifier != nullptr) notifier->Status(text);
   };
   status("opening the database");
-  auto store = OpenStore(options.db);
-  if (!store.ok()) return store.status();
-  std::unique_ptr<VipuServer> server(new VipuServer(options, *std::move(store)));
-  if (absl::Status s = server->StartSecurity(); !s.ok()) return s;
-  if (absl::Status s = server->StartEndpoints(); !s.ok()) return s;
-  if (absl::Status s = server->StartConsole(); !s.ok()) return s;
+  RETURN_IF_ERROR(CreateDatabaseDirectory(options.db));
+  // Before anything reads, migrates or serves the file: one writer per database.
+  ASSIGN_OR_RETURN(std::unique_ptr<DatabaseLock> lock, DatabaseLock::Acquire(options.db));
+  ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store, OpenStore(options.db));
+  std::unique_ptr<VipuServer> server(new VipuServer(options, std::move(lock), std::move(store)));
+  if (pod) RETURN_IF_ERROR(CheckDatabaseHoldsPod(server->inventory_, *pod, options.db));
+  RETURN_IF_ERROR(server->StartSecurity());
+  RETURN_IF_ERROR(server->StartEndpoints());
+  RETURN_IF_ERROR(server->StartConsole());
   status("waiting for agents to register and reconciling them");
   if (pod) {
-    if (absl::Status s = server->StartSimulatedPod(*pod); !s.ok()) return s;
+    RETURN_IF_ERROR(server->StartSimulatedPod(*pod));
   } else {
     server->AwaitKnownAgents();
   }
@@ -196,9 +235,7 @@ VipuServer::~VipuServer() {
 }
 
 absl::Status VipuServer::StartSecurity() {
-  auto security = Security::Start(options_, store_.get());
-  if (!security.ok()) return security.status();
-  security_ = *std::move(security);
+  ASSIGN_OR_RETURN(security_, Security::Start(options_, store_.get()));
   user_service_.set_access_control(security_->access());
   agent_client_.set_channel_credentials(security_->agent_channel_credentials());
   registry_service_.set_require_agent_certificates(options_.secure);
@@ -229,9 +266,7 @@ absl::Status VipuServer::StartEndpoints() {
     }
     builder.experimental().SetInterceptorCreators(std::move(creators));
   };
-  auto endpoints = Endpoints::Start(spec);
-  if (!endpoints.ok()) return endpoints.status();
-  endpoints_ = *std::move(endpoints);
+  ASSIGN_OR_RETURN(endpoints_, Endpoints::Start(spec));
   return absl::OkStatus();
 }
 
@@ -253,9 +288,7 @@ absl::Status VipuServer::StartConsole() {
   deps.controller = &controller_;
   deps.access = security_->access();
   deps.audit = security_->audit_log();
-  auto started = console::ConsoleServer::Start(console_options, deps);
-  if (!started.ok()) return started.status();
-  http_ = *std::move(started);
+  ASSIGN_OR_RETURN(http_, console::ConsoleServer::Start(console_options, deps));
   spdlog::info("console on {}://{}:{}/ and metrics on /metrics", options_.secure ? "https" : "http",
                listen.substr(0, listen.rfind(':')), http_->port());
   return absl::OkStatus();
@@ -272,9 +305,7 @@ absl::Status VipuServer::StartSimulatedPod(const fabric::PodSpec& pod) {
   so.log_level = options_.log_level;
   so.ports = RememberedAgentPorts(inventory_);
   if (options_.secure) so.tls_dir = options_.tls_dir;
-  auto started = Simulator::Start(pod, so);
-  if (!started.ok()) return started.status();
-  sim_ = *std::move(started);
+  ASSIGN_OR_RETURN(sim_, Simulator::Start(pod, so));
   std::optional<std::string> exited;
   std::vector<std::string> missing =
       AwaitRegistrations(registry_, sim_->agent_ids(), absl::Seconds(30),
@@ -288,7 +319,7 @@ absl::Status VipuServer::StartSimulatedPod(const fabric::PodSpec& pod) {
         absl::StrCat("simulate ", pod.name, ": ", missing.size(),
                      " agents did not register within 30 s (first: ", missing.front(), ")"));
   }
-  if (absl::Status s = EnsureSimulatedCluster(inventory_, *sim_); !s.ok()) return s;
+  RETURN_IF_ERROR(EnsureSimulatedCluster(inventory_, *sim_));
   spdlog::info("simulate {}: {} machines registered, cluster '{}' ready", pod.name,
                sim_->agent_ids().size(), pod.name);
   return absl::OkStatus();

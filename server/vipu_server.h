@@ -10,39 +10,42 @@
 
 #include "absl/status/statusor.h"
 #include "fabric/pods.h"
-#include "server/admin_service.h"
-#include "server/agent_driver.h"
-#include "server/agent_registry.h"
-#include "server/cluster_links_cache.h"
-#include "server/cluster_tester.h"
+#include "server/api/admin_service.h"
+#include "server/api/endpoints.h"
+#include "server/api/registry_service.h"
+#include "server/api/user_service.h"
 #include "server/console/console_http.h"
-#include "server/endpoints.h"
-#include "server/fault_injector.h"
-#include "server/grpc_agent_client.h"
-#include "server/health_monitor.h"
-#include "server/inventory.h"
-#include "server/metrics.h"
-#include "server/partition_controller.h"
-#include "server/readiness.h"
-#include "server/registry_service.h"
+#include "server/control/health_monitor.h"
+#include "server/control/inventory.h"
+#include "server/control/partition_controller.h"
+#include "server/control/readiness.h"
+#include "server/database_lock.h"
+#include "server/fleet/agent_driver.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/cluster_links_cache.h"
+#include "server/fleet/cluster_tester.h"
+#include "server/fleet/fault_injector.h"
+#include "server/fleet/grpc_agent_client.h"
+#include "server/metrics/metrics.h"
 #include "server/security_setup.h"
 #include "server/server_options.h"
-#include "server/simulator.h"
+#include "server/sim/simulator.h"
 #include "server/systemd_notify.h"
-#include "server/user_service.h"
 #include "storage/store.h"
 
 namespace vipu::server {
 
-// Owns every part it starts. Members are declared in the order Start builds
-// them; the destructor stops the parts in the order a clean stop needs
+// Owns every part it starts, and the database lock for its whole life: it
+// is the only writer of the database. Members are declared in the order
+// Start builds them; the destructor stops the parts in the order a clean stop needs
 // (no new calls, calls in flight end, background work drains while the
 // agents still answer, then the agents and the console go), after which
 // the members are destroyed. Start and destruction happen on one thread;
 // ReloadCertificates and the accessors may be called from any thread.
 class VipuServer {
  public:
-  // Opens (or creates) the database, starts security, the end-points and the
+  // Locks the database (a second server on the same file is refused before
+  // it listens or starts an agent), opens or creates it, starts security, the end-points and the
   // console, starts the simulated pod of `pod` when given, waits for the
   // known agents (up to the reconcile window) and their reconciliation,
   // finishes operations a crash interrupted, and serves. `notifier`, when
@@ -66,7 +69,8 @@ class VipuServer {
   absl::Status ReloadCertificates();
 
  private:
-  VipuServer(const ServerOptions& options, std::unique_ptr<storage::Store> store);
+  VipuServer(const ServerOptions& options, std::unique_ptr<DatabaseLock> lock,
+             std::unique_ptr<storage::Store> store);
 
   absl::Status StartSecurity();
   absl::Status StartEndpoints();
@@ -76,6 +80,8 @@ class VipuServer {
   // Reconciliation, recovery, the first health check, then ready.
   void Serve();
 
+  // Released last, once nothing of this server writes any more.
+  std::unique_ptr<DatabaseLock> lock_;
   const ServerOptions options_;
   const absl::Time reconcile_deadline_;
   std::unique_ptr<storage::Store> store_;

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace vipu::slurm {
 namespace {
@@ -60,14 +61,12 @@ absl::StatusOr<PluginConfig> ParsePluginArgs(const std::vector<std::string>& arg
       return absl::InvalidArgumentError(absl::StrCat("plugin argument ", key, "=: needs a value"));
     }
     if (key == "api-port") {
-      auto port = ParseRange(key, value, 65535);
-      if (!port.ok()) return port.status();
-      config.api_port = *port;
+      ASSIGN_OR_RETURN(auto port, ParseRange(key, value, 65535));
+      config.api_port = port;
       port_given = true;
     } else if (key == "api-timeout") {
-      auto timeout = ParseRange(key, value, 86400);
-      if (!timeout.ok()) return timeout.status();
-      config.api_timeout_seconds = *timeout;
+      ASSIGN_OR_RETURN(auto timeout, ParseRange(key, value, 86400));
+      config.api_timeout_seconds = timeout;
     } else if (key == "api-access-key") {
       // A key in plugstack.conf would be readable by every user, since
       // srun and sbatch read that file too.

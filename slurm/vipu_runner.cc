@@ -23,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 
 namespace vipu::slurm {
 namespace {
@@ -61,6 +62,57 @@ class ScratchHome {
   std::string path_;
 };
 
+// Starts `argv` with `env`, stdin from /dev/null and stdout and stderr into
+// `out_fd`. posix_spawn rather than fork: slurmstepd is multithreaded, and
+// spawn runs nothing of ours between fork and exec. Returns posix_spawn's
+// error number (0 on success).
+int Spawn(std::vector<std::string>& argv, std::vector<std::string>& env, int out_fd, pid_t* pid) {
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  std::vector<char*> cenv;
+  for (std::string& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 2);
+  // Slurm may block or ignore signals in its threads; the child starts clean.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigset_t all;
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  const int rc = posix_spawn(pid, cargv[0], &actions, &attr, cargv.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
+// Reads `fd` into *output until its writers close it or `deadline` passes;
+// false when the deadline passed first.
+bool ReadUntil(int fd, std::chrono::steady_clock::time_point deadline, std::string* output) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue;
+    char buf[4096];
+    const ssize_t got = read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return true;
+    output->append(buf, static_cast<size_t>(got));
+  }
+}
+
 }  // namespace
 
 absl::Status VipuRunner::LoadCredentials() {
@@ -81,12 +133,7 @@ absl::Status VipuRunner::LoadCredentials() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<VipuRunner::Result> VipuRunner::Run(const std::vector<std::string>& args) {
-  ScratchHome home;
-  if (home.path().empty()) {
-    return absl::InternalError(
-        absl::StrCat("cannot create a directory in /tmp: ", strerror(errno)));
-  }
+std::vector<std::string> VipuRunner::CommandLine(const std::vector<std::string>& args) const {
   // --config /dev/null: the plugin's arguments are the only settings, not
   // whatever /etc/vipu/vipu-cli.hcl of the node says.
   std::vector<std::string> argv = {config_.vipu,
@@ -105,41 +152,25 @@ absl::StatusOr<VipuRunner::Result> VipuRunner::Run(const std::vector<std::string
                 {"--api-tls-cert", config_.api_tls_cert, "--api-tls-key", config_.api_tls_key});
   }
   argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+absl::StatusOr<VipuRunner::Result> VipuRunner::Run(const std::vector<std::string>& args) {
+  ScratchHome home;
+  if (home.path().empty()) {
+    return absl::InternalError(
+        absl::StrCat("cannot create a directory in /tmp: ", strerror(errno)));
+  }
+  std::vector<std::string> argv = CommandLine(args);
   std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + home.path()};
   if (!access_key_.empty()) env.push_back("VIPU_CLI_API_ACCESS_KEY=" + access_key_);
-
-  std::vector<char*> cargv;
-  for (std::string& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::vector<char*> cenv;
-  for (std::string& e : env) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
 
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   }
-  // posix_spawn rather than fork: slurmstepd is multithreaded, and spawn
-  // runs nothing of ours between fork and exec.
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  // Slurm may block or ignore signals in its threads; the child starts clean.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigset_t all;
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, cargv[0], &actions, &attr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int rc = Spawn(argv, env, fds[1], &pid);
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
@@ -148,33 +179,16 @@ absl::StatusOr<VipuRunner::Result> VipuRunner::Run(const std::vector<std::string
   }
 
   Result result;
-  const auto deadline =
-      std::chrono::steady_clock::now() + ChildDeadline(config_.api_timeout_seconds);
-  bool timed_out = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;
-    char buf[4096];
-    const ssize_t got = read(fds[0], buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    result.output.append(buf, static_cast<size_t>(got));
-  }
+  const bool finished = ReadUntil(
+      fds[0], std::chrono::steady_clock::now() + ChildDeadline(config_.api_timeout_seconds),
+      &result.output);
+  if (!finished) kill(pid, SIGKILL);
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid: ", strerror(errno)));
   }
-  if (timed_out) {
+  if (!finished) {
     return absl::DeadlineExceededError(
         absl::StrCat("'", config_.vipu, "' did not finish within ",
                      ChildDeadline(config_.api_timeout_seconds).count(), " s"));
@@ -228,20 +242,18 @@ absl::Status VipuRunner::CreatePartition(const std::string& id, const IpuRequest
 }
 
 absl::Status VipuRunner::RemovePartition(const std::string& id) {
-  auto result = Run({"remove", "partition", id, "--force"});
-  if (!result.ok()) return result.status();
-  if (result->exit_code == 0) return absl::OkStatus();
-  absl::Status status = FailureOf(*result);
+  ASSIGN_OR_RETURN(auto result, Run({"remove", "partition", id, "--force"}));
+  if (result.exit_code == 0) return absl::OkStatus();
+  absl::Status status = FailureOf(result);
   return absl::IsNotFound(status) ? absl::OkStatus() : status;
 }
 
 absl::StatusOr<PartitionInfo> VipuRunner::GetPartition(const std::string& id) {
-  auto result = Run({"--showjson", "get", "partition", id});
-  if (!result.ok()) return result.status();
-  if (result->exit_code != 0) return FailureOf(*result);
+  ASSIGN_OR_RETURN(auto result, Run({"--showjson", "get", "partition", id}));
+  if (result.exit_code != 0) return FailureOf(result);
   // `vipu --showjson get partition` prints the partition in proto field
   // names: one "topology_id" per IPU, "num_gcds", "ready_state".
-  const std::string& out = result->output;
+  const std::string& out = result.output;
   PartitionInfo info;
   static const std::regex ipu_re(R"re("topology_id":)re");
   info.size = static_cast<uint32_t>(
@@ -257,12 +269,11 @@ absl::StatusOr<PartitionInfo> VipuRunner::GetPartition(const std::string& id) {
 }
 
 absl::StatusOr<std::vector<std::string>> VipuRunner::ListPartitions() {
-  auto result = Run({"list", "partitions"});
-  if (!result.ok()) return result.status();
-  if (result->exit_code != 0) return FailureOf(*result);
+  ASSIGN_OR_RETURN(auto result, Run({"list", "partitions"}));
+  if (result.exit_code != 0) return FailureOf(result);
   std::vector<std::string> ids;
   bool past_rule = false;
-  for (absl::string_view line : absl::StrSplit(result->output, '\n')) {
+  for (absl::string_view line : absl::StrSplit(result.output, '\n')) {
     if (absl::StartsWith(line, "---")) {
       past_rule = true;
       continue;

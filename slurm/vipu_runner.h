@@ -70,6 +70,8 @@ class VipuRunner {
   // Runs `vipu <connection flags> args...`. Fails only when it cannot be
   // started or waited for.
   absl::StatusOr<Result> Run(const std::vector<std::string>& args);
+  // `vipu`, the connection flags from the plugin's arguments, then `args`.
+  std::vector<std::string> CommandLine(const std::vector<std::string>& args) const;
   // The status a failed run stands for: the CLI's last line, code from text.
   static absl::Status FailureOf(const Result& result);
 

@@ -37,6 +37,7 @@ extern "C" {
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "slurm/spank_config.h"
 #include "slurm/vipu_runner.h"
 
@@ -190,10 +191,9 @@ absl::Status EnsurePartition(VipuRunner& vipu, const std::string& id, bool* crea
     *created = s.ok();
     return s;
   }
-  auto existing = vipu.GetPartition(id);
-  if (!existing.ok()) return existing.status();
-  if (existing->size == g_request.ipus && existing->gcds == g_request.gcds) {
-    return existing->active ? absl::OkStatus() : AwaitPartition(vipu, id);
+  ASSIGN_OR_RETURN(auto existing, vipu.GetPartition(id));
+  if (existing.size == g_request.ipus && existing.gcds == g_request.gcds) {
+    return existing.active ? absl::OkStatus() : AwaitPartition(vipu, id);
   }
   if (s = vipu.RemovePartition(id); !s.ok()) return s;
   s = vipu.CreatePartition(id, g_request);

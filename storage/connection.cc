@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace vipu::storage {
 
@@ -83,9 +84,8 @@ absl::StatusOr<bool> Statement::Step() {
 
 absl::Status Statement::Run() {
   while (true) {
-    absl::StatusOr<bool> row = Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::OkStatus();
+    ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return absl::OkStatus();
   }
 }
 
@@ -128,9 +128,8 @@ absl::Status Connection::Exec(std::string_view sql) {
   // One statement (BEGIN, SAVEPOINT, RELEASE, COMMIT on every write): from
   // the cache, since parsing it again each time is a measurable cost.
   if (sql.find(';') == std::string_view::npos) {
-    absl::StatusOr<Statement> stmt = Prepare(sql);
-    if (!stmt.ok()) return stmt.status();
-    return stmt->Run();
+    ASSIGN_OR_RETURN(Statement stmt, Prepare(sql));
+    return stmt.Run();
   }
   std::string text(sql);
   char* error = nullptr;
@@ -160,21 +159,17 @@ absl::StatusOr<Statement> Connection::Prepare(std::string_view sql) {
 }
 
 absl::StatusOr<int64_t> Connection::QueryInt(std::string_view sql) {
-  absl::StatusOr<Statement> stmt = Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::InternalError(absl::StrCat("`", AbslView(sql), "` returned no row"));
-  return stmt->ColumnInt(0);
+  ASSIGN_OR_RETURN(Statement stmt, Prepare(sql));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return absl::InternalError(absl::StrCat("`", AbslView(sql), "` returned no row"));
+  return stmt.ColumnInt(0);
 }
 
 absl::StatusOr<std::string> Connection::QueryText(std::string_view sql, std::string_view param) {
-  absl::StatusOr<Statement> stmt = Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, param);
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  return *row ? stmt->ColumnText(0) : std::string();
+  ASSIGN_OR_RETURN(Statement stmt, Prepare(sql));
+  stmt.BindText(1, param);
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  return row ? stmt.ColumnText(0) : std::string();
 }
 
 Savepoint::Savepoint(Connection* conn, std::string name) : conn_(conn), name_(std::move(name)) {

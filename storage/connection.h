@@ -1,6 +1,7 @@
 // One SQLite connection and the prepared statements cached on it. A
 // Connection is used by one thread at a time (the writer thread, or whoever
-// holds it from the read pool); it does no locking of its own.
+// holds it from the read pool); it does no locking of its own. It owns its
+// sqlite3 handle and the statements it caches.
 #ifndef VIPU_STORAGE_CONNECTION_H_
 #define VIPU_STORAGE_CONNECTION_H_
 
@@ -27,7 +28,8 @@ class Connection;
 
 // A prepared statement borrowed from a Connection's cache. Returned to the
 // cache (reset, bindings cleared) when destroyed. Bind indexes start at 1,
-// column indexes at 0.
+// column indexes at 0. Must not outlive its Connection; used only by the
+// thread that holds the connection.
 class Statement {
  public:
   Statement(Statement&& other) noexcept;
@@ -93,7 +95,7 @@ class Connection {
   absl::StatusOr<std::string> QueryText(std::string_view sql, std::string_view param);
 
   int64_t changes() const { return sqlite3_changes64(db_); }
-  size_t cached_statements() const { return cache_.size(); }
+  size_t CachedStatementsForTesting() const { return cache_.size(); }
 
  private:
   friend class Statement;
@@ -110,7 +112,8 @@ class Connection {
 };
 
 // SAVEPOINT that rolls back unless released: makes a multi-statement change
-// all-or-nothing.
+// all-or-nothing. Borrows `conn`, which must outlive it; used only by the
+// thread that holds the connection.
 class Savepoint {
  public:
   Savepoint(Connection* conn, std::string name);

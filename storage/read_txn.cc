@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "storage/connection.h"
 #include "storage/store.h"
 #include "storage/string_list_codec.h"
@@ -80,35 +81,29 @@ absl::StatusOr<std::vector<Partition>> LoadPartitions(Connection* conn,
                                                       std::string_view count_sql = {}) {
   std::vector<Partition> partitions;
   if (!count_sql.empty()) {
-    absl::StatusOr<Statement> stmt = conn->Prepare(count_sql);
-    if (!stmt.ok()) return stmt.status();
-    if (!param.empty()) stmt->BindText(1, param);
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (*row) partitions.reserve(static_cast<size_t>(stmt->ColumnInt(0)));
+    ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(count_sql));
+    if (!param.empty()) stmt.BindText(1, param);
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (row) partitions.reserve(static_cast<size_t>(stmt.ColumnInt(0)));
   }
   {
-    absl::StatusOr<Statement> stmt = conn->Prepare(partitions_sql);
-    if (!stmt.ok()) return stmt.status();
-    if (!param.empty()) stmt->BindText(1, param);
+    ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(partitions_sql));
+    if (!param.empty()) stmt.BindText(1, param);
     while (true) {
-      absl::StatusOr<bool> row = stmt->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      if (absl::Status s = FillPartition(*stmt, &partitions.emplace_back()); !s.ok()) return s;
+      ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
+      RETURN_IF_ERROR(FillPartition(stmt, &partitions.emplace_back()));
     }
   }
   if (partitions.empty()) return partitions;
-  absl::StatusOr<Statement> stmt = conn->Prepare(ipus_sql);
-  if (!stmt.ok()) return stmt.status();
-  if (!param.empty()) stmt->BindText(1, param);
+  ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(ipus_sql));
+  if (!param.empty()) stmt.BindText(1, param);
   size_t i = 0;
   std::vector<PartitionIpu> run;  // IPU rows of partitions[i] so far
   while (true) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    std::string_view partition_id = stmt->ColumnView(0);
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    std::string_view partition_id = stmt.ColumnView(0);
     if (partitions[i].id != partition_id) {
       if (!run.empty()) TakeRun(&run, &partitions[i].ipus);
       // Both lists are in BINARY (memcmp) order, as std::string compares.
@@ -119,12 +114,12 @@ absl::StatusOr<std::vector<Partition>> LoadPartitions(Connection* conn,
       }
     }
     PartitionIpu& ipu = run.emplace_back();
-    ipu.ipu.agent_id = stmt->ColumnView(1);
-    ipu.ipu.ipu = static_cast<uint32_t>(stmt->ColumnInt(2));
-    ipu.ild = static_cast<uint32_t>(stmt->ColumnInt(3));
-    ipu.ild_routing = static_cast<uint32_t>(stmt->ColumnInt(4));
-    ipu.topology_id = static_cast<uint32_t>(stmt->ColumnInt(5));
-    ipu.routing_id = static_cast<uint32_t>(stmt->ColumnInt(6));
+    ipu.ipu.agent_id = stmt.ColumnView(1);
+    ipu.ipu.ipu = static_cast<uint32_t>(stmt.ColumnInt(2));
+    ipu.ild = static_cast<uint32_t>(stmt.ColumnInt(3));
+    ipu.ild_routing = static_cast<uint32_t>(stmt.ColumnInt(4));
+    ipu.topology_id = static_cast<uint32_t>(stmt.ColumnInt(5));
+    ipu.routing_id = static_cast<uint32_t>(stmt.ColumnInt(6));
   }
   if (!run.empty()) TakeRun(&run, &partitions[i].ipus);
   return partitions;
@@ -133,25 +128,21 @@ absl::StatusOr<std::vector<Partition>> LoadPartitions(Connection* conn,
 // Agent ids of a cluster or allocation, in position order.
 absl::StatusOr<std::vector<std::string>> LoadMembers(Connection* conn, std::string_view sql,
                                                      std::string_view owner_id) {
-  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, owner_id);
+  ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(sql));
+  stmt.BindText(1, owner_id);
   std::vector<std::string> ids;
   while (true) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return ids;
-    ids.push_back(stmt->ColumnText(0));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return ids;
+    ids.push_back(stmt.ColumnText(0));
   }
 }
 
 absl::StatusOr<int64_t> QueryCount(Connection* conn, std::string_view sql, std::string_view param) {
-  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, param);
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  return *row ? stmt->ColumnInt(0) : 0;
+  ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(sql));
+  stmt.BindText(1, param);
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  return row ? stmt.ColumnInt(0) : 0;
 }
 
 Agent AgentFromRow(const Statement& row) {
@@ -171,68 +162,59 @@ constexpr char kAllocationMembersSql[] =
 }  // namespace
 
 absl::StatusOr<Agent> ReadTxn::GetAgent(std::string_view id) {
-  absl::StatusOr<Statement> stmt =
-      conn_->Prepare("SELECT id, host, port, machine_type FROM agents WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("agent ", AbslView(id), " not found"));
-  return AgentFromRow(*stmt);
+  ASSIGN_OR_RETURN(Statement stmt,
+                   conn_->Prepare("SELECT id, host, port, machine_type FROM agents WHERE id = ?1"));
+  stmt.BindText(1, id);
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("agent ", AbslView(id), " not found"));
+  return AgentFromRow(stmt);
 }
 
 absl::StatusOr<std::vector<Agent>> ReadTxn::ListAgents() {
-  absl::StatusOr<Statement> stmt =
-      conn_->Prepare("SELECT id, host, port, machine_type FROM agents ORDER BY id");
-  if (!stmt.ok()) return stmt.status();
+  ASSIGN_OR_RETURN(Statement stmt,
+                   conn_->Prepare("SELECT id, host, port, machine_type FROM agents ORDER BY id"));
   std::vector<Agent> agents;
   while (true) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return agents;
-    agents.push_back(AgentFromRow(*stmt));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return agents;
+    agents.push_back(AgentFromRow(stmt));
   }
 }
 
 absl::StatusOr<Cluster> ReadTxn::GetCluster(std::string_view id) {
   Cluster c;
   {
-    absl::StatusOr<Statement> stmt =
-        conn_->Prepare("SELECT num_ilds, topology, cluster_topology FROM clusters WHERE id = ?1");
-    if (!stmt.ok()) return stmt.status();
-    stmt->BindText(1, id);
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        conn_->Prepare("SELECT num_ilds, topology, cluster_topology FROM clusters WHERE id = ?1"));
+    stmt.BindText(1, id);
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
     c.id = std::string(id);
-    c.num_ilds = static_cast<uint32_t>(stmt->ColumnInt(0));
-    c.topology = static_cast<fabric::IldTopology>(stmt->ColumnInt(1));
-    c.cluster_topology = static_cast<fabric::ClusterTopology>(stmt->ColumnInt(2));
+    c.num_ilds = static_cast<uint32_t>(stmt.ColumnInt(0));
+    c.topology = static_cast<fabric::IldTopology>(stmt.ColumnInt(1));
+    c.cluster_topology = static_cast<fabric::ClusterTopology>(stmt.ColumnInt(2));
   }
-  absl::StatusOr<std::vector<std::string>> members = LoadMembers(conn_, kClusterMembersSql, id);
-  if (!members.ok()) return members.status();
-  c.agent_ids = *std::move(members);
+  ASSIGN_OR_RETURN(std::vector<std::string> members, LoadMembers(conn_, kClusterMembersSql, id));
+  c.agent_ids = std::move(members);
   return c;
 }
 
 absl::StatusOr<std::vector<Cluster>> ReadTxn::ListClusters() {
   std::vector<std::string> ids;
   {
-    absl::StatusOr<Statement> stmt = conn_->Prepare("SELECT id FROM clusters ORDER BY id");
-    if (!stmt.ok()) return stmt.status();
+    ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT id FROM clusters ORDER BY id"));
     while (true) {
-      absl::StatusOr<bool> row = stmt->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      ids.push_back(stmt->ColumnText(0));
+      ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
+      ids.push_back(stmt.ColumnText(0));
     }
   }
   // Clusters are few (one per pod); a query each is fine.
   std::vector<Cluster> clusters;
   for (const std::string& id : ids) {
-    absl::StatusOr<Cluster> c = GetCluster(id);
-    if (!c.ok()) return c.status();
-    clusters.push_back(*std::move(c));
+    ASSIGN_OR_RETURN(Cluster c, GetCluster(id));
+    clusters.push_back(std::move(c));
   }
   return clusters;
 }
@@ -242,41 +224,36 @@ absl::StatusOr<std::string> ReadTxn::ClusterOfAgent(std::string_view agent_id) {
 }
 
 absl::StatusOr<Allocation> ReadTxn::GetAllocation(std::string_view id) {
-  absl::StatusOr<std::string> cluster =
-      conn_->QueryText("SELECT cluster_id FROM allocations WHERE id = ?1", id);
-  if (!cluster.ok()) return cluster.status();
-  if (cluster->empty())
+  ASSIGN_OR_RETURN(std::string cluster,
+                   conn_->QueryText("SELECT cluster_id FROM allocations WHERE id = ?1", id));
+  if (cluster.empty())
     return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
   Allocation a;
   a.id = std::string(id);
-  a.cluster_id = *std::move(cluster);
-  absl::StatusOr<std::vector<std::string>> members = LoadMembers(conn_, kAllocationMembersSql, id);
-  if (!members.ok()) return members.status();
-  a.agent_ids = *std::move(members);
+  a.cluster_id = std::move(cluster);
+  ASSIGN_OR_RETURN(std::vector<std::string> members, LoadMembers(conn_, kAllocationMembersSql, id));
+  a.agent_ids = std::move(members);
   return a;
 }
 
 absl::StatusOr<std::vector<Allocation>> ReadTxn::ListAllocations() {
   std::vector<Allocation> allocations;
   {
-    absl::StatusOr<Statement> stmt =
-        conn_->Prepare("SELECT id, cluster_id FROM allocations ORDER BY id");
-    if (!stmt.ok()) return stmt.status();
+    ASSIGN_OR_RETURN(Statement stmt,
+                     conn_->Prepare("SELECT id, cluster_id FROM allocations ORDER BY id"));
     while (true) {
-      absl::StatusOr<bool> row = stmt->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
+      ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
       Allocation a;
-      a.id = stmt->ColumnText(0);
-      a.cluster_id = stmt->ColumnText(1);
+      a.id = stmt.ColumnText(0);
+      a.cluster_id = stmt.ColumnText(1);
       allocations.push_back(std::move(a));
     }
   }
   for (Allocation& a : allocations) {
-    absl::StatusOr<std::vector<std::string>> members =
-        LoadMembers(conn_, kAllocationMembersSql, a.id);
-    if (!members.ok()) return members.status();
-    a.agent_ids = *std::move(members);
+    ASSIGN_OR_RETURN(std::vector<std::string> members,
+                     LoadMembers(conn_, kAllocationMembersSql, a.id));
+    a.agent_ids = std::move(members);
   }
   return allocations;
 }
@@ -287,17 +264,17 @@ absl::StatusOr<std::string> ReadTxn::AllocationOfAgent(std::string_view agent_id
 }
 
 absl::StatusOr<Partition> ReadTxn::GetPartition(std::string_view id) {
-  absl::StatusOr<std::vector<Partition>> found =
+  ASSIGN_OR_RETURN(
+      std::vector<Partition> found,
       LoadPartitions(conn_, "SELECT " PARTITION_COLUMNS " FROM partitions WHERE id = ?1",
                      "SELECT " IPU_COLUMNS
                      " FROM partition_ipus pi WHERE pi.partition_id = ?1 ORDER BY pi.position",
-                     id);
-  if (!found.ok()) return found.status();
+                     id));
   // An empty id binds nothing above, so check the id, not only the count.
-  if (found->size() != 1 || (*found)[0].id != id) {
+  if (found.size() != 1 || found[0].id != id) {
     return absl::NotFoundError(absl::StrCat("partition ", AbslView(id), " not found"));
   }
-  return std::move((*found)[0]);
+  return std::move(found[0]);
 }
 
 absl::StatusOr<std::vector<Partition>> ReadTxn::ListPartitions(std::string_view allocation_id) {
@@ -341,17 +318,17 @@ absl::StatusOr<int64_t> ReadTxn::CountPartitionsInAllocation(std::string_view al
 }
 
 absl::StatusOr<std::set<IpuRef>> ReadTxn::UsedIpus(std::string_view cluster_id) {
-  absl::StatusOr<Statement> stmt = conn_->Prepare(
-      "SELECT pi.agent_id, pi.ipu FROM partition_ipus pi"
-      " JOIN cluster_agents ca ON ca.agent_id = pi.agent_id WHERE ca.cluster_id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, cluster_id);
+  ASSIGN_OR_RETURN(
+      Statement stmt,
+      conn_->Prepare(
+          "SELECT pi.agent_id, pi.ipu FROM partition_ipus pi"
+          " JOIN cluster_agents ca ON ca.agent_id = pi.agent_id WHERE ca.cluster_id = ?1"));
+  stmt.BindText(1, cluster_id);
   std::set<IpuRef> used;
   while (true) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return used;
-    used.insert(IpuRef{stmt->ColumnText(0), static_cast<uint32_t>(stmt->ColumnInt(1))});
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return used;
+    used.insert(IpuRef{stmt.ColumnText(0), static_cast<uint32_t>(stmt.ColumnInt(1))});
   }
 }
 

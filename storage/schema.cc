@@ -2,6 +2,7 @@
 #include "storage/schema.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::storage {
@@ -125,7 +126,7 @@ absl::Status MigrateSchema(Connection& conn, const std::vector<Migration>& steps
   int latest = steps.empty() ? 0 : steps.back().version;
   // BEGIN IMMEDIATE before reading the version so that two processes opening
   // the same new file do not both run step 1.
-  if (absl::Status s = conn.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  RETURN_IF_ERROR(conn.Exec("BEGIN IMMEDIATE"));
   absl::StatusOr<int64_t> current = conn.QueryInt("PRAGMA user_version");
   if (!current.ok() || *current >= latest) {
     conn.Exec("ROLLBACK").IgnoreError();

@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
+#include "base/status_macros.h"
 #include "base/thread_name.h"
 #include "spdlog/spdlog.h"
 #include "storage/connection.h"
@@ -84,16 +85,14 @@ absl::Status CheckIntegrity(Connection& conn) {
 constexpr char kCacheSql[] = "PRAGMA cache_size = -32768";
 
 absl::Status ConfigureWriter(Connection& conn) {
-  absl::StatusOr<Statement> stmt = conn.Prepare("PRAGMA journal_mode = WAL");
-  if (!stmt.ok()) return stmt.status();
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  std::string mode = *row ? stmt->ColumnText(0) : "";
+  ASSIGN_OR_RETURN(Statement stmt, conn.Prepare("PRAGMA journal_mode = WAL"));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  std::string mode = row ? stmt.ColumnText(0) : "";
   if (mode != "wal") {
     return absl::FailedPreconditionError(
         absl::StrCat(conn.path(), ": cannot use WAL journal mode (got \"", mode, "\")"));
   }
-  if (absl::Status s = conn.Exec(kCacheSql); !s.ok()) return s;
+  RETURN_IF_ERROR(conn.Exec(kCacheSql));
   // FULL: the WAL is fsynced at every commit, which is what makes an
   // acknowledged Write durable (invariant 2).
   return conn.Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
@@ -121,7 +120,7 @@ class Store::Impl {
 
   absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) {
     Lease lease(this);
-    if (absl::Status s = lease.conn->Exec("BEGIN"); !s.ok()) return s;
+    RETURN_IF_ERROR(lease.conn->Exec("BEGIN"));
     ReadTxn txn(lease.conn);
     absl::Status status = fn(txn);
     absl::Status end = lease.conn->Exec("COMMIT");
@@ -383,7 +382,7 @@ class Store::Impl {
 };
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
-  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateOptions(options));
   absl::StatusOr<std::unique_ptr<Connection>> writer =
       Connection::Open(path, Connection::Mode::kReadWrite, options.busy_timeout_ms);
   if (!writer.ok()) return writer.status();
@@ -391,7 +390,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, Stor
     spdlog::error("storage: {}", std::string(s.message()));
     return s;
   }
-  if (absl::Status s = ConfigureWriter(**writer); !s.ok()) return s;
+  RETURN_IF_ERROR(ConfigureWriter(**writer));
   if (absl::Status s = MigrateSchema(**writer, SchemaMigrations()); !s.ok()) {
     spdlog::error("storage: {}", std::string(s.message()));
     return s;
@@ -401,7 +400,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, Stor
     absl::StatusOr<std::unique_ptr<Connection>> reader =
         Connection::Open(path, Connection::Mode::kReadOnly, options.busy_timeout_ms);
     if (!reader.ok()) return reader.status();
-    if (absl::Status s = (*reader)->Exec(kCacheSql); !s.ok()) return s;
+    RETURN_IF_ERROR((*reader)->Exec(kCacheSql));
     readers.push_back(*std::move(reader));
   }
   spdlog::info("storage: opened {} (schema version {}, {} read connections)", path, kSchemaVersion,

@@ -40,7 +40,8 @@ struct UserRecord {
 
 class Connection;  // storage/connection.h: an sqlite3 handle and its prepared statements.
 
-// Typed queries. Valid only inside the callback it was handed to.
+// Typed queries. Valid only inside the callback it was handed to, whose
+// connection it borrows. Not thread-safe: only the callback's thread uses it.
 // Errors: NOT_FOUND naming the object, INTERNAL for SQLite failures.
 class ReadTxn {
  public:
@@ -134,6 +135,9 @@ struct StoreOptions {
   int busy_timeout_ms = 5000;
 };
 
+// Owns the SQLite connections (one writer, a pool of readers) and the writer
+// thread. Thread-safe: every method may be called from any thread, but not
+// Write from inside a Write callback.
 class Store {
  public:
   // Opens or creates the file: WAL, synchronous=FULL, foreign_keys=ON,

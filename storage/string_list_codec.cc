@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "storage/absl_view.h"
 
 namespace vipu::storage {
@@ -42,7 +43,7 @@ class Parser {
     while (true) {
       SkipSpace();
       std::string item;
-      if (absl::Status s = ParseString(&item); !s.ok()) return s;
+      RETURN_IF_ERROR(ParseString(&item));
       items.push_back(std::move(item));
       SkipSpace();
       if (Consume(']')) return End(std::move(items));

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "storage/absl_view.h"
 #include "storage/connection.h"
 #include "storage/store.h"
@@ -30,28 +31,23 @@ absl::StatusOr<UserRecord> UserFromRow(const Statement& row) {
 }  // namespace
 
 absl::StatusOr<UserRecord> ReadTxn::GetUser(std::string_view id) {
-  absl::StatusOr<Statement> stmt =
-      conn_->Prepare(absl::StrCat("SELECT ", kUserColumns, " FROM users WHERE id = ?1"));
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("user ", AbslView(id), " not found"));
-  return UserFromRow(*stmt);
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(absl::StrCat("SELECT ", kUserColumns,
+                                                               " FROM users WHERE id = ?1")));
+  stmt.BindText(1, id);
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("user ", AbslView(id), " not found"));
+  return UserFromRow(stmt);
 }
 
 absl::StatusOr<std::vector<UserRecord>> ReadTxn::ListUsers() {
-  absl::StatusOr<Statement> stmt =
-      conn_->Prepare(absl::StrCat("SELECT ", kUserColumns, " FROM users ORDER BY id"));
-  if (!stmt.ok()) return stmt.status();
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(absl::StrCat("SELECT ", kUserColumns,
+                                                               " FROM users ORDER BY id")));
   std::vector<UserRecord> out;
   for (;;) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    absl::StatusOr<UserRecord> u = UserFromRow(*stmt);
-    if (!u.ok()) return u.status();
-    out.push_back(*std::move(u));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    ASSIGN_OR_RETURN(UserRecord u, UserFromRow(stmt));
+    out.push_back(std::move(u));
   }
   return out;
 }
@@ -61,36 +57,32 @@ absl::StatusOr<int64_t> ReadTxn::CountUsers() {
 }
 
 absl::StatusOr<bool> ReadTxn::IsPartitionShared(std::string_view partition_id) {
-  absl::StatusOr<Statement> stmt =
-      conn_->Prepare("SELECT 1 FROM partition_shares WHERE partition_id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, partition_id);
-  return stmt->Step();
+  ASSIGN_OR_RETURN(Statement stmt,
+                   conn_->Prepare("SELECT 1 FROM partition_shares WHERE partition_id = ?1"));
+  stmt.BindText(1, partition_id);
+  return stmt.Step();
 }
 
 absl::StatusOr<std::set<std::string>> ReadTxn::SharedPartitions() {
-  absl::StatusOr<Statement> stmt = conn_->Prepare("SELECT partition_id FROM partition_shares");
-  if (!stmt.ok()) return stmt.status();
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT partition_id FROM partition_shares"));
   std::set<std::string> out;
   for (;;) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.insert(stmt->ColumnText(0));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    out.insert(stmt.ColumnText(0));
   }
   return out;
 }
 
 absl::Status WriteTxn::InsertUser(const UserRecord& user) {
-  absl::StatusOr<Statement> stmt = conn_->Prepare(
-      absl::StrCat("INSERT INTO users (", kUserColumns, ") VALUES (?1, ?2, ?3, ?4, ?5)"));
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, user.id)
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(absl::StrCat("INSERT INTO users (", kUserColumns,
+                                                               ") VALUES (?1, ?2, ?3, ?4, ?5)")));
+  stmt.BindText(1, user.id)
       .BindText(2, user.key_hash)
       .BindInt(3, user.is_admin ? 1 : 0)
       .BindText(4, EncodeStringList(user.allocations))
       .BindInt(5, user.created_unix_ms);
-  absl::Status s = stmt->Run();
+  absl::Status s = stmt.Run();
   if (absl::IsAlreadyExists(s)) {
     return absl::AlreadyExistsError(absl::StrCat("user ", user.id, " already exists"));
   }
@@ -98,10 +90,9 @@ absl::Status WriteTxn::InsertUser(const UserRecord& user) {
 }
 
 absl::Status WriteTxn::DeleteUser(std::string_view id) {
-  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM users WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  if (absl::Status s = stmt->Run(); !s.ok()) return s;
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM users WHERE id = ?1"));
+  stmt.BindText(1, id);
+  RETURN_IF_ERROR(stmt.Run());
   if (conn_->changes() == 0) {
     return absl::NotFoundError(absl::StrCat("user ", AbslView(id), " not found"));
   }
@@ -109,14 +100,15 @@ absl::Status WriteTxn::DeleteUser(std::string_view id) {
 }
 
 absl::Status WriteTxn::UpdateUser(const UserRecord& user) {
-  absl::StatusOr<Statement> stmt = conn_->Prepare(
-      "UPDATE users SET key_hash = ?2, is_admin = ?3, allocations = ?4 WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, user.id)
+  ASSIGN_OR_RETURN(
+      Statement stmt,
+      conn_->Prepare(
+          "UPDATE users SET key_hash = ?2, is_admin = ?3, allocations = ?4 WHERE id = ?1"));
+  stmt.BindText(1, user.id)
       .BindText(2, user.key_hash)
       .BindInt(3, user.is_admin ? 1 : 0)
       .BindText(4, EncodeStringList(user.allocations));
-  if (absl::Status s = stmt->Run(); !s.ok()) return s;
+  RETURN_IF_ERROR(stmt.Run());
   if (conn_->changes() == 0) {
     return absl::NotFoundError(absl::StrCat("user ", user.id, " not found"));
   }
@@ -124,12 +116,12 @@ absl::Status WriteTxn::UpdateUser(const UserRecord& user) {
 }
 
 absl::Status WriteTxn::SetPartitionShared(std::string_view partition_id, bool shared) {
-  absl::StatusOr<Statement> stmt =
+  ASSIGN_OR_RETURN(
+      Statement stmt,
       conn_->Prepare(shared ? "INSERT OR IGNORE INTO partition_shares (partition_id) VALUES (?1)"
-                            : "DELETE FROM partition_shares WHERE partition_id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, partition_id);
-  absl::Status s = stmt->Run();
+                            : "DELETE FROM partition_shares WHERE partition_id = ?1"));
+  stmt.BindText(1, partition_id);
+  absl::Status s = stmt.Run();
   if (absl::IsFailedPrecondition(s)) {
     return absl::NotFoundError(
         absl::StrCat("partition ", AbslView(partition_id), " not found: ", s.message()));

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "storage/connection.h"
 #include "storage/store.h"
 #include "storage/string_list_codec.h"
@@ -26,10 +27,9 @@ int64_t NowUnixMs() {
 }
 
 absl::StatusOr<bool> Exists(Connection* conn, std::string_view sql, std::string_view id) {
-  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  return stmt->Step();
+  ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(sql));
+  stmt.BindText(1, id);
+  return stmt.Step();
 }
 
 // First id (and count) of rows referencing `id`, for "still in use" messages.
@@ -38,15 +38,13 @@ struct Users {
   std::string first;
 };
 absl::StatusOr<Users> FindUsers(Connection* conn, std::string_view sql, std::string_view id) {
-  absl::StatusOr<Statement> stmt = conn->Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
+  ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(sql));
+  stmt.BindText(1, id);
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
   Users users;
-  if (*row) {
-    users.count = stmt->ColumnInt(0);
-    users.first = stmt->ColumnText(1);
+  if (row) {
+    users.count = stmt.ColumnInt(0);
+    users.first = stmt.ColumnText(1);
   }
   return users;
 }
@@ -96,11 +94,12 @@ absl::Status PartitionReferenceError(Connection* conn, const Partition& p, absl:
 absl::Status InsertPartitionIpus(Connection* conn, const Partition& p) {
   for (size_t i = 0; i < p.ipus.size(); ++i) {
     const fabric::PartitionIpu& ipu = p.ipus[i];
-    absl::StatusOr<Statement> stmt = conn->Prepare(
-        "INSERT INTO partition_ipus (partition_id, position, agent_id, ipu, ild, ild_routing,"
-        " topology_id, routing_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-    if (!stmt.ok()) return stmt.status();
-    stmt->BindText(1, p.id)
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        conn->Prepare(
+            "INSERT INTO partition_ipus (partition_id, position, agent_id, ipu, ild, ild_routing,"
+            " topology_id, routing_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+    stmt.BindText(1, p.id)
         .BindInt(2, static_cast<int64_t>(i))
         .BindText(3, ipu.ipu.agent_id)
         .BindInt(4, ipu.ipu.ipu)
@@ -108,7 +107,7 @@ absl::Status InsertPartitionIpus(Connection* conn, const Partition& p) {
         .BindInt(6, ipu.ild_routing)
         .BindInt(7, ipu.topology_id)
         .BindInt(8, ipu.routing_id);
-    absl::Status s = stmt->Run();
+    absl::Status s = stmt.Run();
     if (absl::IsAlreadyExists(s)) {
       absl::StatusOr<Statement> holder =
           conn->Prepare("SELECT partition_id FROM partition_ipus WHERE agent_id = ?1 AND ipu = ?2");
@@ -125,7 +124,7 @@ absl::Status InsertPartitionIpus(Connection* conn, const Partition& p) {
       return absl::FailedPreconditionError(
           absl::StrCat("partition ", p.id, ": agent ", ipu.ipu.agent_id, " does not exist"));
     }
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }
@@ -133,15 +132,15 @@ absl::Status InsertPartitionIpus(Connection* conn, const Partition& p) {
 }  // namespace
 
 absl::Status WriteTxn::InsertAgent(const Agent& agent) {
-  absl::StatusOr<Statement> stmt = conn_->Prepare(
-      "INSERT INTO agents (id, host, port, machine_type, created) VALUES (?1, ?2, ?3, ?4, ?5)");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, agent.id)
+  ASSIGN_OR_RETURN(Statement stmt,
+                   conn_->Prepare("INSERT INTO agents (id, host, port, machine_type, created)"
+                                  " VALUES (?1, ?2, ?3, ?4, ?5)"));
+  stmt.BindText(1, agent.id)
       .BindText(2, agent.host)
       .BindInt(3, agent.port)
       .BindInt(4, static_cast<int64_t>(agent.machine_type))
       .BindInt(5, NowUnixMs());
-  absl::Status s = stmt->Run();
+  absl::Status s = stmt.Run();
   if (absl::IsAlreadyExists(s)) {
     return absl::AlreadyExistsError(absl::StrCat("agent ", agent.id, " already exists"));
   }
@@ -149,14 +148,14 @@ absl::Status WriteTxn::InsertAgent(const Agent& agent) {
 }
 
 absl::Status WriteTxn::UpdateAgent(const Agent& agent) {
-  absl::StatusOr<Statement> stmt =
-      conn_->Prepare("UPDATE agents SET host = ?2, port = ?3, machine_type = ?4 WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, agent.id)
+  ASSIGN_OR_RETURN(
+      Statement stmt,
+      conn_->Prepare("UPDATE agents SET host = ?2, port = ?3, machine_type = ?4 WHERE id = ?1"));
+  stmt.BindText(1, agent.id)
       .BindText(2, agent.host)
       .BindInt(3, agent.port)
       .BindInt(4, static_cast<int64_t>(agent.machine_type));
-  if (absl::Status s = stmt->Run(); !s.ok()) return s;
+  RETURN_IF_ERROR(stmt.Run());
   if (conn_->changes() == 0) {
     return absl::NotFoundError(absl::StrCat("agent ", agent.id, " not found"));
   }
@@ -164,29 +163,27 @@ absl::Status WriteTxn::UpdateAgent(const Agent& agent) {
 }
 
 absl::Status WriteTxn::DeleteAgent(std::string_view id) {
-  absl::StatusOr<std::string> cluster = ClusterOfAgent(id);
-  if (!cluster.ok()) return cluster.status();
-  if (!cluster->empty()) {
+  ASSIGN_OR_RETURN(std::string cluster, ClusterOfAgent(id));
+  if (!cluster.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("agent ", AbslView(id), " is in cluster ",
-                                                      *cluster,
+                                                      cluster,
                                                       "; remove the cluster before the agent"));
   }
-  absl::StatusOr<std::string> partition =
-      conn_->QueryText("SELECT partition_id FROM partition_ipus WHERE agent_id = ?1 LIMIT 1", id);
-  if (!partition.ok()) return partition.status();
-  if (!partition->empty()) {
+  ASSIGN_OR_RETURN(
+      std::string partition,
+      conn_->QueryText("SELECT partition_id FROM partition_ipus WHERE agent_id = ?1 LIMIT 1", id));
+  if (!partition.empty()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("agent ", AbslView(id), " has IPUs in partition ", *partition));
+        absl::StrCat("agent ", AbslView(id), " has IPUs in partition ", partition));
   }
-  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM agents WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  absl::Status s = stmt->Run();
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM agents WHERE id = ?1"));
+  stmt.BindText(1, id);
+  absl::Status s = stmt.Run();
   if (absl::IsFailedPrecondition(s)) {
     return absl::FailedPreconditionError(
         absl::StrCat("agent ", AbslView(id), " is still in use: ", s.message()));
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (conn_->changes() == 0)
     return absl::NotFoundError(absl::StrCat("agent ", AbslView(id), " not found"));
   return absl::OkStatus();
@@ -194,28 +191,30 @@ absl::Status WriteTxn::DeleteAgent(std::string_view id) {
 
 absl::Status WriteTxn::InsertCluster(const Cluster& cluster) {
   Savepoint sp(conn_, "insert_cluster");
-  if (!sp.status().ok()) return sp.status();
+  RETURN_IF_ERROR(sp.status());
   {
-    absl::StatusOr<Statement> stmt = conn_->Prepare(
-        "INSERT INTO clusters (id, num_ilds, topology, cluster_topology) VALUES (?1, ?2, ?3, ?4)");
-    if (!stmt.ok()) return stmt.status();
-    stmt->BindText(1, cluster.id)
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        conn_->Prepare("INSERT INTO clusters (id, num_ilds, topology, cluster_topology)"
+                       " VALUES (?1, ?2, ?3, ?4)"));
+    stmt.BindText(1, cluster.id)
         .BindInt(2, cluster.num_ilds)
         .BindInt(3, static_cast<int64_t>(cluster.topology))
         .BindInt(4, static_cast<int64_t>(cluster.cluster_topology));
-    absl::Status s = stmt->Run();
+    absl::Status s = stmt.Run();
     if (absl::IsAlreadyExists(s)) {
       return absl::AlreadyExistsError(absl::StrCat("cluster ", cluster.id, " already exists"));
     }
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   for (size_t i = 0; i < cluster.agent_ids.size(); ++i) {
     const std::string& agent_id = cluster.agent_ids[i];
-    absl::StatusOr<Statement> stmt = conn_->Prepare(
-        "INSERT INTO cluster_agents (cluster_id, position, agent_id) VALUES (?1, ?2, ?3)");
-    if (!stmt.ok()) return stmt.status();
-    stmt->BindText(1, cluster.id).BindInt(2, static_cast<int64_t>(i)).BindText(3, agent_id);
-    absl::Status s = stmt->Run();
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        conn_->Prepare(
+            "INSERT INTO cluster_agents (cluster_id, position, agent_id) VALUES (?1, ?2, ?3)"));
+    stmt.BindText(1, cluster.id).BindInt(2, static_cast<int64_t>(i)).BindText(3, agent_id);
+    absl::Status s = stmt.Run();
     if (absl::IsAlreadyExists(s)) {
       absl::StatusOr<std::string> other = ClusterOfAgent(agent_id);
       if (other.ok() && *other == cluster.id) {
@@ -229,37 +228,36 @@ absl::Status WriteTxn::InsertCluster(const Cluster& cluster) {
       return absl::FailedPreconditionError(
           absl::StrCat("cluster ", cluster.id, ": agent ", agent_id, " does not exist"));
     }
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return sp.Release();
 }
 
 absl::Status WriteTxn::DeleteCluster(std::string_view id) {
-  absl::StatusOr<Users> allocations =
-      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM allocations WHERE cluster_id = ?1", id);
-  if (!allocations.ok()) return allocations.status();
-  if (allocations->count > 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cluster ", AbslView(id), " has ", Plural(allocations->count, "allocation"),
-                     " (", allocations->first, "); remove them first"));
-  }
-  absl::StatusOr<Users> partitions =
-      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE cluster_id = ?1", id);
-  if (!partitions.ok()) return partitions.status();
-  if (partitions->count > 0) {
+  ASSIGN_OR_RETURN(
+      Users allocations,
+      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM allocations WHERE cluster_id = ?1", id));
+  if (allocations.count > 0) {
     return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
-                                                      Plural(partitions->count, "partition"), " (",
-                                                      partitions->first, "); remove them first"));
+                                                      Plural(allocations.count, "allocation"), " (",
+                                                      allocations.first, "); remove them first"));
   }
-  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM clusters WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  absl::Status s = stmt->Run();  // cluster_agents rows go with it (ON DELETE CASCADE)
+  ASSIGN_OR_RETURN(
+      Users partitions,
+      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE cluster_id = ?1", id));
+  if (partitions.count > 0) {
+    return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
+                                                      Plural(partitions.count, "partition"), " (",
+                                                      partitions.first, "); remove them first"));
+  }
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM clusters WHERE id = ?1"));
+  stmt.BindText(1, id);
+  absl::Status s = stmt.Run();  // cluster_agents rows go with it (ON DELETE CASCADE)
   if (absl::IsFailedPrecondition(s)) {
     return absl::FailedPreconditionError(
         absl::StrCat("cluster ", AbslView(id), " is still in use: ", s.message()));
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (conn_->changes() == 0)
     return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
   return absl::OkStatus();
@@ -267,13 +265,12 @@ absl::Status WriteTxn::DeleteCluster(std::string_view id) {
 
 absl::Status WriteTxn::InsertAllocation(const Allocation& allocation) {
   Savepoint sp(conn_, "insert_allocation");
-  if (!sp.status().ok()) return sp.status();
+  RETURN_IF_ERROR(sp.status());
   {
-    absl::StatusOr<Statement> stmt =
-        conn_->Prepare("INSERT INTO allocations (id, cluster_id) VALUES (?1, ?2)");
-    if (!stmt.ok()) return stmt.status();
-    stmt->BindText(1, allocation.id).BindText(2, allocation.cluster_id);
-    absl::Status s = stmt->Run();
+    ASSIGN_OR_RETURN(Statement stmt,
+                     conn_->Prepare("INSERT INTO allocations (id, cluster_id) VALUES (?1, ?2)"));
+    stmt.BindText(1, allocation.id).BindText(2, allocation.cluster_id);
+    absl::Status s = stmt.Run();
     if (absl::IsAlreadyExists(s)) {
       return absl::AlreadyExistsError(
           absl::StrCat("allocation ", allocation.id, " already exists"));
@@ -282,23 +279,23 @@ absl::Status WriteTxn::InsertAllocation(const Allocation& allocation) {
       return absl::FailedPreconditionError(absl::StrCat("allocation ", allocation.id, ": cluster ",
                                                         allocation.cluster_id, " does not exist"));
     }
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   for (size_t i = 0; i < allocation.agent_ids.size(); ++i) {
     const std::string& agent_id = allocation.agent_ids[i];
     // An allocation takes agents of its own cluster only.
-    absl::StatusOr<std::string> cluster = ClusterOfAgent(agent_id);
-    if (!cluster.ok()) return cluster.status();
-    if (*cluster != allocation.cluster_id) {
+    ASSIGN_OR_RETURN(std::string cluster, ClusterOfAgent(agent_id));
+    if (cluster != allocation.cluster_id) {
       return absl::FailedPreconditionError(absl::StrCat("allocation ", allocation.id, ": agent ",
                                                         agent_id, " is not in cluster ",
                                                         allocation.cluster_id));
     }
-    absl::StatusOr<Statement> stmt = conn_->Prepare(
-        "INSERT INTO allocation_agents (allocation_id, position, agent_id) VALUES (?1, ?2, ?3)");
-    if (!stmt.ok()) return stmt.status();
-    stmt->BindText(1, allocation.id).BindInt(2, static_cast<int64_t>(i)).BindText(3, agent_id);
-    absl::Status s = stmt->Run();
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        conn_->Prepare("INSERT INTO allocation_agents (allocation_id, position, agent_id)"
+                       " VALUES (?1, ?2, ?3)"));
+    stmt.BindText(1, allocation.id).BindInt(2, static_cast<int64_t>(i)).BindText(3, agent_id);
+    absl::Status s = stmt.Run();
     if (absl::IsAlreadyExists(s)) {
       absl::StatusOr<std::string> other = AllocationOfAgent(agent_id);
       if (other.ok() && *other == allocation.id) {
@@ -308,29 +305,28 @@ absl::Status WriteTxn::InsertAllocation(const Allocation& allocation) {
       return absl::AlreadyExistsError(
           absl::StrCat("agent ", agent_id, " is already in allocation ", other.ok() ? *other : ""));
     }
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return sp.Release();
 }
 
 absl::Status WriteTxn::DeleteAllocation(std::string_view id) {
-  absl::StatusOr<Users> partitions =
-      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE allocation_id = ?1", id);
-  if (!partitions.ok()) return partitions.status();
-  if (partitions->count > 0) {
+  ASSIGN_OR_RETURN(
+      Users partitions,
+      FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE allocation_id = ?1", id));
+  if (partitions.count > 0) {
     return absl::FailedPreconditionError(absl::StrCat("allocation ", AbslView(id), " has ",
-                                                      Plural(partitions->count, "partition"), " (",
-                                                      partitions->first, "); remove them first"));
+                                                      Plural(partitions.count, "partition"), " (",
+                                                      partitions.first, "); remove them first"));
   }
-  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM allocations WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  absl::Status s = stmt->Run();  // allocation_agents rows go with it
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM allocations WHERE id = ?1"));
+  stmt.BindText(1, id);
+  absl::Status s = stmt.Run();  // allocation_agents rows go with it
   if (absl::IsFailedPrecondition(s)) {
     return absl::FailedPreconditionError(
         absl::StrCat("allocation ", AbslView(id), " is still in use: ", s.message()));
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (conn_->changes() == 0) {
     return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
   }
@@ -339,53 +335,55 @@ absl::Status WriteTxn::DeleteAllocation(std::string_view id) {
 
 absl::Status WriteTxn::InsertPartition(const Partition& partition) {
   Savepoint sp(conn_, "insert_partition");
-  if (!sp.status().ok()) return sp.status();
+  RETURN_IF_ERROR(sp.status());
   {
-    absl::StatusOr<Statement> stmt = conn_->Prepare(
-        "INSERT INTO partitions (id, cluster_id, allocation_id, owner, routing, gw_routing,"
-        " sync_type, num_gcds, num_ilds, num_replicas, reconfigurable, disable_auto_reset,"
-        " relocatable, ready_state, operation_state, errors, generation, max_auto_reset_retries,"
-        " auto_reset_retry_count, last_auto_reset_unix_ms, created_unix_ms, updated_unix_ms)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-        " ?18, ?19, ?20, ?21, ?22)");
-    if (!stmt.ok()) return stmt.status();
-    BindPartitionRow(*stmt, partition);
-    absl::Status s = stmt->Run();
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        conn_->Prepare(
+            "INSERT INTO partitions (id, cluster_id, allocation_id, owner, routing, gw_routing,"
+            " sync_type, num_gcds, num_ilds, num_replicas, reconfigurable, disable_auto_reset,"
+            " relocatable, ready_state, operation_state, errors, generation, "
+            "max_auto_reset_retries,"
+            " auto_reset_retry_count, last_auto_reset_unix_ms, created_unix_ms, updated_unix_ms)"
+            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+            " ?18, ?19, ?20, ?21, ?22)"));
+    BindPartitionRow(stmt, partition);
+    absl::Status s = stmt.Run();
     if (absl::IsAlreadyExists(s)) {
       return absl::AlreadyExistsError(absl::StrCat("partition ", partition.id, " already exists"));
     }
     if (!s.ok()) return PartitionReferenceError(conn_, partition, s);
   }
-  if (absl::Status s = InsertPartitionIpus(conn_, partition); !s.ok()) return s;
+  RETURN_IF_ERROR(InsertPartitionIpus(conn_, partition));
   return sp.Release();
 }
 
 absl::Status WriteTxn::UpdatePartition(const Partition& partition) {
   Savepoint sp(conn_, "update_partition");
-  if (!sp.status().ok()) return sp.status();
-  if (absl::Status s = UpdatePartitionState(partition); !s.ok()) return s;
+  RETURN_IF_ERROR(sp.status());
+  RETURN_IF_ERROR(UpdatePartitionState(partition));
   {
-    absl::StatusOr<Statement> stmt =
-        conn_->Prepare("DELETE FROM partition_ipus WHERE partition_id = ?1");
-    if (!stmt.ok()) return stmt.status();
-    stmt->BindText(1, partition.id);
-    if (absl::Status s = stmt->Run(); !s.ok()) return s;
+    ASSIGN_OR_RETURN(Statement stmt,
+                     conn_->Prepare("DELETE FROM partition_ipus WHERE partition_id = ?1"));
+    stmt.BindText(1, partition.id);
+    RETURN_IF_ERROR(stmt.Run());
   }
-  if (absl::Status s = InsertPartitionIpus(conn_, partition); !s.ok()) return s;
+  RETURN_IF_ERROR(InsertPartitionIpus(conn_, partition));
   return sp.Release();
 }
 
 absl::Status WriteTxn::UpdatePartitionState(const Partition& partition) {
-  absl::StatusOr<Statement> stmt = conn_->Prepare(
-      "UPDATE partitions SET cluster_id = ?2, allocation_id = ?3, owner = ?4, routing = ?5,"
-      " gw_routing = ?6, sync_type = ?7, num_gcds = ?8, num_ilds = ?9, num_replicas = ?10,"
-      " reconfigurable = ?11, disable_auto_reset = ?12, relocatable = ?13, ready_state = ?14,"
-      " operation_state = ?15, errors = ?16, generation = ?17, max_auto_reset_retries = ?18,"
-      " auto_reset_retry_count = ?19, last_auto_reset_unix_ms = ?20, created_unix_ms = ?21,"
-      " updated_unix_ms = ?22 WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  BindPartitionRow(*stmt, partition);
-  absl::Status s = stmt->Run();
+  ASSIGN_OR_RETURN(
+      Statement stmt,
+      conn_->Prepare(
+          "UPDATE partitions SET cluster_id = ?2, allocation_id = ?3, owner = ?4, routing = ?5,"
+          " gw_routing = ?6, sync_type = ?7, num_gcds = ?8, num_ilds = ?9, num_replicas = ?10,"
+          " reconfigurable = ?11, disable_auto_reset = ?12, relocatable = ?13, ready_state = ?14,"
+          " operation_state = ?15, errors = ?16, generation = ?17, max_auto_reset_retries = ?18,"
+          " auto_reset_retry_count = ?19, last_auto_reset_unix_ms = ?20, created_unix_ms = ?21,"
+          " updated_unix_ms = ?22 WHERE id = ?1"));
+  BindPartitionRow(stmt, partition);
+  absl::Status s = stmt.Run();
   if (!s.ok()) return PartitionReferenceError(conn_, partition, s);
   if (conn_->changes() == 0) {
     return absl::NotFoundError(absl::StrCat("partition ", partition.id, " not found"));
@@ -394,10 +392,9 @@ absl::Status WriteTxn::UpdatePartitionState(const Partition& partition) {
 }
 
 absl::Status WriteTxn::DeletePartition(std::string_view id) {
-  absl::StatusOr<Statement> stmt = conn_->Prepare("DELETE FROM partitions WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, id);
-  if (absl::Status s = stmt->Run(); !s.ok()) return s;  // partition_ipus rows cascade
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM partitions WHERE id = ?1"));
+  stmt.BindText(1, id);
+  RETURN_IF_ERROR(stmt.Run());  // partition_ipus rows cascade
   if (conn_->changes() == 0) {
     return absl::NotFoundError(absl::StrCat("partition ", AbslView(id), " not found"));
   }
@@ -405,10 +402,11 @@ absl::Status WriteTxn::DeletePartition(std::string_view id) {
 }
 
 absl::StatusOr<uint64_t> WriteTxn::NextGeneration() {
-  absl::StatusOr<int64_t> next =
-      conn_->QueryInt("UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value");
-  if (!next.ok()) return next.status();
-  return static_cast<uint64_t>(*next);
+  ASSIGN_OR_RETURN(
+      int64_t next,
+      conn_->QueryInt(
+          "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value"));
+  return static_cast<uint64_t>(next);
 }
 
 }  // namespace vipu::storage

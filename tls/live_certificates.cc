@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace vipu::tls {
 namespace {
@@ -62,8 +63,7 @@ absl::Status WriteAtomically(const fs::path& path, const std::string& data, mode
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LiveCertificates>> LiveCertificates::Start(const TlsFiles& files) {
-  auto pem = LoadTlsFiles(files);
-  if (!pem.ok()) return pem.status();
+  ASSIGN_OR_RETURN(auto pem, LoadTlsFiles(files));
   std::string pattern = PrivateParent() + "/vipu-tls-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
@@ -72,7 +72,7 @@ absl::StatusOr<std::unique_ptr<LiveCertificates>> LiveCertificates::Start(const 
         absl::StrCat("cannot create a private directory ", pattern, ": ", std::strerror(errno)));
   }
   std::unique_ptr<LiveCertificates> live(new LiveCertificates(files, buffer.data()));
-  if (absl::Status s = live->Install(*pem); !s.ok()) return s;
+  RETURN_IF_ERROR(live->Install(pem));
   const fs::path dir(live->live_dir_);
   live->provider_ = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
       (dir / "key.pem").string(), (dir / "cert.pem").string(), (dir / "ca.pem").string(),
@@ -92,8 +92,8 @@ absl::Status LiveCertificates::Install(const TlsPem& pem) {
   // the certificate may read a pair that does not match; handshakes in that
   // moment fail and the next refresh (kRefreshSeconds later) reads the
   // matching pair.
-  if (absl::Status s = WriteAtomically(dir / "key.pem", pem.key, 0600); !s.ok()) return s;
-  if (absl::Status s = WriteAtomically(dir / "cert.pem", pem.cert, 0600); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteAtomically(dir / "key.pem", pem.key, 0600));
+  RETURN_IF_ERROR(WriteAtomically(dir / "cert.pem", pem.cert, 0600));
   return WriteAtomically(dir / "ca.pem", pem.ca, 0600);
 }
 
@@ -106,9 +106,8 @@ bool LiveCertificates::CertificateExpired() const {
 
 absl::Status LiveCertificates::Reload() {
   vipu::MutexLock lock(&mu_);
-  auto pem = LoadTlsFiles(files_);
-  if (!pem.ok()) return pem.status();
-  return Install(*pem);
+  ASSIGN_OR_RETURN(auto pem, LoadTlsFiles(files_));
+  return Install(pem);
 }
 
 }  // namespace vipu::tls

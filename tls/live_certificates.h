@@ -53,7 +53,7 @@ class LiveCertificates {
 
   const TlsFiles& files() const { return files_; }
   // The private copies the provider watches (for tests and logs).
-  const std::string& live_dir() const { return live_dir_; }
+  const std::string& LiveDirForTesting() const { return live_dir_; }
   std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider() const {
     return provider_;
   }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace vipu::tls {
 namespace {
@@ -91,15 +92,12 @@ bool CertificateExpired(const std::string& cert_pem) {
 
 absl::StatusOr<TlsPem> LoadTlsFiles(const TlsFiles& files) {
   TlsPem pem;
-  auto ca = ReadWhole(files.ca, "CA certificate");
-  if (!ca.ok()) return ca.status();
-  auto cert = ReadWhole(files.cert, "certificate");
-  if (!cert.ok()) return cert.status();
-  auto key = ReadWhole(files.key, "private key");
-  if (!key.ok()) return key.status();
-  pem.ca = *std::move(ca);
-  pem.cert = *std::move(cert);
-  pem.key = *std::move(key);
+  ASSIGN_OR_RETURN(auto ca, ReadWhole(files.ca, "CA certificate"));
+  ASSIGN_OR_RETURN(auto cert, ReadWhole(files.cert, "certificate"));
+  ASSIGN_OR_RETURN(auto key, ReadWhole(files.key, "private key"));
+  pem.ca = std::move(ca);
+  pem.cert = std::move(cert);
+  pem.key = std::move(key);
 
   Cert ca_cert = ParseCert(pem.ca);
   if (!ca_cert) return Refuse(files.ca, "not a PEM certificate");

@@ -26,4 +26,11 @@ grpc::Status FromCodeNumber(int32_t code, const std::string& message) {
   return grpc::Status(static_cast<grpc::StatusCode>(code), message);
 }
 
+std::string CodeName(int code) {
+  if (code < 0 || code > static_cast<int>(absl::StatusCode::kUnauthenticated)) {
+    return "UNKNOWN";
+  }
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
 }  // namespace vipu::wire

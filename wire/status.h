@@ -31,6 +31,11 @@ absl::Status FromGrpc(const grpc::Status& status);
 int32_t CodeNumber(const absl::Status& status);
 grpc::Status FromCodeNumber(int32_t code, const std::string& message);
 
+// The canonical name of a gRPC code number ("OK", "UNAVAILABLE"), as metrics
+// labels and audit records write it; "UNKNOWN" for a number outside the
+// canonical range.
+std::string CodeName(int code);
+
 }  // namespace vipu::wire
 
 #endif  // VIPU_WIRE_STATUS_H_

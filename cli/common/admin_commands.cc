@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cli/common/json_output.h"
 #include "cli/common/partition_commands.h"
 #include "cli/common/table.h"
@@ -84,9 +85,8 @@ absl::Status CreateAgent(Connection& conn, const CommandIo& io, const std::strin
   request.set_host(host);
   request.set_port(port);
   vipuadmin::CreateAgentReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().CreateAgent(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.admin().CreateAgent(c, request, &reply); }));
   Success(io, "create agent", id);
   return absl::OkStatus();
 }
@@ -94,9 +94,8 @@ absl::Status CreateAgent(Connection& conn, const CommandIo& io, const std::strin
 absl::Status ListAgents(Connection& conn, const CommandIo& io) {
   vipuadmin::ListAgentsRequest request;
   vipuadmin::ListAgentsReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().ListAgents(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.admin().ListAgents(c, request, &reply); }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAgentsTable(reply);
   return absl::OkStatus();
@@ -106,9 +105,8 @@ absl::Status GetAgent(Connection& conn, const CommandIo& io, const std::string& 
   vipuadmin::GetAgentRequest request;
   request.set_agent_id(id);
   vipuadmin::GetAgentReply reply;
-  absl::Status s =
-      conn.Call([&](grpc::ClientContext* c) { return conn.admin().GetAgent(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(
+      conn.Call([&](grpc::ClientContext* c) { return conn.admin().GetAgent(c, request, &reply); }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAgentBox(reply.agent());
   return absl::OkStatus();
@@ -118,9 +116,8 @@ absl::Status RemoveAgent(Connection& conn, const CommandIo& io, const std::strin
   vipuadmin::RemoveAgentRequest request;
   request.set_agent_id(id);
   vipuadmin::RemoveAgentReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().RemoveAgent(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.admin().RemoveAgent(c, request, &reply); }));
   Success(io, "remove agent", id);
   return absl::OkStatus();
 }
@@ -135,9 +132,8 @@ absl::Status CreateCluster(Connection& conn, const CommandIo& io,
   cluster->set_topology(options.topology);
   cluster->set_cluster_topology(options.cluster_topology);
   vipuadmin::CreateClusterReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().CreateCluster(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.admin().CreateCluster(c, request, &reply); }));
   Success(io, "create cluster", options.id);
   return absl::OkStatus();
 }
@@ -145,9 +141,8 @@ absl::Status CreateCluster(Connection& conn, const CommandIo& io,
 absl::Status ListClusters(Connection& conn, const CommandIo& io) {
   vipuadmin::ListClustersRequest request;
   vipuadmin::ListClustersReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().ListClusters(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.admin().ListClusters(c, request, &reply); }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderClustersTable(reply);
   return absl::OkStatus();
@@ -157,9 +152,8 @@ absl::Status RemoveCluster(Connection& conn, const CommandIo& io, const std::str
   vipuadmin::RemoveClusterRequest request;
   request.set_cluster_id(id);
   vipuadmin::RemoveClusterReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().RemoveCluster(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.admin().RemoveCluster(c, request, &reply); }));
   Success(io, "remove cluster", id);
   return absl::OkStatus();
 }
@@ -172,9 +166,8 @@ absl::Status CreateAllocation(Connection& conn, const CommandIo& io, const std::
   request.set_cluster_id(cluster_id);
   for (const auto& a : agents) request.add_agent_ids(a);
   vipuadmin::CreateAllocationReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().CreateAllocation(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.admin().CreateAllocation(c, request, &reply); }));
   Success(io, "create allocation", id);
   return absl::OkStatus();
 }
@@ -183,9 +176,8 @@ absl::Status RemoveAllocation(Connection& conn, const CommandIo& io, const std::
   vipuadmin::RemoveAllocationRequest request;
   request.set_allocation_id(id);
   vipuadmin::RemoveAllocationReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().RemoveAllocation(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.admin().RemoveAllocation(c, request, &reply); }));
   Success(io, "remove allocation", id);
   return absl::OkStatus();
 }
@@ -194,9 +186,8 @@ absl::Status BackupDatabase(Connection& conn, const CommandIo& io, const std::st
   vipuadmin::BackupRequest request;
   request.set_path(path);
   vipuadmin::BackupReply reply;
-  absl::Status s =
-      conn.Call([&](grpc::ClientContext* c) { return conn.admin().Backup(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(
+      conn.Call([&](grpc::ClientContext* c) { return conn.admin().Backup(c, request, &reply); }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << "backup (" << reply.path() << "): success. " << reply.size_bytes()
          << " bytes written on the server.\n";

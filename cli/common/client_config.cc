@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "hcl/hcl.h"
 
 extern char** environ;
@@ -43,17 +44,17 @@ const std::set<std::string>& HclKeys() {
   return *keys;
 }
 
-// The settings of the HCL file at `path`; a repeated key keeps its last value.
+// The settings of the HCL file at `path`; a key given twice is refused, as
+// vipu-server.hcl refuses it.
 absl::StatusOr<std::map<std::string, std::string>> ReadHclSettings(const std::string& path) {
   absl::StatusOr<std::string> text = hcl::ReadText(path);
   if (!text.ok()) {
     return absl::Status(text.status().code(),
                         absl::StrCat("config file ", text.status().message()));
   }
-  auto entries = hcl::Parse(*text, path, HclKeys(), hcl::Repeats::kLastWins);
-  if (!entries.ok()) return entries.status();
+  ASSIGN_OR_RETURN(auto entries, hcl::Parse(*text, path, HclKeys()));
   std::map<std::string, std::string> settings;
-  for (hcl::Entry& e : *entries) settings[e.key] = std::move(e.value);
+  for (hcl::Entry& e : entries) settings[e.key] = std::move(e.value);
   return settings;
 }
 
@@ -149,14 +150,13 @@ absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
     config.host = v->value;
   }
   if (auto v = r.Find(kPort, flags.api_port)) {
-    auto port = ParseRange(*v, 1, 65535, "must be an integer in 1..65535");
-    if (!port.ok()) return port.status();
-    config.port = *port;
+    ASSIGN_OR_RETURN(auto port, ParseRange(*v, 1, 65535, "must be an integer in 1..65535"));
+    config.port = port;
   }
   if (auto v = r.Find(kTimeout, flags.api_timeout)) {
-    auto timeout = ParseRange(*v, 1, 24 * 3600, "must be a whole number of seconds in 1..86400");
-    if (!timeout.ok()) return timeout.status();
-    config.timeout_seconds = *timeout;
+    ASSIGN_OR_RETURN(auto timeout,
+                     ParseRange(*v, 1, 24 * 3600, "must be a whole number of seconds in 1..86400"));
+    config.timeout_seconds = timeout;
   }
   if (auto v = r.Find(kUserId, flags.api_user_id)) config.user_id = v->value;
   if (auto v = r.Find(kAccessKey, flags.api_access_key)) config.access_key = v->value;
@@ -181,17 +181,9 @@ absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
     return absl::OkStatus();
   };
   std::string ca_source, cert_source, key_source;
-  if (absl::Status s = tls_file(kTlsCa, flags.api_tls_ca, &config.tls_ca, &ca_source); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = tls_file(kTlsCert, flags.api_tls_cert, &config.tls_cert, &cert_source);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = tls_file(kTlsKey, flags.api_tls_key, &config.tls_key, &key_source);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(tls_file(kTlsCa, flags.api_tls_ca, &config.tls_ca, &ca_source));
+  RETURN_IF_ERROR(tls_file(kTlsCert, flags.api_tls_cert, &config.tls_cert, &cert_source));
+  RETURN_IF_ERROR(tls_file(kTlsKey, flags.api_tls_key, &config.tls_key, &key_source));
   if (config.tls_cert.empty() != config.tls_key.empty()) {
     return absl::InvalidArgumentError(
         config.tls_cert.empty()

@@ -8,11 +8,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "cli/common/admin_commands.h"
 #include "cli/common/connection.h"
 #include "cli/common/health_commands.h"
@@ -58,9 +60,8 @@ absl::StatusOr<uint32_t> ParseNumber(const std::string& flag, const std::string&
 absl::Status ParseNumberInto(const std::string& flag, const TextOption& o, uint32_t min,
                              uint32_t max, uint32_t* out) {
   if (!o.given()) return absl::OkStatus();
-  auto n = ParseNumber(flag, o.value, min, max);
-  if (!n.ok()) return n.status();
-  *out = *n;
+  ASSIGN_OR_RETURN(auto n, ParseNumber(flag, o.value, min, max));
+  *out = n;
   return absl::OkStatus();
 }
 
@@ -180,9 +181,8 @@ class ListIpuAttrsOptions : public CommandOptions {
   void AddFlags(CLI::App* app) override { AddText(app, "--agents", &agents_text_, "agents a,b,c"); }
   absl::Status Validate(const std::string&) override {
     if (!agents_text_.given()) return absl::OkStatus();
-    auto ids = ParseIdList("--agents", "agent id", agents_text_.value);
-    if (!ids.ok()) return ids.status();
-    agents_ = *ids;
+    ASSIGN_OR_RETURN(auto ids, ParseIdList("--agents", "agent id", agents_text_.value));
+    agents_ = ids;
     return absl::OkStatus();
   }
   absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
@@ -218,22 +218,18 @@ class CreatePartitionOptions : public CommandOptions {
   absl::Status Validate(const std::string& id) override {
     request_.id = id;
     if (!size_.given()) return absl::InvalidArgumentError("--size: is required");
-    absl::Status s = ParseNumberInto("--size", size_, 1, 65536, &request_.size);
-    if (s.ok()) s = ParseNumberInto("--num-gcds", num_gcds_, 1, 65536, &request_.num_gcds);
-    if (s.ok()) {
-      s = ParseNumberInto("--total-num-replicas", num_replicas_, 1, 1u << 24,
-                          &request_.num_replicas);
-    }
-    if (s.ok()) s = ParseNumberInto("--num-ilds", num_ilds_, 1, 1024, &request_.num_ilds);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(ParseNumberInto("--size", size_, 1, 65536, &request_.size));
+    RETURN_IF_ERROR(ParseNumberInto("--num-gcds", num_gcds_, 1, 65536, &request_.num_gcds));
+    RETURN_IF_ERROR(ParseNumberInto("--total-num-replicas", num_replicas_, 1, 1u << 24,
+                                    &request_.num_replicas));
+    RETURN_IF_ERROR(ParseNumberInto("--num-ilds", num_ilds_, 1, 1024, &request_.num_ilds));
     if (allocation_.given()) {
-      s = Prefix("--allocation", fabric::ValidateId("allocation id", allocation_.value));
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(
+          Prefix("--allocation", fabric::ValidateId("allocation id", allocation_.value)));
       request_.allocation_id = allocation_.value;
     }
     if (cluster_.given()) {
-      s = Prefix("--cluster", fabric::ValidateId("cluster id", cluster_.value));
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(Prefix("--cluster", fabric::ValidateId("cluster id", cluster_.value)));
       request_.cluster_id = cluster_.value;
     }
     if (sync_type_.given()) {
@@ -376,12 +372,10 @@ class CreateClusterCommandOptions : public CommandOptions {
   absl::Status Validate(const std::string& id) override {
     cluster_.id = id;
     if (!agents_.given()) return absl::InvalidArgumentError("--agents: is required");
-    auto agents = ParseIdList("--agents", "agent id", agents_.value);
-    if (!agents.ok()) return agents.status();
-    cluster_.agents = *agents;
-    absl::Status s =
-        ParseNumberInto("--num-ipulinkdomains", ilds_, 1, 1024, &cluster_.num_ipulink_domains);
-    if (!s.ok()) return s;
+    ASSIGN_OR_RETURN(auto agents, ParseIdList("--agents", "agent id", agents_.value));
+    cluster_.agents = agents;
+    RETURN_IF_ERROR(
+        ParseNumberInto("--num-ipulinkdomains", ilds_, 1, 1024, &cluster_.num_ipulink_domains));
     if (topology_.given()) {
       auto t = fabric::ParseIldTopology(topology_.value);
       if (!t.ok()) return EnumError("--topology", t.status());
@@ -412,12 +406,10 @@ class CreateAllocationOptions : public CommandOptions {
   }
   absl::Status Validate(const std::string&) override {
     if (!cluster_.given()) return absl::InvalidArgumentError("--cluster: is required");
-    absl::Status s = Prefix("--cluster", fabric::ValidateId("cluster id", cluster_.value));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(Prefix("--cluster", fabric::ValidateId("cluster id", cluster_.value)));
     if (agents_text_.given()) {
-      auto agents = ParseIdList("--agents", "agent id", agents_text_.value);
-      if (!agents.ok()) return agents.status();
-      agents_ = *agents;
+      ASSIGN_OR_RETURN(auto agents, ParseIdList("--agents", "agent id", agents_text_.value));
+      agents_ = agents;
     }
     return absl::OkStatus();
   }
@@ -439,9 +431,8 @@ class CreateUserOptions : public CommandOptions {
   }
   absl::Status Validate(const std::string&) override {
     if (!allocations_.given()) return absl::OkStatus();
-    auto ids = ParseIdList("--allocations", "allocation id", allocations_.value);
-    if (!ids.ok()) return ids.status();
-    allocation_ids_ = *ids;
+    ASSIGN_OR_RETURN(auto ids, ParseIdList("--allocations", "allocation id", allocations_.value));
+    allocation_ids_ = ids;
     return absl::OkStatus();
   }
   absl::Status Run(Connection& conn, const CommandIo& io, const std::string& id) override {
@@ -476,9 +467,8 @@ class UpdateUserOptions : public CommandOptions {
       return absl::InvalidArgumentError("--no-admin: contradicts --admin; give one of them");
     }
     if (allocations_.given()) {
-      auto ids = ParseIdList("--allocations", "allocation id", allocations_.value);
-      if (!ids.ok()) return ids.status();
-      changes_.allocations = *ids;
+      ASSIGN_OR_RETURN(auto ids, ParseIdList("--allocations", "allocation id", allocations_.value));
+      changes_.allocations = ids;
     }
     if (all_allocations_) changes_.allocations = std::vector<std::string>();
     if (admin_) changes_.admin = true;
@@ -519,9 +509,8 @@ class InjectFaultOptions : public CommandOptions {
     if (ipu_.given()) flags.ipu = ipu_.value;
     if (link_.given()) flags.link = link_.value;
     if (duration_.given()) flags.duration_ms = duration_.value;
-    auto parsed = ParseFaultFlags(flags);
-    if (!parsed.ok()) return parsed.status();
-    fault_ = *parsed;
+    ASSIGN_OR_RETURN(auto parsed, ParseFaultFlags(flags));
+    fault_ = parsed;
     return absl::OkStatus();
   }
   absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
@@ -572,12 +561,17 @@ class CommandLine {
       app_.parse(reversed);
     } catch (const CLI::ParseError& e) {
       if (e.get_exit_code() == 0) return app_.exit(e, out_, err_);  // --help
-      // `vipu list foo`: name the verb's objects rather than CLI11's
-      // "argument was not expected".
+      // `vipu list foo`, `vipu delete partition p1`: name the objects or
+      // commands there are rather than CLI11's "arguments were not
+      // expected", which lists the words in reverse.
       if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+        bool verb_parsed = false;
         for (CLI::App* verb : verbs_) {
-          if (verb->parsed() && !AnyNounParsed(verb)) return UnknownNoun(verb);
+          if (!verb->parsed()) continue;
+          if (!AnyNounParsed(verb)) return UnknownNoun(verb);
+          verb_parsed = true;
         }
+        return Unexpected(verb_parsed);
       }
       return Usage(e.what());
     }
@@ -655,6 +649,19 @@ class CommandLine {
                                       : absl::StrCat("unknown object '", extras.front(), "'");
     return Usage(absl::StrCat(verb->get_name(), ": ", what, "; expected one of ",
                               absl::StrJoin(NounsOf(verb), ", ")));
+  }
+
+  // Words no command took, in the order they were given: the first names
+  // an unknown command when no command was recognised.
+  int Unexpected(bool verb_parsed) {
+    std::vector<std::string> extras = app_.remaining(true);
+    if (!verb_parsed && !extras.empty() && !absl::StartsWith(extras.front(), "-")) {
+      return Usage(absl::StrCat("unknown command '", extras.front(), "'; expected one of ",
+                                absl::StrJoin(VerbNames(), ", "), " (see --help)"));
+    }
+    return Usage(
+        absl::StrCat(extras.size() == 1 ? "unexpected argument '" : "unexpected arguments '",
+                     absl::StrJoin(extras, " "), "'"));
   }
 
   static bool AnyNounParsed(CLI::App* verb) {

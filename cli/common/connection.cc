@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/status_macros.h"
 #include "cli/common/credentials.h"
 #include "wire/status.h"
 
@@ -25,7 +26,7 @@ Connection::Connection(ClientConfig config) : config_(std::move(config)) {
 }
 
 absl::Status Connection::Call(const std::function<grpc::Status(grpc::ClientContext*)>& rpc) {
-  if (!init_status_.ok()) return init_status_;
+  RETURN_IF_ERROR(init_status_);
   grpc::ClientContext context;
   for (const auto& [key, value] : extra_metadata_) context.AddMetadata(key, value);
   context.set_deadline(std::chrono::system_clock::now() +

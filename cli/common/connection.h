@@ -1,6 +1,10 @@
 // One channel to vipu-server and the per-call plumbing every command shares:
 // a deadline of --api-timeout per call, the authentication metadata, and the
 // translation of a failed call into the one-line message users see.
+//
+// Owns the channel and a stub per service. Call only reads the object, so
+// calls may run on several threads at once; AddCallMetadata must not run
+// beside them.
 #ifndef VIPU_CLI_COMMON_CONNECTION_H_
 #define VIPU_CLI_COMMON_CONNECTION_H_
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "wire/metadata_keys.h"
 
 namespace vipu::cli {
@@ -25,16 +26,13 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
     const ClientConfig& config) {
   if (!config.tls()) return grpc::InsecureChannelCredentials();
   grpc::SslCredentialsOptions options;
-  absl::StatusOr<std::string> ca = ReadPem(config.tls_ca, "TLS CA file");
-  if (!ca.ok()) return ca.status();
-  options.pem_root_certs = *std::move(ca);
+  ASSIGN_OR_RETURN(std::string ca, ReadPem(config.tls_ca, "TLS CA file"));
+  options.pem_root_certs = std::move(ca);
   if (!config.tls_cert.empty()) {
-    absl::StatusOr<std::string> cert = ReadPem(config.tls_cert, "TLS certificate file");
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadPem(config.tls_key, "TLS key file");
-    if (!key.ok()) return key.status();
-    options.pem_cert_chain = *std::move(cert);
-    options.pem_private_key = *std::move(key);
+    ASSIGN_OR_RETURN(std::string cert, ReadPem(config.tls_cert, "TLS certificate file"));
+    ASSIGN_OR_RETURN(std::string key, ReadPem(config.tls_key, "TLS key file"));
+    options.pem_cert_chain = std::move(cert);
+    options.pem_private_key = std::move(key);
   }
   return grpc::SslCredentials(options);
 }

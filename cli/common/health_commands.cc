@@ -4,6 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "cli/common/json_output.h"
 #include "fabric/link_topology.h"
 #include "fabric/types.h"
@@ -45,19 +46,16 @@ absl::StatusOr<fabric::FaultRequest> ParseFaultFlags(const FaultFlags& flags) {
   if (!kind.ok()) return AsFlag(kind.status());
   r.kind = *kind;
   if (flags.ipu) {
-    auto n = Number("--ipu", *flags.ipu, fabric::kIpusPerMachine - 1);
-    if (!n.ok()) return n.status();
-    r.ipu = *n;
+    ASSIGN_OR_RETURN(auto n, Number("--ipu", *flags.ipu, fabric::kIpusPerMachine - 1));
+    r.ipu = n;
   }
   if (flags.link) {
-    auto n = Number("--link", *flags.link, fabric::kPortsPerMachine - 1);
-    if (!n.ok()) return n.status();
-    r.link = *n;
+    ASSIGN_OR_RETURN(auto n, Number("--link", *flags.link, fabric::kPortsPerMachine - 1));
+    r.link = n;
   }
   if (flags.duration_ms) {
-    auto n = Number("--duration-ms", *flags.duration_ms, fabric::kMaxHangMs);
-    if (!n.ok()) return n.status();
-    r.duration_ms = *n;
+    ASSIGN_OR_RETURN(auto n, Number("--duration-ms", *flags.duration_ms, fabric::kMaxHangMs));
+    r.duration_ms = n;
   }
   if (absl::Status s = fabric::ValidateFaultRequest(r); !s.ok()) return AsFlag(s);
   return r;
@@ -99,9 +97,8 @@ absl::Status InjectFault(Connection& conn, const CommandIo& io,
   if (request.link) wire.set_link(*request.link);
   wire.set_duration_ms(request.duration_ms);
   vipuadmin::InjectFaultReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* ctx) { return conn.admin().InjectFault(ctx, wire, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* ctx) { return conn.admin().InjectFault(ctx, wire, &reply); }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << "inject fault (" << request.agent_id << "): " << reply.description() << "\n";
   return absl::OkStatus();
@@ -113,11 +110,10 @@ absl::Status TestCluster(Connection& conn, const CommandIo& io, const std::strin
   request.set_cluster_id(cluster_id);
   request.set_force(force);
   vipuadmin::TestClusterReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* ctx) { return conn.admin().TestCluster(ctx, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* ctx) { return conn.admin().TestCluster(ctx, request, &reply); }));
   if (io.json) {
-    if (absl::Status w = WriteJson(io.out, reply); !w.ok()) return w;
+    RETURN_IF_ERROR(WriteJson(io.out, reply));
   } else {
     io.out << RenderTestResults(reply);
   }

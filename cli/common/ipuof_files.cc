@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cli/common/json_output.h"
 
 namespace vipu::cli {
@@ -48,7 +49,7 @@ absl::StatusOr<std::string> GcdConfigJson(const virmgrpc::PartitionConfig::Gcd& 
 
 absl::Status WriteIpuofConfig(const std::string& home, const std::string& partition_id,
                               uint32_t gcd, const std::string& content) {
-  if (absl::Status s = RequireHome(home); !s.ok()) return s;
+  RETURN_IF_ERROR(RequireHome(home));
   std::string dir = IpuofConfigDir(home);
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return ErrnoError(absl::StrCat("creating ", dir), errno);
@@ -85,7 +86,7 @@ absl::Status WriteIpuofConfig(const std::string& home, const std::string& partit
 }
 
 absl::Status RemoveIpuofConfigs(const std::string& home, const std::string& partition_id) {
-  if (absl::Status s = RequireHome(home); !s.ok()) return s;
+  RETURN_IF_ERROR(RequireHome(home));
   std::error_code ec;
   fs::directory_iterator it(IpuofConfigDir(home), ec);
   if (ec == std::errc::no_such_file_or_directory) return absl::OkStatus();

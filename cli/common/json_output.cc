@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -53,9 +54,8 @@ absl::StatusOr<std::string> MessageToJson(const google::protobuf::Message& messa
 }
 
 absl::Status WriteJson(std::ostream& out, const google::protobuf::Message& message) {
-  absl::StatusOr<std::string> json = MessageToJson(message);
-  if (!json.ok()) return json.status();
-  out << *json;
+  ASSIGN_OR_RETURN(std::string json, MessageToJson(message));
+  out << json;
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "cli/common/ipuof_files.h"
 #include "cli/common/json_output.h"
 #include "cli/common/partition_request.h"
@@ -69,9 +70,8 @@ std::string IpuSummary(const virmgrpc::PartitionSpec& spec) {
 absl::StatusOr<virmgrpc::Partition> FindPartition(Connection& conn, const std::string& id) {
   virmgrpc::ListPartitionsRequest request;
   virmgrpc::ListPartitionsReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); }));
   for (const auto& p : reply.partitions()) {
     if (p.id() == id) return p;
   }
@@ -82,9 +82,8 @@ absl::StatusOr<virmgrpc::PartitionStatus> FetchStatus(Connection& conn, const st
   virmgrpc::GetPartitionStatusRequest request;
   request.set_partition_id(id);
   virmgrpc::GetPartitionStatusReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().GetPartitionStatus(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.user().GetPartitionStatus(c, request, &reply); }));
   return reply.status();
 }
 
@@ -92,11 +91,9 @@ absl::StatusOr<virmgrpc::PartitionStatus> FetchStatus(Connection& conn, const st
 absl::Status WriteAllGcdConfigs(Connection& conn, const CommandIo& io, const std::string& id,
                                 uint32_t num_gcds) {
   for (uint32_t gcd = 0; gcd < num_gcds; ++gcd) {
-    auto config = FetchGcdConfig(conn, id, gcd);
-    if (!config.ok()) return config.status();
-    auto json = GcdConfigJson(*config);
-    if (!json.ok()) return json.status();
-    if (absl::Status s = WriteIpuofConfig(io.home, id, gcd, *json); !s.ok()) return s;
+    ASSIGN_OR_RETURN(auto config, FetchGcdConfig(conn, id, gcd));
+    ASSIGN_OR_RETURN(auto json, GcdConfigJson(config));
+    RETURN_IF_ERROR(WriteIpuofConfig(io.home, id, gcd, json));
   }
   return absl::OkStatus();
 }
@@ -211,9 +208,8 @@ std::string RenderPartitionStatus(const virmgrpc::PartitionStatus& status) {
 absl::Status ServerVersion(Connection& conn, const CommandIo& io) {
   virmgrpc::VersionRequest request;
   virmgrpc::VersionReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.version().GetVersion(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.version().GetVersion(c, request, &reply); }));
   io.out << "version: " << reply.version() << "\n"
          << "host: " << conn.config().Target() << "\n";
   return absl::OkStatus();
@@ -224,9 +220,8 @@ absl::Status ListPartitions(Connection& conn, const CommandIo& io, const std::st
   virmgrpc::ListPartitionsRequest request;
   request.set_allocation_id(allocation_id);
   virmgrpc::ListPartitionsReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderPartitionsTable(reply, kind);
   return absl::OkStatus();
@@ -237,19 +232,18 @@ absl::StatusOr<virmgrpc::PartitionStatus> WaitForPartition(
   auto delay = std::chrono::milliseconds(2);
   constexpr auto kMaxDelay = std::chrono::milliseconds(100);
   while (true) {
-    auto status = FetchStatus(conn, id);
-    if (!status.ok()) return status.status();
-    switch (status->ready_state()) {
+    ASSIGN_OR_RETURN(auto status, FetchStatus(conn, id));
+    switch (status.ready_state()) {
       case virmgrpc::PS_ERROR:
-        return absl::AbortedError(status->errors().empty()
+        return absl::AbortedError(status.errors().empty()
                                       ? std::string("partition is in state ERROR")
-                                      : absl::StrJoin(status->errors(), "; "));
+                                      : absl::StrJoin(status.errors(), "; "));
       case virmgrpc::PS_REMOVED:
         return absl::AbortedError("partition was removed");
       case virmgrpc::PS_ACTIVE:
-        if (status->operation_state() != virmgrpc::POS_CREATING &&
-            status->operation_state() != virmgrpc::POS_RESETTING) {
-          return *status;
+        if (status.operation_state() != virmgrpc::POS_CREATING &&
+            status.operation_state() != virmgrpc::POS_RESETTING) {
+          return status;
         }
         break;
       default:
@@ -259,8 +253,8 @@ absl::StatusOr<virmgrpc::PartitionStatus> WaitForPartition(
     if (now >= deadline) {
       return absl::DeadlineExceededError(
           absl::StrCat("timed out waiting for the partition to become ACTIVE (state ",
-                       StateName(status->ready_state()), ", operation ",
-                       OperationName(status->operation_state()), "); see --api-timeout"));
+                       StateName(status.ready_state()), ", operation ",
+                       OperationName(status.operation_state()), "); see --api-timeout"));
     }
     std::this_thread::sleep_for(
         std::min<std::chrono::steady_clock::duration>(delay, deadline - now));
@@ -274,10 +268,9 @@ absl::StatusOr<virmgrpc::PartitionConfig::Gcd> FetchGcdConfig(Connection& conn,
   request.set_partition_id(id);
   request.mutable_gcd_id()->set_id(gcd);
   virmgrpc::GetPartitionIpuofConfigReply reply;
-  absl::Status s = conn.Call([&](grpc::ClientContext* c) {
+  RETURN_IF_ERROR(conn.Call([&](grpc::ClientContext* c) {
     return conn.user().GetPartitionIpuofConfig(c, request, &reply);
-  });
-  if (!s.ok()) return s;
+  }));
   // The reply carries the requested GCD alone, or every GCD by index.
   const auto& gcds = reply.ipuof_config().gcd_configs();
   if (gcds.size() == 1) return gcds[0];
@@ -291,55 +284,45 @@ absl::Status CreatePartition(Connection& conn, const CommandIo& io,
       std::chrono::steady_clock::now() + std::chrono::seconds(conn.config().timeout_seconds);
   const virmgrpc::CreatePartitionRequest request = ToWire(o);
   virmgrpc::CreatePartitionReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().CreatePartition(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.user().CreatePartition(c, request, &reply); }));
 
-  auto status = WaitForPartition(conn, o.id, deadline);
-  if (!status.ok()) return status.status();
-  s = WriteAllGcdConfigs(conn, io, o.id, NumGcds(conn, o.id, o.num_gcds));
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(WaitForPartition(conn, o.id, deadline));
+  RETURN_IF_ERROR(WriteAllGcdConfigs(conn, io, o.id, NumGcds(conn, o.id, o.num_gcds)));
   io.out << "create partition (" << o.id << "): success.\n";
   return absl::OkStatus();
 }
 
 absl::Status GetPartition(Connection& conn, const CommandIo& io, const std::string& id) {
-  auto status = FetchStatus(conn, id);
-  if (!status.ok()) return status.status();
-  auto partition = FindPartition(conn, id);
-  if (!partition.ok()) return partition.status();
+  ASSIGN_OR_RETURN(auto status, FetchStatus(conn, id));
+  ASSIGN_OR_RETURN(auto partition, FindPartition(conn, id));
   if (io.json) {
-    auto p = MessageToJson(*partition);
-    if (!p.ok()) return p.status();
-    auto st = MessageToJson(*status);
-    if (!st.ok()) return st.status();
-    io.out << "{\n\"partition\": " << absl::StripTrailingAsciiWhitespace(*p)
-           << ",\n\"status\": " << absl::StripTrailingAsciiWhitespace(*st) << "\n}\n";
+    ASSIGN_OR_RETURN(auto p, MessageToJson(partition));
+    ASSIGN_OR_RETURN(auto st, MessageToJson(status));
+    io.out << "{\n\"partition\": " << absl::StripTrailingAsciiWhitespace(p)
+           << ",\n\"status\": " << absl::StripTrailingAsciiWhitespace(st) << "\n}\n";
     return absl::OkStatus();
   }
-  io.out << RenderPartitionDetails(*partition, *status);
+  io.out << RenderPartitionDetails(partition, status);
   return absl::OkStatus();
 }
 
 absl::Status GetPartitionIpuofConfig(Connection& conn, const CommandIo& io, const std::string& id,
                                      uint32_t gcd) {
-  auto config = FetchGcdConfig(conn, id, gcd);
-  if (!config.ok()) return config.status();
-  auto json = GcdConfigJson(*config);
-  if (!json.ok()) return json.status();
-  io.out << *json;
+  ASSIGN_OR_RETURN(auto config, FetchGcdConfig(conn, id, gcd));
+  ASSIGN_OR_RETURN(auto json, GcdConfigJson(config));
+  io.out << json;
   return absl::OkStatus();
 }
 
 absl::Status GetPartitionStatus(Connection& conn, const CommandIo& io, const std::string& id) {
-  auto status = FetchStatus(conn, id);
-  if (!status.ok()) return status.status();
+  ASSIGN_OR_RETURN(auto status, FetchStatus(conn, id));
   if (io.json) {
     virmgrpc::GetPartitionStatusReply reply;
-    *reply.mutable_status() = *status;
+    *reply.mutable_status() = status;
     return WriteJson(io.out, reply);
   }
-  io.out << RenderPartitionStatus(*status);
+  io.out << RenderPartitionStatus(status);
   return absl::OkStatus();
 }
 
@@ -353,7 +336,7 @@ absl::Status RemovePartition(Connection& conn, const CommandIo& io, const std::s
       [&](grpc::ClientContext* c) { return conn.user().RemovePartition(c, request, &reply); });
   if (!s.ok() && !absl::IsNotFound(s)) return s;
   if (absl::Status files = RemoveIpuofConfigs(io.home, id); !files.ok() && s.ok()) return files;
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   io.out << "remove partition (" << id << "): success.\n";
   return absl::OkStatus();
 }
@@ -366,15 +349,12 @@ absl::Status ResetPartition(Connection& conn, const CommandIo& io, const std::st
   request.set_partition_id(id);
   request.set_relocatable(relocatable);
   virmgrpc::ResetPartitionReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ResetPartition(c, request, &reply); });
-  if (!s.ok()) return s;
-  auto status = WaitForPartition(conn, id, deadline);
-  if (!status.ok()) return status.status();
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.user().ResetPartition(c, request, &reply); }));
+  RETURN_IF_ERROR(WaitForPartition(conn, id, deadline));
   std::error_code ec;
   if (!io.home.empty() && std::filesystem::exists(IpuofConfigPath(io.home, id, 0), ec)) {
-    s = WriteAllGcdConfigs(conn, io, id, NumGcds(conn, id, 1));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(WriteAllGcdConfigs(conn, io, id, NumGcds(conn, id, 1)));
   }
   io.out << "reset partition (" << id << "): success.\n";
   return absl::OkStatus();
@@ -383,10 +363,9 @@ absl::Status ResetPartition(Connection& conn, const CommandIo& io, const std::st
 absl::Status ListAllocations(Connection& conn, const CommandIo& io) {
   vipuadmin::ListAllocationsRequest request;
   vipuadmin::ListAllocationsReply reply;
-  absl::Status s = conn.Call([&](grpc::ClientContext* c) {
+  RETURN_IF_ERROR(conn.Call([&](grpc::ClientContext* c) {
     return conn.allocations().ListAllocations(c, request, &reply);
-  });
-  if (!s.ok()) return s;
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAllocationsTable(reply);
   return absl::OkStatus();
@@ -397,9 +376,8 @@ absl::Status ListIpuAttributes(Connection& conn, const CommandIo& io,
   virmgrpc::ListIPUAttributesRequest request;
   for (const auto& a : agents) request.add_agents(a);
   virmgrpc::ListIPUAttributesReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ListIPUAttributes(c, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn.Call(
+      [&](grpc::ClientContext* c) { return conn.user().ListIPUAttributes(c, request, &reply); }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderIpuAttributesTable(reply);
   return absl::OkStatus();

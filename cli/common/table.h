@@ -25,6 +25,8 @@ enum class TableStyle {
   kRuleFirst,
 };
 
+// Holds its columns and rows by value. Not thread-safe: one command fills and
+// renders it.
 class Table {
  public:
   Table(std::vector<Column> columns, TableStyle style = TableStyle::kHeaderFirst);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cli/common/json_output.h"
 #include "cli/common/table.h"
 
@@ -71,9 +72,8 @@ absl::Status CreateUser(Connection& conn, const CommandIo& io, const std::string
   request.set_admin(admin);
   vipuadmin::CreateUserReply reply;
   auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
-  absl::Status s =
-      conn.Call([&](grpc::ClientContext* ctx) { return stub->CreateUser(ctx, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(
+      conn.Call([&](grpc::ClientContext* ctx) { return stub->CreateUser(ctx, request, &reply); }));
   const std::string file = absl::StrCat(id, ".vipu-cli.hcl");
   io.out << "create user (" << id << "): success. Access key is '" << reply.access_key() << "'.\n";
   const std::string path = output_dir.empty() ? file : absl::StrCat(output_dir, "/", file);
@@ -90,10 +90,9 @@ absl::Status CreateUser(Connection& conn, const CommandIo& io, const std::string
 absl::Status ListUsers(Connection& conn, const CommandIo& io) {
   vipuadmin::ListUsersReply reply;
   auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
-  absl::Status s = conn.Call([&](grpc::ClientContext* ctx) {
+  RETURN_IF_ERROR(conn.Call([&](grpc::ClientContext* ctx) {
     return stub->ListUsers(ctx, vipuadmin::ListUsersRequest(), &reply);
-  });
-  if (!s.ok()) return s;
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderUsersTable(reply);
   return absl::OkStatus();
@@ -104,9 +103,8 @@ absl::Status RemoveUser(Connection& conn, const CommandIo& io, const std::string
   request.set_user_id(id);
   vipuadmin::RemoveUserReply reply;
   auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
-  absl::Status s =
-      conn.Call([&](grpc::ClientContext* ctx) { return stub->RemoveUser(ctx, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(
+      conn.Call([&](grpc::ClientContext* ctx) { return stub->RemoveUser(ctx, request, &reply); }));
   io.out << "remove user (" << id << "): success.\n";
   return absl::OkStatus();
 }
@@ -123,9 +121,8 @@ absl::Status UpdateUser(Connection& conn, const CommandIo& io, const std::string
   request.set_rotate_key(changes.rotate_key);
   vipuadmin::UpdateUserReply reply;
   auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
-  absl::Status s =
-      conn.Call([&](grpc::ClientContext* ctx) { return stub->UpdateUser(ctx, request, &reply); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(
+      conn.Call([&](grpc::ClientContext* ctx) { return stub->UpdateUser(ctx, request, &reply); }));
   if (io.json) return WriteJson(io.out, reply);
   const vipuadmin::User& u = reply.user();
   io.out << "update user (" << id << "): success. Admin: " << (u.admin() ? "yes" : "no")

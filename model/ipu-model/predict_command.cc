@@ -17,7 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "fabric/enum_names.h"
+#include "model/ipu_memory.h"
 #include "model/prediction_format.h"
 #include "model/step_predictor.h"
 
@@ -73,11 +75,9 @@ absl::StatusOr<std::vector<uint32_t>> ParseLayerList(const std::string& text) {
   return out;
 }
 
-#define ASSIGN_U32(dst, field, value)                       \
-  do {                                                      \
-    absl::StatusOr<uint32_t> parsed_ = ToU32(field, value); \
-    if (!parsed_.ok()) return parsed_.status();             \
-    dst = *parsed_;                                         \
+#define ASSIGN_U32(dst, field, value)           \
+  do {                                          \
+    ASSIGN_OR_RETURN(dst, ToU32(field, value)); \
   } while (0)
 
 absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
@@ -96,9 +96,8 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
       w.optimizer = Optimizer::kAdam;
     }
   } else {
-    absl::StatusOr<Workload> preset = WorkloadPreset(key);
-    if (!preset.ok()) return preset.status();
-    w = *preset;
+    ASSIGN_OR_RETURN(Workload preset, WorkloadPreset(key));
+    w = preset;
   }
   const bool tf = w.family == ModelFamily::kTransformer;
   if (tf) {
@@ -135,15 +134,13 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
   ASSIGN_U32(w.replicas, "replicas", f.replicas);
   ASSIGN_U32(w.ipus_per_replica, "ipus_per_replica", f.ipus_per_replica);
   if (!f.layers_per_ipu.empty()) {
-    absl::StatusOr<std::vector<uint32_t>> list = ParseLayerList(f.layers_per_ipu);
-    if (!list.ok()) return list.status();
-    w.layers_per_ipu = *list;
+    ASSIGN_OR_RETURN(std::vector<uint32_t> list, ParseLayerList(f.layers_per_ipu));
+    w.layers_per_ipu = list;
   }
   w.packing = f.packing;
   if (f.optimizer) {
-    absl::StatusOr<Optimizer> opt = ParseOptimizer(*f.optimizer);
-    if (!opt.ok()) return opt.status();
-    w.optimizer = *opt;
+    ASSIGN_OR_RETURN(Optimizer opt, ParseOptimizer(*f.optimizer));
+    w.optimizer = opt;
   }
   w.optimizer_state_offchip = f.offchip;
   w.replicated_tensor_sharding = f.rts;
@@ -217,6 +214,9 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
   if (f.repeat < 0) return Fail(err, Invalid(absl::StrCat("repeat: must be >= 0, got ", f.repeat)));
   absl::StatusOr<StepPrediction> prediction = PredictStep(*workload, *system);
   if (!prediction.ok()) return Fail(err, prediction.status());
+  // A step time for a layout that cannot be loaded would be no answer.
+  const MemoryEstimate memory = EstimateMemory(*workload, *system, *prediction);
+  if (!memory.fits) return Fail(err, Invalid(MemoryRefusal(memory)));
 
   double mean_us = 0;
   if (f.repeat > 0) {
@@ -240,11 +240,12 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
     json.pop_back();
     absl::StrAppend(&json, ",\"routing\":\"", *routing,
                     "\",\"wrap_links\":", WrapLinksUsed(*system, *prediction) ? "true" : "false",
-                    ",\"sync_type\":\"not modelled\"}");
+                    ",\"sync_type\":\"not modelled\",\"memory\":", MemoryJson(memory), "}");
     out << json << "\n";
   } else {
     out << PredictionText(*workload, *system, *prediction);
     out << RoutingText(*routing, *system, *prediction);
+    out << "\n" << MemoryText(memory);
     if (f.repeat > 0) {
       out << "\nprediction time: " << mean_us << " us mean over " << f.repeat << " runs\n";
     }

@@ -10,15 +10,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/json_writer.h"
+#include "base/status_macros.h"
 #include "base/thread_name.h"
 #include "fabric/enum_names.h"
 #include "fabric/ipuof_config.h"
-#include "server/audit_log.h"
-#include "server/cluster_links_cache.h"
 #include "server/console/assets.h"
-#include "server/console/json_writer.h"
 #include "server/console/query.h"
-#include "server/metrics_http.h"
+#include "server/fleet/cluster_links_cache.h"
+#include "server/metrics/metrics_http.h"
+#include "server/security/audit_log.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server::console {
@@ -107,9 +108,8 @@ ConsoleServer::ConsoleServer(const ConsoleOptions& options, const ConsoleDeps& d
 
 absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const ConsoleOptions& options,
                                                                     const ConsoleDeps& deps) {
-  auto parsed = ParseListenAddress(options.address, options.flag);
-  if (!parsed.ok()) return parsed.status();
-  const auto& [host, port] = *parsed;
+  ASSIGN_OR_RETURN(const auto parsed, ParseListenAddress(options.address, options.flag));
+  const auto& [host, port] = parsed;
   std::unique_ptr<ConsoleServer> server(new ConsoleServer(options, deps));
   if (options.secure) {
     const std::filesystem::path dir = std::filesystem::path(options.tls_dir) / "server";
@@ -185,7 +185,7 @@ uint64_t ConsoleServer::Refresh() {
     spdlog::warn("console: cannot read the pod's state: {}", snapshot.status().ToString());
     return version();
   }
-  std::string fingerprint = StateJson(**snapshot, auth::Caller::System(), 0, false);
+  std::string fingerprint = StateJson(**snapshot, security::Caller::System(), 0, false);
   uint64_t changed = 0;
   bool sample = false;
   {
@@ -227,9 +227,9 @@ std::optional<Session> ConsoleServer::SessionOf(const httplib::Request& req) con
   return sessions_.Find(id, absl::Now());
 }
 
-std::optional<auth::Caller> ConsoleServer::CallerOf(const httplib::Request& req,
-                                                    httplib::Response& res) const {
-  if (!options_.secure) return auth::Caller::System();
+std::optional<security::Caller> ConsoleServer::CallerOf(const httplib::Request& req,
+                                                        httplib::Response& res) const {
+  if (!options_.secure) return security::Caller::System();
   std::optional<Session> s = SessionOf(req);
   if (!s) {
     Fail(res, absl::UnauthenticatedError("console: log in with a user id and access key"));
@@ -293,7 +293,7 @@ void ConsoleServer::HandleSession(const httplib::Request& req, httplib::Response
   }
   // Without --secure every caller is the unrestricted anonymous one, as on
   // the APIs; the session only carries the CSRF token of its changes.
-  auto s = sessions_.Create(auth::Caller::System(), absl::Now());
+  auto s = sessions_.Create(security::Caller::System(), absl::Now());
   if (!s.ok()) return Fail(res, s.status());
   res.set_header("Set-Cookie",
                  absl::StrCat(kCookie, "=", s->id, "; Path=/; HttpOnly; SameSite=Strict"));
@@ -333,13 +333,14 @@ void ConsoleServer::HandleLogin(const httplib::Request& req, httplib::Response& 
     return Fail(res, absl::FailedPreconditionError(
                          "login: the server runs without --secure; there are no users"));
   }
-  auth::CallInfo call;
+  security::CallInfo call;
   call.user_id = login->user_id;
   call.access_key = login->access_key;
   call.peer = absl::StrCat("console:", req.remote_addr);
-  static const auth::Action kLogin{"console login", false, false};
-  auto caller = deps_.access != nullptr ? deps_.access->Admit(call, kLogin)
-                                        : absl::StatusOr<auth::Caller>(auth::Caller::System());
+  static const security::Action kLogin{"console login", false, false};
+  auto caller = deps_.access != nullptr
+                    ? deps_.access->Admit(call, kLogin)
+                    : absl::StatusOr<security::Caller>(security::Caller::System());
   if (!caller.ok()) return Fail(res, caller.status());
   auto s = sessions_.Create(*caller, absl::Now());
   if (!s.ok()) return Fail(res, s.status());
@@ -367,7 +368,7 @@ void ConsoleServer::HandleLogout(const httplib::Request& req, httplib::Response&
 void ConsoleServer::HandleState(const httplib::Request& req, httplib::Response& res) {
   auto params = ParseParams(QueryOf(req.target), {});
   if (!params.ok()) return Fail(res, params.status());
-  std::optional<auth::Caller> caller = CallerOf(req, res);
+  std::optional<security::Caller> caller = CallerOf(req, res);
   if (!caller) return;
   std::shared_ptr<const PodSnapshot> snapshot;
   uint64_t version = 0;
@@ -387,7 +388,7 @@ void ConsoleServer::HandlePartition(const httplib::Request& req, httplib::Respon
   if (!params.ok()) return Fail(res, params.status());
   auto id = PartitionIdParam(*params, "id");
   if (!id.ok()) return Fail(res, id.status());
-  std::optional<auth::Caller> caller = CallerOf(req, res);
+  std::optional<security::Caller> caller = CallerOf(req, res);
   if (!caller) return;
   auto partition = deps_.controller->Get(*id, *caller);
   if (!partition.ok()) return Fail(res, partition.status());
@@ -453,7 +454,7 @@ void ConsoleServer::HandleHistory(const httplib::Request& req, httplib::Response
   if (!params.ok()) return Fail(res, params.status());
   auto minutes = IntParam(*params, "minutes", 1, 60, 60);
   if (!minutes.ok()) return Fail(res, minutes.status());
-  std::optional<auth::Caller> caller = CallerOf(req, res);
+  std::optional<security::Caller> caller = CallerOf(req, res);
   if (!caller) return;
   res.set_content(HistoryJson(history_.Since(absl::Now(), absl::Minutes(*minutes)), *caller),
                   kJson);
@@ -511,7 +512,7 @@ void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response&
 void ConsoleServer::HandleEvents(const httplib::Request& req, httplib::Response& res) {
   auto params = ParseParams(QueryOf(req.target), {});
   if (!params.ok()) return Fail(res, params.status());
-  std::optional<auth::Caller> caller = CallerOf(req, res);
+  std::optional<security::Caller> caller = CallerOf(req, res);
   if (!caller) return;
   auto subscribed = hub_.Subscribe();
   if (!subscribed.ok()) return Fail(res, subscribed.status());

@@ -28,15 +28,15 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
-#include "server/agent_registry.h"
-#include "server/auth/access_control.h"
-#include "server/cluster_links_cache.h"
 #include "server/console/console_state.h"
 #include "server/console/event_hub.h"
 #include "server/console/history.h"
 #include "server/console/sessions.h"
-#include "server/metrics.h"
-#include "server/partition_controller.h"
+#include "server/control/partition_controller.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/cluster_links_cache.h"
+#include "server/metrics/metrics.h"
+#include "server/security/access_control.h"
 #include "storage/store.h"
 
 namespace httplib {
@@ -73,12 +73,13 @@ struct ConsoleDeps {
   ClusterLinksCache* cluster_links = nullptr;  // the layouts and links of the clusters
   const AgentRegistry* registry = nullptr;
   PartitionController* controller = nullptr;
-  auth::AccessControl* access = nullptr;
+  security::AccessControl* access = nullptr;
   // Where remove and reset from the console are recorded; null: nowhere.
   AuditLog* audit = nullptr;
 };
 
-// Owns its listener, watcher thread, event hub, history and sessions.
+// Owns its listener, watcher thread, event hub, history and sessions; borrows
+// what `deps` points to.
 // Thread-safe: handlers run on the listener's threads, Refresh and version
 // may be called from any thread.
 class ConsoleServer {
@@ -97,7 +98,7 @@ class ConsoleServer {
   // One change-detection pass on the caller's thread (tests; the watcher
   // does this every tick). Returns the version after it.
   uint64_t Refresh();
-  const EventHub& hub() const { return hub_; }
+  const EventHub& HubForTesting() const { return hub_; }
 
  private:
   ConsoleServer(const ConsoleOptions& options, const ConsoleDeps& deps);
@@ -110,7 +111,8 @@ class ConsoleServer {
   std::optional<Session> SessionOf(const httplib::Request& req) const;
   // The caller of a data request, or an error written to `res` (401 with
   // --secure and no session).
-  std::optional<auth::Caller> CallerOf(const httplib::Request& req, httplib::Response& res) const;
+  std::optional<security::Caller> CallerOf(const httplib::Request& req,
+                                           httplib::Response& res) const;
 
   void HandleSession(const httplib::Request& req, httplib::Response& res);
   void HandleLogin(const httplib::Request& req, httplib::Response& res);

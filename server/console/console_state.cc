@@ -3,14 +3,16 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/json_writer.h"
+#include "base/status_macros.h"
 #include "fabric/enum_names.h"
 #include "fabric/link_topology.h"
 #include "fabric/pods.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
 #include "model/workload.h"
-#include "server/console/json_writer.h"
 
 namespace vipu::server::console {
 namespace {
@@ -26,7 +28,7 @@ struct Visible {
   std::set<std::string> clusters;
 };
 
-Visible VisibleTo(const PodSnapshot& s, const auth::Caller& caller) {
+Visible VisibleTo(const PodSnapshot& s, const security::Caller& caller) {
   Visible v;
   for (const fabric::Allocation& a : s.allocations) {
     if (!caller.MayUseAllocation(a.id)) continue;
@@ -39,7 +41,7 @@ Visible VisibleTo(const PodSnapshot& s, const auth::Caller& caller) {
   return v;
 }
 
-bool MaySee(const PodSnapshot& s, const auth::Caller& caller, const fabric::Partition& p) {
+bool MaySee(const PodSnapshot& s, const security::Caller& caller, const fabric::Partition& p) {
   return caller.MaySee(p, s.shared.count(p.id) > 0);
 }
 
@@ -131,6 +133,13 @@ void WriteCluster(JsonWriter& j, const PodSnapshot& s, const ClusterView& c,
   j.EndArray().EndObject();
 }
 
+// The operation as `vipu get partition` prints it: IDLE, CREATING, ... The
+// console shows states in the CLI's words, not the wire's (POS_IDLE).
+std::string OperationWord(fabric::OperationState s) {
+  std::string name = fabric::WireName(s);
+  return absl::StartsWith(name, "POS_") ? name.substr(4) : name;
+}
+
 void WritePartition(JsonWriter& j, const fabric::Partition& p, bool shared) {
   j.BeginObject()
       .Field("id", p.id)
@@ -146,8 +155,8 @@ void WritePartition(JsonWriter& j, const fabric::Partition& p, bool shared) {
       .Field("gw_routing", fabric::TableName(p.gw_routing))
       .Field("sync_type", fabric::CliName(p.sync_type))
       .Field("reconfigurable", p.reconfigurable)
-      .Field("state", fabric::WireName(p.ready_state))
-      .Field("operation_state", fabric::WireName(p.operation_state))
+      .Field("state", fabric::TableName(p.ready_state))
+      .Field("operation_state", OperationWord(p.operation_state))
       .Field("generation", p.generation)
       .Field("auto_reset", !p.disable_auto_reset)
       .Field("auto_reset_retry_count", p.auto_reset_retry_count)
@@ -204,24 +213,14 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
   std::vector<fabric::Cluster> clusters;
   std::vector<fabric::Agent> agents;
   absl::Status read = store->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto c = txn.ListClusters();
-    if (!c.ok()) return c.status();
-    clusters = *std::move(c);
-    auto a = txn.ListAllocations();
-    if (!a.ok()) return a.status();
-    s->allocations = *std::move(a);
-    auto p = txn.ListPartitions();
-    if (!p.ok()) return p.status();
-    s->partitions = *std::move(p);
-    auto sh = txn.SharedPartitions();
-    if (!sh.ok()) return sh.status();
-    s->shared = *std::move(sh);
-    auto ag = txn.ListAgents();
-    if (!ag.ok()) return ag.status();
-    agents = *std::move(ag);
+    ASSIGN_OR_RETURN(clusters, txn.ListClusters());
+    ASSIGN_OR_RETURN(s->allocations, txn.ListAllocations());
+    ASSIGN_OR_RETURN(s->partitions, txn.ListPartitions());
+    ASSIGN_OR_RETURN(s->shared, txn.SharedPartitions());
+    ASSIGN_OR_RETURN(agents, txn.ListAgents());
     return absl::OkStatus();
   });
-  if (!read.ok()) return read;
+  RETURN_IF_ERROR(read);
   for (const fabric::Agent& a : agents) {
     AgentView v;
     v.id = a.id;
@@ -239,10 +238,8 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
   }
   for (fabric::Cluster& cluster : clusters) {
     ClusterView view;
-    auto links = cluster_links->LinksOf(cluster);
-    if (!links.ok()) return links.status();
+    ASSIGN_OR_RETURN(view.links, cluster_links->LinksOf(cluster));
     view.cluster = std::move(cluster);
-    view.links = *std::move(links);
     const std::vector<fabric::Link>& all = view.links->topology.links();
     view.link_down.resize(all.size());
     view.link_owner.resize(all.size());
@@ -257,9 +254,7 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
     }
     s->clusters.push_back(std::move(view));
   }
-  auto capacity = controller.Capacity();
-  if (!capacity.ok()) return capacity.status();
-  s->capacity = *std::move(capacity);
+  ASSIGN_OR_RETURN(s->capacity, controller.Capacity());
   return std::shared_ptr<const PodSnapshot>(std::move(s));
 }
 
@@ -294,7 +289,7 @@ std::map<std::string, Counts> CountsOf(const PodSnapshot& s) {
   return out;
 }
 
-std::string StateJson(const PodSnapshot& s, const auth::Caller& caller, uint64_t version,
+std::string StateJson(const PodSnapshot& s, const security::Caller& caller, uint64_t version,
                       bool with_time) {
   const Visible visible = VisibleTo(s, caller);
   std::set<std::string> seen;
@@ -334,7 +329,7 @@ std::string StateJson(const PodSnapshot& s, const auth::Caller& caller, uint64_t
   return j.Take();
 }
 
-std::string HistoryJson(const std::vector<Sample>& samples, const auth::Caller& caller) {
+std::string HistoryJson(const std::vector<Sample>& samples, const security::Caller& caller) {
   JsonWriter j;
   j.BeginObject().Key("samples").BeginArray();
   for (const Sample& sample : samples) {

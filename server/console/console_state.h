@@ -15,12 +15,12 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "fabric/types.h"
-#include "server/agent_registry.h"
-#include "server/auth/caller.h"
-#include "server/cluster_links.h"
-#include "server/cluster_links_cache.h"
 #include "server/console/history.h"
-#include "server/partition_controller.h"
+#include "server/control/partition_controller.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/cluster_links.h"
+#include "server/fleet/cluster_links_cache.h"
+#include "server/security/caller.h"
 #include "storage/store.h"
 
 namespace vipu::server::console {
@@ -70,11 +70,11 @@ std::map<std::string, Counts> CountsOf(const PodSnapshot& snapshot);
 // unnamed) and the capacity of its allocations. `version` numbers the state
 // (it changes whenever the content does). With `with_time` false the output
 // depends on the content only (change detection).
-std::string StateJson(const PodSnapshot& snapshot, const auth::Caller& caller, uint64_t version,
+std::string StateJson(const PodSnapshot& snapshot, const security::Caller& caller, uint64_t version,
                       bool with_time = true);
 
 // The history samples, summed over the allocations `caller` may use.
-std::string HistoryJson(const std::vector<Sample>& samples, const auth::Caller& caller);
+std::string HistoryJson(const std::vector<Sample>& samples, const security::Caller& caller);
 
 // What `ipu-model predict` says of one BERT-Large training step on a
 // partition of this shape (its IPUs, ILDs, machine type and topology): the

@@ -32,7 +32,7 @@ std::optional<std::string> Subscription::Next(absl::Duration timeout, bool* ende
   return next;
 }
 
-bool Subscription::dropped() const {
+bool Subscription::DroppedForTesting() const {
   vipu::MutexLock lock(&mu_);
   return dropped_;
 }
@@ -78,12 +78,12 @@ void EventHub::Close() {
   }
 }
 
-size_t EventHub::subscribers() const {
+size_t EventHub::SubscribersForTesting() const {
   vipu::MutexLock lock(&mu_);
   return subscribers_.size();
 }
 
-uint64_t EventHub::dropped() const {
+uint64_t EventHub::DroppedForTesting() const {
   vipu::MutexLock lock(&mu_);
   return dropped_;
 }

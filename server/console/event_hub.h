@@ -25,7 +25,9 @@ namespace vipu::server::console {
 
 class EventHub;
 
-// One browser's stream. Destroying it unsubscribes.
+// One browser's stream. Destroying it unsubscribes. Borrows the hub, which
+// must outlive it; its queue is guarded by mu_, since Publish fills it from
+// other threads.
 class Subscription {
  public:
   ~Subscription();
@@ -36,7 +38,7 @@ class Subscription {
   // `timeout`. nullopt on timeout; *ended set when the subscriber was
   // dropped or the hub closed (the stream must end).
   std::optional<std::string> Next(absl::Duration timeout, bool* ended);
-  bool dropped() const;
+  bool DroppedForTesting() const;
 
  private:
   friend class EventHub;
@@ -50,6 +52,8 @@ class Subscription {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// Keeps pointers to its subscriptions but does not own them: each removes
+// itself when destroyed.
 class EventHub {
  public:
   // `max_subscribers` streams at once, `queue_capacity` events queued per
@@ -69,9 +73,9 @@ class EventHub {
   // Ends every stream (shutdown).
   void Close();
 
-  size_t subscribers() const;
+  size_t SubscribersForTesting() const;
   // Subscribers dropped for being too slow since start.
-  uint64_t dropped() const;
+  uint64_t DroppedForTesting() const;
 
  private:
   friend class Subscription;

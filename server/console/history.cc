@@ -22,7 +22,7 @@ std::vector<Sample> History::Since(absl::Time now, absl::Duration span) const {
   return out;
 }
 
-size_t History::size() const {
+size_t History::SizeForTesting() const {
   vipu::MutexLock lock(&mu_);
   return samples_.size();
 }

@@ -37,7 +37,7 @@ class History {
   void Add(Sample sample);
   // The samples of the last `span` before `now`, oldest first.
   std::vector<Sample> Since(absl::Time now, absl::Duration span) const;
-  size_t size() const;
+  size_t SizeForTesting() const;
 
  private:
   const size_t capacity_;

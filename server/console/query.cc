@@ -4,6 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "fabric/validation.h"
 
 namespace vipu::server::console {
@@ -82,13 +83,12 @@ absl::StatusOr<Params> ParseParams(std::string_view text, const std::set<std::st
                                                      "'; expected ",
                                                      known.empty() ? std::string("none") : known));
     }
-    auto value = Decode(name, pair.substr(eq + 1));
-    if (!value.ok()) return value.status();
-    if (value->size() > kMaxValueBytes) {
+    ASSIGN_OR_RETURN(std::string value, Decode(name, pair.substr(eq + 1)));
+    if (value.size() > kMaxValueBytes) {
       return absl::InvalidArgumentError(
           absl::StrCat(std::string(name), ": longer than ", kMaxValueBytes, " bytes"));
     }
-    if (!params.emplace(std::string(name), *std::move(value)).second) {
+    if (!params.emplace(std::string(name), std::move(value)).second) {
       return absl::InvalidArgumentError(absl::StrCat(std::string(name), ": given more than once"));
     }
   }
@@ -103,7 +103,7 @@ std::string_view QueryOf(std::string_view target) {
 absl::StatusOr<std::string> PartitionIdParam(const Params& params, const std::string& name) {
   auto it = params.find(name);
   if (it == params.end()) return absl::InvalidArgumentError(absl::StrCat(name, ": required"));
-  if (absl::Status s = fabric::ValidateId(name, it->second); !s.ok()) return s;
+  RETURN_IF_ERROR(fabric::ValidateId(name, it->second));
   return it->second;
 }
 
@@ -134,7 +134,7 @@ absl::StatusOr<Login> LoginParams(const Params& params) {
   if (user == params.end() || user->second.empty()) {
     return absl::InvalidArgumentError("user: required");
   }
-  if (absl::Status s = fabric::ValidateId("user", user->second); !s.ok()) return s;
+  RETURN_IF_ERROR(fabric::ValidateId("user", user->second));
   auto key = params.find("key");
   if (key == params.end() || key->second.empty()) {
     return absl::InvalidArgumentError("key: required");

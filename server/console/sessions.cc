@@ -4,9 +4,11 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "base/status_macros.h"
 
 namespace vipu::server::console {
 
@@ -23,12 +25,10 @@ bool TokensEqual(const std::string& a, const std::string& b) {
   return a.size() == b.size() && !a.empty() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-absl::StatusOr<Session> Sessions::Create(const auth::Caller& caller, absl::Time now) {
-  auto id = RandomToken(32);
-  if (!id.ok()) return id.status();
-  auto csrf = RandomToken(32);
-  if (!csrf.ok()) return csrf.status();
-  Session s{*id, *csrf, caller, now};
+absl::StatusOr<Session> Sessions::Create(const security::Caller& caller, absl::Time now) {
+  ASSIGN_OR_RETURN(std::string id, RandomToken(32));
+  ASSIGN_OR_RETURN(std::string csrf, RandomToken(32));
+  Session s{std::move(id), std::move(csrf), caller, now};
   vipu::MutexLock lock(&mu_);
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     it = now - it->second.last_used > idle_timeout_ ? sessions_.erase(it) : std::next(it);

@@ -14,14 +14,14 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
-#include "server/auth/caller.h"
+#include "server/security/caller.h"
 
 namespace vipu::server::console {
 
 struct Session {
   std::string id;    // cookie value: 32 random bytes, hex
   std::string csrf;  // X-CSRF-Token value: 32 random bytes, hex
-  auth::Caller caller;
+  security::Caller caller;
   absl::Time last_used;
 };
 
@@ -31,7 +31,7 @@ class Sessions {
       : capacity_(capacity), idle_timeout_(idle_timeout) {}
 
   // A new session for `caller`. INTERNAL when the system has no randomness.
-  absl::StatusOr<Session> Create(const auth::Caller& caller, absl::Time now);
+  absl::StatusOr<Session> Create(const security::Caller& caller, absl::Time now);
   // The live session `id` (touched), or nullopt.
   std::optional<Session> Find(const std::string& id, absl::Time now);
   void Remove(const std::string& id);

@@ -14,7 +14,7 @@
 #include "fabric/pods.h"
 #include "fabric/topology.h"
 #include "fabric/validation.h"
-#include "server/wire.h"
+#include "server/api/wire.h"
 #include "vipuuser.pb.h"
 
 namespace {

@@ -139,7 +139,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadBackup{"{dir}/home", grpc::StatusCode::INVALID_ARGUMENT, "is a directory"},
         BadBackup{"{dir}/no/such/dir/copy.db", grpc::StatusCode::FAILED_PRECONDITION,
                   "does not exist"},
-        BadBackup{"{dir}/vipu.db", grpc::StatusCode::INVALID_ARGUMENT, "is the live database"}));
+        BadBackup{"{dir}/vipu.db", grpc::StatusCode::INVALID_ARGUMENT, "is the live database"},
+        BadBackup{"{dir}/vipu.db.lock", grpc::StatusCode::INVALID_ARGUMENT,
+                  "a file of the live database"}));
 
 }  // namespace
 }  // namespace vipu::testing

@@ -6,12 +6,14 @@
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "popdist/ipuof_client.h"
+#include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
 #include "vipu_admin.grpc.pb.h"
 #include "vipu_agent.grpc.pb.h"
@@ -27,6 +29,41 @@ constexpr int kHeartbeatMs = 200;
 
 std::unique_ptr<ServerProcess> StartPod(const std::string& pod) {
   return ServerProcess::Start(pod);
+}
+
+// Same, the server serving /metrics on `metrics_port`.
+std::unique_ptr<ServerProcess> StartPod(const std::string& pod, int metrics_port) {
+  return ServerProcess::Start(pod, {"--metrics-listen", absl::StrCat("127.0.0.1:", metrics_port)});
+}
+
+// The value of one sample (name and labels as scraped), or -1 when the
+// scrape fails or has no such sample.
+double MetricValue(int metrics_port, const std::string& sample) {
+  const std::string text = HttpGet(metrics_port, "/metrics");
+  const std::string line = "\n" + sample + " ";
+  const size_t at = text.find(line);
+  if (at == std::string::npos) return -1;
+  return std::strtod(text.c_str() + at + line.size(), nullptr);
+}
+
+// Waits until the server holds a heartbeat of `agent` that reports `n`
+// faults of `kind` ("ipu": IPUs in error, "link": links down).
+bool AwaitReportedFaults(int metrics_port, const std::string& agent, const std::string& kind,
+                         int n) {
+  const std::string sample =
+      absl::StrCat("vipu_agent_faults{agent=\"", agent, "\",kind=\"", kind, "\"}");
+  return WaitFor([&] { return MetricValue(metrics_port, sample) == n; }, absl::Seconds(20));
+}
+
+// Waits until a whole health pass has run after this call: a pass in
+// progress now may end, and the next one starts after what the server
+// held before the call. Negative checks come after this: the server has had
+// its chance to act.
+bool AwaitWholeHealthPass(int metrics_port) {
+  const double start = MetricValue(metrics_port, "vipu_health_passes_total");
+  if (start < 0) return false;
+  return WaitFor([&] { return MetricValue(metrics_port, "vipu_health_passes_total") >= start + 2; },
+                 absl::Seconds(20));
 }
 
 // "ACTIVE", "ERROR", ... from `vipu get partition-status`.
@@ -58,7 +95,7 @@ int IpuOf(int topology_id) { return 3 - topology_id % 4; }
 class FaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = StartPod("pod16");
+    server_ = StartPod("pod16", metrics_port_);
     ASSERT_EQ(server_->Vipu({"create", "partition", "p1", "--size", "8"}).exit_code, 0);
     ASSERT_EQ(server_->Vipu({"create", "partition", "p2", "--size", "4"}).exit_code, 0);
     p1_ = FirstTopologyId(*server_, "p1");
@@ -80,6 +117,7 @@ class FaultsTest : public ::testing::Test {
     EXPECT_NE(Field(*server_, partition, "Last auto-reset"), "never");
   }
 
+  const int metrics_port_ = FreePort();
   std::unique_ptr<ServerProcess> server_;
   int p1_ = -1;
   int p2_ = -1;
@@ -125,14 +163,16 @@ TEST_F(FaultsTest, LinkOutsideEveryPartitionFailsNone) {
   // The rail from p2's machine to the next machine belongs to no partition.
   const std::string machine = MachineOf(p2_);
   ASSERT_EQ(Inject({machine, "--kind", "link-down", "--link", "4"}).exit_code, 0);
-  // Give the heartbeat that carries it time to arrive, and the monitor to act.
   ASSERT_TRUE(WaitFor(
       [&] {
         CommandResult t = server_->VipuAdmin({"test", "cluster", "pod16", "--force"});
         return t.out.find("21/22") != std::string::npos;
       },
       absl::Seconds(10)));
-  absl::SleepFor(absl::Milliseconds(3 * kHeartbeatMs));  // a negative check: nothing may change
+  // A negative check: once the server holds the heartbeat that reports the
+  // link down, a whole health pass must leave both partitions alone.
+  ASSERT_TRUE(AwaitReportedFaults(metrics_port_, machine, "link", 1));
+  ASSERT_TRUE(AwaitWholeHealthPass(metrics_port_));
   EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
   EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
 }
@@ -182,12 +222,33 @@ TEST_F(FaultsTest, DisabledAutoResetStaysInError) {
       0);
   ASSERT_TRUE(WaitState(*server_, "manual", "ERROR"));
   ASSERT_EQ(Inject({machine, "--kind", "clear"}).exit_code, 0);
-  absl::SleepFor(absl::Milliseconds(5 * kHeartbeatMs));  // a negative check: no reset may come
+  // A negative check: once the server holds a heartbeat without the fault,
+  // a whole health pass (which would start an enabled auto reset) must not
+  // reset it.
+  ASSERT_TRUE(AwaitReportedFaults(metrics_port_, machine, "ipu", 0));
+  ASSERT_TRUE(AwaitWholeHealthPass(metrics_port_));
   EXPECT_EQ(Field(*server_, "manual", "State"), "ERROR");
   EXPECT_EQ(Field(*server_, "manual", "Auto-reset retry count"), "0");
   // A manual reset brings it back.
   ASSERT_EQ(server_->Vipu({"reset", "partition", "manual"}).exit_code, 0);
   EXPECT_EQ(Field(*server_, "manual", "State"), "ACTIVE");
+}
+
+// The agent's own words name its machine; the reason names it once and
+// carries no status number.
+TEST_F(FaultsTest, ResetDuringAFaultNamesTheMachineOnce) {
+  ASSERT_EQ(server_->Vipu({"create", "partition", "manual", "--size", "4", "--disable-auto-reset"})
+                .exit_code,
+            0);
+  const int manual = FirstTopologyId(*server_, "manual");
+  const std::string machine = MachineOf(manual);
+  const int ipu = IpuOf(manual);
+  ASSERT_EQ(Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(ipu)}).exit_code, 0);
+  ASSERT_TRUE(WaitState(*server_, "manual", "ERROR"));
+  CommandResult r = server_->Vipu({"reset", "partition", "manual"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, absl::StrCat("reset partition (manual): failure: agent ", machine, ": IPU ", ipu,
+                                " error (injected fault)\n"));
 }
 
 TEST_F(FaultsTest, CrashedMachineStaysDownAndFailsItsPartition) {
@@ -563,7 +624,8 @@ TEST_F(FaultsTest, ResetRelocatableMovesOrSaysWhyNot) {
 // A GW-Link fault puts it, and no other partition, in error, and its data
 // plane, which crosses the ILDs, fails naming the link.
 TEST(MultiIldTest, TwoIldPartitionOwnsItsGwLinks) {
-  auto server = ServerProcess::Start("pod128");
+  const int metrics_port = FreePort();
+  auto server = StartPod("pod128", metrics_port);
   // 16 replicas of 4 IPUs, first on one whole ILD (without its wrap links,
   // as the two-ILD partition below has none).
   vipuagent::WorkloadSpec data_parallel = Bert();
@@ -610,7 +672,10 @@ TEST(MultiIldTest, TwoIldPartitionOwnsItsGwLinks) {
   ASSERT_EQ(server->VipuAdmin({"inject", "fault", "ag1", "--kind", "link-down", "--link", "12"})
                 .exit_code,
             0);
-  absl::SleepFor(absl::Milliseconds(3 * kHeartbeatMs));  // a negative check: nothing may change
+  // A negative check: once the server holds the heartbeat that reports it,
+  // a whole health pass must leave a alone.
+  ASSERT_TRUE(AwaitReportedFaults(metrics_port, "ag1", "link", 1));
+  ASSERT_TRUE(AwaitWholeHealthPass(metrics_port));
   EXPECT_EQ(Field(*server, "a", "State"), "ACTIVE");
 
   // When no aligned pair of segments is free, the create says so: free

@@ -1,9 +1,11 @@
 // The Debian package (cpack -G DEB in the build directory): installed into a
 // scratch root with dpkg -x, it has the binaries, the units, the example
 // configuration and a postinst that creates the vipu user; the units pass
-// systemd-analyze verify. Skipped where the tools are missing.
+// systemd-analyze verify; it has manual pages, copyright and changelog, and
+// lintian finds nothing in it. Skipped where the tools are missing.
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -15,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // <build>/bin/vipu-server -> <build>
 fs::path BuildDir() { return fs::path(VIPU_SERVER_BIN).parent_path().parent_path(); }
@@ -112,6 +115,46 @@ TEST_F(PackageTest, MaintainerScriptsCreateTheUserAndKeepTheConfiguration) {
     CommandResult sh = RunCommand({"/bin/sh", "-n", Control() + "/" + script});
     EXPECT_EQ(sh.exit_code, 0) << script << sh.err;
   }
+}
+
+TEST_F(PackageTest, HasWhatDebianWantsOfEveryPackage) {
+  // Every program has its manual page, gzipped, in section 1 (/usr/bin) or
+  // 8 (/usr/sbin), made at build time (man/man_pages.cmake).
+  int programs = 0;
+  for (const auto& [dir, section] : {std::pair{"usr/bin", "1"}, std::pair{"usr/sbin", "8"}}) {
+    if (!fs::exists(fs::path(Root()) / dir)) continue;
+    for (const auto& entry : fs::directory_iterator(fs::path(Root()) / dir)) {
+      ++programs;
+      const std::string name = entry.path().filename().string();
+      const fs::path page = fs::path(Root()) / "usr/share/man" / absl::StrCat("man", section) /
+                            absl::StrCat(name, ".", section, ".gz");
+      ASSERT_TRUE(fs::exists(page)) << "no manual page for " << dir << "/" << name;
+      CommandResult text = RunCommand({"/bin/gzip", "-dc", page.string()});
+      EXPECT_EQ(text.exit_code, 0) << page << text.err;
+      EXPECT_THAT(text.out, HasSubstr(".SH NAME")) << page;
+    }
+  }
+  EXPECT_GE(programs, 9);
+  CommandResult vipu = RunCommand({"/bin/gzip", "-dc", Root() + "/usr/share/man/man1/vipu.1.gz"});
+  EXPECT_THAT(vipu.out, HasSubstr("vipu create partition"));  // the leaf commands too
+  // The machine-readable copyright file and the (native) package's changelog.
+  EXPECT_THAT(
+      ReadFile(Root() + "/usr/share/doc/vipu/copyright"),
+      HasSubstr("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"));
+  CommandResult changelog =
+      RunCommand({"/bin/gzip", "-dc", Root() + "/usr/share/doc/vipu/changelog.gz"});
+  EXPECT_THAT(changelog.out, HasSubstr(absl::StrCat("vipu (", VIPU_VERSION, ") ")));
+  EXPECT_THAT(ReadFile(Control() + "/control"), Not(HasSubstr("@localhost")));
+  // Units are stopped through deb-systemd-invoke, never systemctl (whose
+  // daemon-reload alone maintainer scripts may call).
+  const std::string prerm = ReadFile(Control() + "/prerm");
+  EXPECT_THAT(prerm, HasSubstr("deb-systemd-invoke stop vipu-server.service"));
+  EXPECT_THAT(prerm, Not(HasSubstr("systemctl stop")));
+  // And Debian's checker finds nothing, overrides ignored (CI runs it too).
+  if (!fs::exists("/usr/bin/lintian")) GTEST_SKIP() << "lintian missing";
+  CommandResult lintian =
+      RunCommand({"/usr/bin/lintian", "--no-override", "--fail-on", "error,warning", deb_});
+  EXPECT_EQ(lintian.exit_code, 0) << lintian.out << lintian.err;
 }
 
 TEST_F(PackageTest, UnitsPassSystemdAnalyzeVerify) {

@@ -1,5 +1,8 @@
 // vipu-server --config FILE (and /etc/vipu/vipu-server.hcl): the keys are the
 // flags without `--`, flags win, mistakes stop the server naming file:line.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,6 +18,7 @@ namespace vipu::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The repository root (set by tests/CMakeLists.txt).
 std::string SourceRoot() { return VIPU_SOURCE_DIR; }
@@ -125,6 +129,40 @@ TEST(ServerConfigTest, SecondServerOnAPortInUseFailsToStart) {
   RemoveTree(dir);
 }
 
+// gRPC's own report of the failed bind (a multi-line chttp2_server dump)
+// does not reach the terminal: stderr holds the server's one line. The dump
+// stays in the server's log at debug level.
+TEST(ServerConfigTest, PortInUseIsOneLineOnStderrWithoutGrpcsOwnLog) {
+  const std::string dir = MakeTempDir();
+  const int port = FreePort();
+  const std::string address = absl::StrCat("127.0.0.1:", port);
+  // Taken by a plain listener (no SO_REUSEPORT, so gRPC's bind fails).
+  const int holder = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(holder, 1), 0);
+  for (const std::string level : {"info", "debug"}) {
+    SCOPED_TRACE(level);
+    CommandResult r =
+        RunCommand({VIPU_SERVER_BIN, "--listen", address, "--db", dir + "/" + level + ".db",
+                    "--metrics-listen", "off", "--log-level", level});
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_EQ(r.err, "vipu-server: cannot listen on " + address + "\n");
+    EXPECT_THAT(r.err, Not(HasSubstr("chttp2_server")));
+    // The log (stdout) has gRPC's lines only when asked for debug.
+    if (level == "debug") {
+      EXPECT_THAT(r.out, HasSubstr("chttp2_server"));
+    } else {
+      EXPECT_THAT(r.out, Not(HasSubstr("chttp2_server")));
+    }
+  }
+  close(holder);
+  RemoveTree(dir);
+}
+
 // The shipped file exactly as the package installs it, with no flag at all:
 // its addresses (127.0.0.1:8090 and :2113) and its database under
 // /var/lib/vipu. The server runs in its own network and mount namespaces, so
@@ -133,8 +171,8 @@ TEST(ServerConfigTest, SecondServerOnAPortInUseFailsToStart) {
 TEST(ServerConfigTest, ShippedFileStartsAsIsAndServesLocalhost) {
   // Root makes the namespaces directly (also in a chroot, where a user
   // namespace is not allowed); anybody else through a user namespace.
-  std::vector<std::string> unshare = {"/usr/bin/unshare", "--net", "--mount",
-                                      "--propagation", "private"};
+  std::vector<std::string> unshare = {"/usr/bin/unshare", "--net", "--mount", "--propagation",
+                                      "private"};
   if (geteuid() != 0) unshare.insert(unshare.begin() + 1, {"--user", "--map-root-user"});
   std::vector<std::string> probe = unshare;
   probe.push_back("true");
@@ -142,25 +180,26 @@ TEST(ServerConfigTest, ShippedFileStartsAsIsAndServesLocalhost) {
       RunCommand(probe).exit_code != 0) {
     GTEST_SKIP() << "unshare or ip missing, or namespaces not allowed here";
   }
-  const std::string script = absl::StrCat(R"sh(
+  const std::string script =
+      absl::StrCat(R"sh(
 set -e
 ip link set lo up
 mount -t tmpfs tmpfs /var/lib
 mkdir /var/lib/vipu
 ")sh",
-                                          VIPU_SERVER_BIN, R"sh(" --config "$0" >"$1" 2>&1 &
+                   VIPU_SERVER_BIN, R"sh(" --config "$0" >"$1" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 deadline=$(( $(date +%s) + 60 ))
 until ")sh",
-                                          VIPU_CLI_BIN, R"sh(" --server-version >"$1.version" 2>&1; do
+                   VIPU_CLI_BIN, R"sh(" --server-version >"$1.version" 2>&1; do
   kill -0 $server 2>/dev/null || { echo "vipu-server exited"; exit 1; }
   [ "$(date +%s)" -lt $deadline ] || { echo "vipu-server not ready in 60 s"; exit 1; }
   sleep 0.1
 done
 cat "$1.version"
 ")sh",
-                                          VIPU_CLI_BIN, R"sh(" list partitions
+                   VIPU_CLI_BIN, R"sh(" list partitions
 ls /var/lib/vipu
 kill $server
 wait $server || true

@@ -1,14 +1,17 @@
 // Many machines on one port with real processes: one vipu-agent
 // serving 64 machines on a shared port registers them in batches with a
 // running vipu-server, they form a 4-ILD cluster, and a 2-ILD partition
-// configured through that one port becomes ACTIVE and is removed.
+// configured through that one port becomes ACTIVE (each machine naming an
+// RDMA port of its own that the agent holds) and is removed.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/machine_ports.h"
 
 extern char** environ;
 
@@ -102,6 +106,22 @@ TEST(SharedPortAgentsTest, SixtyFourMachinesOnOnePortRegisterAndServeAPartition)
   ASSERT_TRUE(
       WaitFor([&] { return Field(*server, "wide", "State") == "ACTIVE"; }, absl::Seconds(30)))
       << server->Vipu({"get", "partition-status", "wide"}).out;
+  // One server port for all, but each machine its own RDMA port, held by
+  // the agent process.
+  const std::vector<DevicePorts> devices = IpuofDevicePorts(server->address(), "wide");
+  ASSERT_EQ(devices.size(), 128u);
+  const std::map<uint32_t, pid_t> owners = ListeningPortOwners({agents.pid()});
+  std::set<uint32_t> rdma_ports;
+  for (const DevicePorts& d : devices) {
+    EXPECT_EQ(d.server_port, devices.front().server_port);
+    EXPECT_NE(d.rdma_port, d.server_port);
+    EXPECT_NE(d.rdma_port, static_cast<uint32_t>(server->port()));
+    rdma_ports.insert(d.rdma_port);
+    auto holder = owners.find(d.rdma_port);
+    EXPECT_TRUE(holder != owners.end() && holder->second == agents.pid())
+        << "RDMA port " << d.rdma_port << " is not the agent's";
+  }
+  EXPECT_EQ(rdma_ports.size(), 128u / 4);  // one per machine of the partition
   r = server->Vipu({"remove", "partition", "wide"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 

@@ -582,7 +582,9 @@ TEST_F(SpankTest, AllocationArgumentAndMoreIpusThanItHas) {
   CommandResult r = cluster_->Slurm({"srun", "--ipus=16", "true"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("vipu_spank: --ipus=16: partition slurm_"));
-  EXPECT_THAT(r.err, HasSubstr("no free block of 16 IPUs: allocation 'small'")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("size: in allocation 'small', no ILD of cluster pod16 has a free "
+                               "aligned block of 16 IPUs"))
+      << r.err;
   EXPECT_TRUE(cluster_->NoSlurmPartition());
   const std::string job = Sbatch({"--ipus=8", "--wrap", "sleep 300"});
   ASSERT_TRUE(WaitFor([&] { return Active("slurm_" + job, 8); }, absl::Seconds(60)))

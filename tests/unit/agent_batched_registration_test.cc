@@ -148,10 +148,10 @@ TEST_F(BatchedRegistrationTest, RegistersAndHeartbeatsInBatchesOfAtMostBatchSize
   EXPECT_EQ(r.machine().ipus_size(), 4);
   for (const auto& [id, n] : registry_.registered_) EXPECT_EQ(n, 1) << id;
   for (const auto& batch : registry_.heartbeat_batches_) EXPECT_LE(batch.agents_size(), 2);
-  EXPECT_TRUE(client->registered("m4"));
+  EXPECT_TRUE(client->RegisteredForTesting("m4"));
   // The first round was answered before the second was sent; the last call
   // may have been cancelled by Stop() after the server counted it.
-  EXPECT_GE(client->stats().heartbeats, 5u);
+  EXPECT_GE(client->StatsForTesting().heartbeats, 5u);
 }
 
 TEST_F(BatchedRegistrationTest, RefusedAndForgottenMachinesRegisterAgain) {

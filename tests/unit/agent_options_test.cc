@@ -51,6 +51,7 @@ TEST(AgentCommandLineTest, Defaults) {
   EXPECT_EQ(o.machine_type, fabric::MachineType::kM2000);
   EXPECT_EQ(o.host, "127.0.0.1");
   EXPECT_THAT(o.ports, ElementsAre(0u, 0u));
+  EXPECT_THAT(o.rdma_ports, ElementsAre(0u, 0u));
   EXPECT_EQ(o.log_level, spdlog::level::info);
   EXPECT_FALSE(o.exit_with_parent);
 }
@@ -67,6 +68,42 @@ TEST(AgentCommandLineTest, AllFlags) {
   EXPECT_THAT(o.ports, ElementsAre(5001u, 5002u));
   EXPECT_EQ(o.log_level, spdlog::level::debug);
   EXPECT_TRUE(o.exit_with_parent);
+}
+
+TEST(AgentCommandLineTest, RdmaPortsOnePerMachineWithOrWithoutASharedPort) {
+  CommandLineRun run = Parse({"--server", "h:1", "--agent-ids", "ag1,ag2", "--ports", "5001,5003",
+                              "--rdma-ports", "5002,5004"});
+  ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
+  EXPECT_THAT(run.parsed.options->rdma_ports, ElementsAre(5002u, 5004u));
+  run = Parse({"--server", "h:1", "--agent-ids", "ag1,ag2,ag3", "--shared-port", "--ports", "5001",
+               "--rdma-ports", "5002,0,5003"});
+  ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
+  EXPECT_THAT(run.parsed.options->ports, ElementsAre(5001u));
+  EXPECT_THAT(run.parsed.options->rdma_ports, ElementsAre(5002u, 0u, 5003u));
+}
+
+TEST(AgentCommandLineTest, RdmaPortsInvalidValuesAreRefused) {
+  const std::vector<std::string> two = {"--server", "h:1", "--agent-ids", "ag1,ag2"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), two.begin(), two.end());
+    return extra;
+  };
+  ExpectRefused(with({"--rdma-ports", "5002"}),
+                "rdma-ports: must give one port per agent id (2), got 1");
+  ExpectRefused(with({"--shared-port", "--rdma-ports", "5002"}),
+                "rdma-ports: must give one port per agent id (2), got 1");
+  ExpectRefused(with({"--rdma-ports", "5002,x"}),
+                "rdma-ports: each must be a number 0..65535, got 'x'");
+  ExpectRefused(with({"--rdma-ports", "5002,65536"}),
+                "rdma-ports: each must be a number 0..65535, got '65536'");
+  ExpectRefused(with({"--rdma-ports", "5002,-1"}), "rdma-ports: each must be a number");
+  ExpectRefused(with({"--rdma-ports", "5002,5002"}),
+                "rdma-ports: must not repeat a port, got 5002 twice");
+  ExpectRefused(with({"--ports", "5001,5002", "--rdma-ports", "5002,5003"}),
+                "rdma-ports: 5002 is also in --ports");
+  ExpectRefused(with({"--shared-port", "--ports", "5001", "--rdma-ports", "5002,5001"}),
+                "rdma-ports: 5001 is also in --ports");
+  ExpectRefused(with({"--rdma-ports"}), "--rdma-ports");
 }
 
 TEST(AgentCommandLineTest, HelpPrintsUsageAndExitsZero) {
@@ -98,7 +135,7 @@ TEST(AgentCommandLineTest, BadValues) {
   ExpectRefused({"--server", "h:1", "--agent-ids", "ag1,ag1"}, "agent-ids: must not repeat");
   ExpectRefused({"--server", "h:1", "--agent-ids", "_ag"}, "agent-ids: must start with");
   ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--machine-type", "c600"},
-                "machine type: must be m2000 or bow");
+                "machine type: unknown value \"c600\"; accepted: m2000, bow");
   ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--host", ""}, "host: must not be empty");
   ExpectRefused({"--server", "h:1", "--agent-ids", "ag1,ag2", "--ports", "5001"},
                 "ports: must give one port per agent id (2), got 1");

@@ -221,7 +221,7 @@ TEST_F(AgentServiceTest, MachineErrorsKeepTheirCodeAndMessage) {
   EXPECT_EQ(Reset("ag1", "nope", 1).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_TRUE(Release("ag1", "nope", 1).ok());
   EXPECT_TRUE(Reset("ag1", "p1", 5).ok());
-  EXPECT_EQ(machine_.ResetCount("p1"), 1u);
+  EXPECT_EQ(machine_.ResetCountForTesting("p1"), 1u);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 namespace vipu::agents {
 namespace {
 
+using fabric::HeldPartition;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -60,7 +61,7 @@ TEST_F(SimulatedMachineTest, ConfigureSameGenerationIsIdempotent) {
   EXPECT_TRUE(machine_.Configure(Config("p1", 4, {1, 0})).ok());
   EXPECT_THAT(machine_.Held(), ElementsAre(HeldPartition{"p1", 4, {0, 1}}));
   // A no-op: the reset count of the held configuration is kept.
-  EXPECT_EQ(machine_.ResetCount("p1"), 1u);
+  EXPECT_EQ(machine_.ResetCountForTesting("p1"), 1u);
 }
 
 TEST_F(SimulatedMachineTest, ConfigureSameGenerationDifferentConfigIsRefused) {
@@ -87,7 +88,7 @@ TEST_F(SimulatedMachineTest, ConfigureNewerGenerationReplacesAndMayMoveIpus) {
   ASSERT_TRUE(machine_.Reset("p1", 1).ok());
   ASSERT_TRUE(machine_.Configure(Config("p1", 2, {2, 3})).ok());
   EXPECT_THAT(machine_.Held(), ElementsAre(HeldPartition{"p1", 2, {2, 3}}));
-  EXPECT_EQ(machine_.ResetCount("p1"), 0u);
+  EXPECT_EQ(machine_.ResetCountForTesting("p1"), 0u);
   // IPUs 0 and 1 are free again.
   EXPECT_TRUE(machine_.Configure(Config("p2", 1, {0, 1})).ok());
 }
@@ -156,7 +157,7 @@ TEST_F(SimulatedMachineTest, ResetSameGeneration) {
   ASSERT_TRUE(machine_.Configure(Config("p1", 3, {0})).ok());
   EXPECT_TRUE(machine_.Reset("p1", 3).ok());
   EXPECT_TRUE(machine_.Reset("p1", 3).ok());
-  EXPECT_EQ(machine_.ResetCount("p1"), 2u);
+  EXPECT_EQ(machine_.ResetCountForTesting("p1"), 2u);
   EXPECT_THAT(machine_.Held(), ElementsAre(HeldPartition{"p1", 3, {0}}));
 }
 
@@ -165,7 +166,7 @@ TEST_F(SimulatedMachineTest, ResetOlderGenerationIsRefused) {
   absl::Status status = machine_.Reset("p1", 2);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(status.message()), HasSubstr("stale generation 2 < 3"));
-  EXPECT_EQ(machine_.ResetCount("p1"), 0u);
+  EXPECT_EQ(machine_.ResetCountForTesting("p1"), 0u);
 }
 
 TEST_F(SimulatedMachineTest, ResetNewerGenerationIsAdopted) {
@@ -275,16 +276,16 @@ TEST(SimulatedMachineAttributesTest, DetailsInGetAgentOrder) {
   EXPECT_EQ(DetailValue(machine, "Manufacturer"), "Graphcore");
   EXPECT_EQ(DetailValue(machine, "IPUoF server version"), "v1.3.3");
   EXPECT_EQ(DetailValue(machine, "Num of IPUs"), "4");
-  EXPECT_EQ(DetailValue(machine, "Board serial number"), machine.board_serial_number());
+  EXPECT_EQ(DetailValue(machine, "Board serial number"), machine.BoardSerialNumberForTesting());
 }
 
 TEST(SimulatedMachineAttributesTest, SerialsAreStableAndDifferPerAgent) {
   SimulatedMachine a("ag1", fabric::MachineType::kM2000);
   SimulatedMachine again("ag1", fabric::MachineType::kBow);
   SimulatedMachine b("ag2", fabric::MachineType::kM2000);
-  EXPECT_EQ(a.board_serial_number(), again.board_serial_number());
-  EXPECT_NE(a.board_serial_number(), b.board_serial_number());
-  EXPECT_THAT(a.board_serial_number(), ::testing::MatchesRegex("82[0-9]{5}-[0-9]{4}"));
+  EXPECT_EQ(a.BoardSerialNumberForTesting(), again.BoardSerialNumberForTesting());
+  EXPECT_NE(a.BoardSerialNumberForTesting(), b.BoardSerialNumberForTesting());
+  EXPECT_THAT(a.BoardSerialNumberForTesting(), ::testing::MatchesRegex("82[0-9]{5}-[0-9]{4}"));
   const std::string ipu_serial = AttributeValue(a.ipus()[0], "board serial number");
   EXPECT_THAT(ipu_serial, ::testing::MatchesRegex("[0-9]{4}\\.[0-9]{4}\\.82[0-9]{5}"));
   EXPECT_EQ(ipu_serial, AttributeValue(again.ipus()[0], "board serial number"));
@@ -293,17 +294,6 @@ TEST(SimulatedMachineAttributesTest, SerialsAreStableAndDifferPerAgent) {
   EXPECT_EQ(StableHash("ag1"), StableHash(std::string("ag") + "1"));
   EXPECT_EQ(StableHash(""), 14695981039346656037ull);
   EXPECT_EQ(StableHash("a"), 0xaf63dc4c8601ec8cull);
-}
-
-TEST(MachineTypeTest, ParsesAndNames) {
-  EXPECT_EQ(*ParseMachineType("m2000"), fabric::MachineType::kM2000);
-  EXPECT_EQ(*ParseMachineType("bow"), fabric::MachineType::kBow);
-  EXPECT_EQ(MachineTypeName(fabric::MachineType::kM2000), "m2000");
-  EXPECT_EQ(MachineTypeName(fabric::MachineType::kBow), "bow");
-  for (const char* bad : {"", "M2000", "Bow", "c600", "bow "}) {
-    absl::StatusOr<fabric::MachineType> parsed = ParseMachineType(bad);
-    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
-  }
 }
 
 TEST(SimulatedMachineAttributesTest, IpuofPortIsSettable) {

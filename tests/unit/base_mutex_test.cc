@@ -3,6 +3,7 @@
 // waiters only.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -89,18 +90,37 @@ TEST(MutexTest, ReleaseInsideAWaitWakesTheOtherWaiters) {
 }
 
 // The latch pattern: the waiter destroys the object as soon as its wait
-// ends, while the thread that released it may still be in Unlock.
+// ends, while the thread that released it may still be in Unlock. Each
+// round, the waiter is inside its wait before the other thread takes the
+// mutex and sets the flag, and nothing else wakes it: the setter's Unlock
+// must end the wait. The object is freed at once: a touch after that by the
+// releasing thread is a use after free, which the sanitizer build reports.
 TEST(MutexTest, ObjectMayGoAsSoonAsTheWaiterReturns) {
+  struct Latch {
+    Mutex mu;
+    bool set ABSL_GUARDED_BY(mu) = false;
+  };
   for (int i = 0; i < 200; ++i) {
-    auto flag = std::make_unique<Flag>();
-    Flag* f = flag.get();
-    std::thread setter([f] { f->Set(); });
+    auto latch = std::make_unique<Latch>();
+    Latch* l = latch.get();
+    std::promise<void> locked;
+    std::thread setter([l, waiter_locked = locked.get_future()] {
+      waiter_locked.wait();
+      // The waiter holds the mutex from before `locked` until inside its
+      // wait: this Lock returns once it waits. Lock wakes nobody.
+      MutexLock lock(&l->mu);
+      l->set = true;
+    });
+    bool woken;  // by the setter's Unlock, not by the deadline
     {
-      MutexLock lock(&f->mu);
-      f->mu.Await(absl::Condition(&f->set));
+      MutexLock lock(&l->mu);
+      locked.set_value();
+      const absl::Time deadline = absl::Now() + absl::Seconds(30);
+      woken = l->mu.AwaitWithDeadline(absl::Condition(&l->set), deadline) && absl::Now() < deadline;
     }
-    flag.reset();  // the setter may still be inside Unlock
+    latch.reset();  // the setter may still be inside Unlock
     setter.join();
+    ASSERT_TRUE(woken) << "round " << i << ": the wait ended by its deadline";
   }
 }
 
@@ -113,18 +133,41 @@ namespace {
 TEST(CondVarTest, SignalWakesAWaiterThatChecksItsCondition) {
   Mutex mu;
   CondVar cv;
-  bool ready = false;
+  bool waiting = false, ready = false, done = false;
+  bool signalled = true;  // false once the waiter's wait ends by its deadline
+  int wakes = 0;
   std::thread waiter([&] {
     MutexLock lock(&mu);
-    while (!ready) cv.Wait(&mu);
+    waiting = true;
+    // The deadline only bounds the test if Signal wakes nobody (longer than
+    // the waits below, which then fail first).
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (!ready && signalled) {
+      signalled = cv.WaitWithDeadline(&mu, deadline);
+      if (signalled) ++wakes;
+    }
+    done = true;
   });
   {
     MutexLock lock(&mu);
+    // The waiter set `waiting` with the mutex held and releases it only
+    // inside its wait: once this thread sees it, the waiter is waiting.
+    EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(&waiting), absl::Seconds(30)));
+    // A signal while its condition is false: the waiter wakes, finds it
+    // false and waits again.
+    cv.Signal();
+    EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(
+                                        +[](int* w) { return *w >= 1; }, &wakes),
+                                    absl::Seconds(30)));
+    EXPECT_FALSE(done);
     ready = true;
     cv.Signal();
   }
   waiter.join();
-  SUCCEED();
+  MutexLock lock(&mu);
+  EXPECT_TRUE(signalled) << "the waiter's wait ended by its deadline, not by Signal";
+  EXPECT_TRUE(done);
+  EXPECT_GE(wakes, 2);
 }
 
 TEST(CondVarTest, DeadlinePassesWithoutSignal) {
@@ -163,16 +206,29 @@ TEST(CondVarTest, WaitingReleasesTheMutexForAwaitWaiters) {
   Mutex mu;
   CondVar cv;
   bool changed = false, done = false;
+  std::promise<void> locked;
+  std::future<void> awaiter_locked = locked.get_future();
   std::thread awaiter([&] {
     MutexLock lock(&mu);
+    locked.set_value();
     mu.Await(absl::Condition(&changed));
     done = true;
     cv.Signal();
   });
-  MutexLock lock(&mu);
-  changed = true;
-  while (!done) cv.Wait(&mu);
-  awaiter.join();  // it released the mutex before it ends
+  awaiter_locked.wait();
+  {
+    // The awaiter holds the mutex from before `locked` until inside its
+    // Await: this Lock returns once it waits, and wakes nobody. From then
+    // on only a release by this thread can let it see the change.
+    MutexLock lock(&mu);
+    changed = true;
+    // This thread releases the mutex only inside CondVar's wait.
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    bool in_time = true;
+    while (!done && in_time) in_time = cv.WaitWithDeadline(&mu, deadline);
+    EXPECT_TRUE(done) << "the Await waiter did not see the change while this thread waited";
+  }  // Unlock ends the awaiter's wait if CondVar's wait did not
+  awaiter.join();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "cli/common/client_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -190,13 +191,18 @@ TEST_F(ClientConfigTest, DirectoryAsConfigFileIsAnError) {
   EXPECT_THAT(std::string(config.status().message()), HasSubstr("is a directory"));
 }
 
-TEST_F(ClientConfigTest, RepeatedFileKeyKeepsTheLastValue) {
+// As vipu-server.hcl: one of two settings would otherwise be ignored
+// silently. Both lines are named.
+TEST_F(ClientConfigTest, RepeatedFileKeyIsRefusedNamingBothLines) {
   ConnectionFlags flags;
-  flags.config_file = WriteFile("twice.hcl", "api-port = 1000\napi-host = h\napi-port = 1001\n");
+  const std::string path =
+      WriteFile("twice.hcl", "api-port = 1000\napi-host = h\napi-port = 1001\n");
+  flags.config_file = path;
   auto config = ResolveClientConfig(flags, env_);
-  ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->port, 1001u);
-  EXPECT_EQ(config->host, "h");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(config.status().message(),
+            absl::StrCat(path, ":3: key 'api-port' is already set on line 1"));
 }
 
 TEST_F(ClientConfigTest, EmptyConfigFlagIsAnError) {

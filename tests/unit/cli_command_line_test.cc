@@ -167,6 +167,14 @@ INSTANTIATE_TEST_SUITE_P(
                   "list: missing object; expected one of partitions, allocations, ipu-attrs"},
         UsageCase{kV, W{"list", "foo"}, "list: unknown object 'foo'"},
         UsageCase{kV, W{"frobnicate", "partition", "p1"}, "frobnicate"},
+        // The word given, once, and the commands there are.
+        UsageCase{kV, W{"delete", "partition", "p1"},
+                  "vipu: unknown command 'delete'; expected one of list, create, get, remove, "
+                  "reset (see --help)\n"},
+        UsageCase{kV, W{"--api-port", "8090", "delete", "partition", "p1"},
+                  "unknown command 'delete'; expected one of"},
+        UsageCase{kV, W{"list", "allocations", "extra", "more"},
+                  "vipu: unexpected arguments 'extra more'\n"},
         UsageCase{kV, W{"create", "agent", "ag1", "--host", "h"}, "create: unknown object 'agent'"},
         UsageCase{kV, W{"list", "clusters"}, "unknown object 'clusters'"},
         UsageCase{kV, W{"list", "allocations", "extra"}, "extra"}));

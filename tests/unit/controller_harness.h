@@ -9,11 +9,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
-#include "server/agent_client.h"
-#include "server/agent_driver.h"
-#include "server/agent_registry.h"
-#include "server/cluster_links_cache.h"
-#include "server/partition_controller.h"
+#include "server/control/partition_controller.h"
+#include "server/fleet/agent_client.h"
+#include "server/fleet/agent_driver.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/cluster_links_cache.h"
 #include "storage/store.h"
 #include "tests/unit/temp_dir.h"
 

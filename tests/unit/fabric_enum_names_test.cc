@@ -138,6 +138,9 @@ TEST(FabricEnumNamesTest, TopologiesAndMachineTypes) {
   EXPECT_EQ(*ParseMachineType("IPU-M2000"), MachineType::kM2000);
   EXPECT_EQ(*ParseMachineType("Bow-2000"), MachineType::kBow);
   ExpectInvalid(ParseMachineType("m1000"), "machine type: unknown value");
+  for (const char* bad : {"", "c600", "bow "}) {
+    ExpectInvalid(ParseMachineType(bad), "machine type: unknown value");
+  }
 }
 
 }  // namespace

@@ -51,9 +51,11 @@ TEST(FabricIpuofConfigTest, TwoGcdPartitionDevicesAndAttributes) {
   r.num_replicas = 4;
   Partition p = MakePartition(layout, r);
   std::map<std::string, MachineEndpoint> endpoints;
-  endpoints["ag1"] = {"10.1.5.10", 50052,   MachineType::kM2000,
-                      "2.6.0",     "2.6.1", {"c0", "c1", "c2", "c3"}};
-  endpoints["ag2"] = {"10.1.5.11", 50060, MachineType::kM2000, "2.6.0", "2.6.1", {"d0"}};
+  // The RDMA ports are the machines' own, not derived from the server
+  // ports: 50053 would be another machine's server port.
+  endpoints["ag1"] = {
+      "10.1.5.10", 50052, MachineType::kM2000, "2.6.0", "2.6.1", {"c0", "c1", "c2", "c3"}, 50070};
+  endpoints["ag2"] = {"10.1.5.11", 50053, MachineType::kM2000, "2.6.0", "2.6.1", {"d0"}, 50071};
 
   std::vector<GcdConfig> gcds = BuildIpuofConfigs(p, layout, endpoints);
   ASSERT_EQ(gcds.size(), 2u);
@@ -70,8 +72,8 @@ TEST(FabricIpuofConfigTest, TwoGcdPartitionDevicesAndAttributes) {
       EXPECT_EQ(d.ipu_arch_id, 2u);
       EXPECT_EQ(d.ipu_id, 3 - i);
       EXPECT_EQ(d.ip, g == 0 ? "10.1.5.10" : "10.1.5.11");
-      EXPECT_EQ(d.server_port, g == 0 ? 50052u : 50060u);
-      EXPECT_EQ(d.rdma_port, d.server_port + 1);
+      EXPECT_EQ(d.server_port, g == 0 ? 50052u : 50053u);
+      EXPECT_EQ(d.rdma_port, g == 0 ? 50070u : 50071u);
       EXPECT_EQ(d.chip_id, g == 0 ? gcd0_chips[i] : gcd1_chips[i]);
       EXPECT_EQ(d.gwsw_version, "2.6.0");
       EXPECT_EQ(d.ipum_sw_version, "2.6.1");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "fabric/placement.h"
 #include "fabric/pods.h"
 #include "gmock/gmock.h"
@@ -101,7 +102,9 @@ TEST(FabricPlacementTest, EverySizeFillsPod256ExactlyThenIsExhausted) {
     auto more = Place(layout, AllAgents(layout), used, Size(size));
     ASSERT_FALSE(more.ok());
     EXPECT_EQ(more.status().code(), absl::StatusCode::kResourceExhausted);
-    EXPECT_THAT(more.status().message(), HasSubstr("size"));
+    // A clause about the pod, for the caller to set in its own sentence.
+    EXPECT_THAT(std::string(more.status().message()), ::testing::StartsWith("no "));
+    EXPECT_THAT(more.status().message(), HasSubstr(absl::StrCat("cluster ", layout.cluster().id)));
   }
 }
 
@@ -140,10 +143,10 @@ TEST(FabricPlacementTest, ImpossibleShapesAreInvalid) {
       {0, 0, "size: must be a power of two"},
       {3, 0, "size: must be a power of two"},
       {100, 0, "size: must be a power of two"},
-      {256, 0, "need 4 ILDs"},
+      {256, 0, "size: 256 IPUs are more than cluster pod128 holds (2 ILDs of 64 IPUs)"},
       {128, 1, "num_ilds"},
       {64, 3, "num_ilds: must be a power of two"},
-      {64, 4, "need 4 ILDs"},
+      {64, 4, "num_ilds: 4 ILDs asked for, but cluster pod128 has only 2 ILDs"},
       {2, 4, "num_ilds: cannot exceed the size"},
   };
   for (const Case& c : cases) {

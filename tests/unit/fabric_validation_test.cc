@@ -356,15 +356,22 @@ TEST(FabricResolveDefaultsTest, RejectsChoicesThatDoNotFit) {
        },
        "gw_routing_type: RING requires a looped cluster topology"},
       {"bigger than one-ILD cluster", "pod64", [](PartitionRequest& r) { r.size = 128; },
-       "size: 128 IPUs need 2 ILDs"},
+       "size: 128 IPUs are more than cluster pod64 holds (1 ILD of 64 IPUs)"},
       {"bigger than the cluster", "pod256", [](PartitionRequest& r) { r.size = 512; },
-       "need 8 ILDs"},
+       "size: 512 IPUs are more than cluster pod256 holds (4 ILDs of 64 IPUs)"},
+      // The ILD count asked for is at fault, not the size, which fits one ILD.
       {"more ILDs than the cluster", "pod64",
        [](PartitionRequest& r) {
          r.size = 4;
          r.num_ilds = 2;
        },
-       "cluster pod64 has 1 ILD"},
+       "num_ipulink_segments: 2 ILDs asked for, but cluster pod64 has only 1 ILD"},
+      {"a whole ILD over more ILDs than the cluster", "pod16",
+       [](PartitionRequest& r) {
+         r.size = 16;
+         r.num_ilds = 2;
+       },
+       "num_ipulink_segments: 2 ILDs asked for, but cluster pod16 has only 1 ILD"},
       {"segments larger than an ILD", "pod128",
        [](PartitionRequest& r) {
          r.size = 128;

@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "server/agent_client.h"
+#include "server/fleet/agent_client.h"
 
 namespace vipu::server {
 

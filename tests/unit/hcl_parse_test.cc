@@ -18,8 +18,8 @@ using ::testing::HasSubstr;
 
 const std::set<std::string> kKeys = {"api-host", "api-port", "api-timeout", "db"};
 
-std::vector<Entry> ParseOk(absl::string_view text, Repeats repeats = Repeats::kRefused) {
-  auto entries = Parse(text, "f.hcl", kKeys, repeats);
+std::vector<Entry> ParseOk(absl::string_view text) {
+  auto entries = Parse(text, "f.hcl", kKeys);
   EXPECT_TRUE(entries.ok()) << entries.status();
   return entries.ok() ? *std::move(entries) : std::vector<Entry>{};
 }
@@ -71,24 +71,15 @@ TEST(HclParseTest, EmptyTextHasNoEntries) {
   EXPECT_TRUE(ParseOk("\n# only a comment\n\n").empty());
 }
 
-TEST(HclParseTest, RepeatedKeyLastWinsKeepsEveryLineInOrder) {
-  std::vector<Entry> e = ParseOk("api-port = 1\napi-host = h\napi-port = 2\n", Repeats::kLastWins);
-  ASSERT_EQ(e.size(), 3u);
-  EXPECT_EQ(e[0].value, "1");
-  EXPECT_EQ(e[2].key, "api-port");
-  EXPECT_EQ(e[2].value, "2");
-  EXPECT_EQ(e[2].line, 3);
-}
-
 TEST(HclParseTest, RepeatedKeyRefusedNamesBothLines) {
-  auto e = Parse("api-port = 1\n\napi-port = 2\n", "x.hcl", kKeys, Repeats::kRefused);
+  auto e = Parse("api-port = 1\n\napi-port = 2\n", "x.hcl", kKeys);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(e.status().message(), HasSubstr("x.hcl:3: key 'api-port' is already set on line 1"));
 }
 
 TEST(HclParseTest, UnknownKeyMessageListsKnownKeys) {
-  auto e = Parse("user = x", "f", kKeys, Repeats::kLastWins);
+  auto e = Parse("user = x", "f", kKeys);
   ASSERT_FALSE(e.ok());
   EXPECT_THAT(e.status().message(), HasSubstr("known keys: api-host, api-port, api-timeout, db"));
 }
@@ -103,14 +94,12 @@ void PrintTo(const BadLine& p, std::ostream* os) { *os << "'" << p.text << "'"; 
 
 class HclBadLineTest : public ::testing::TestWithParam<BadLine> {};
 
-// The bad line is line 2, after a good one; both repeat policies refuse it.
+// The bad line is line 2, after a good one.
 TEST_P(HclBadLineTest, RefusedNamingFileAndLine) {
-  for (Repeats repeats : {Repeats::kLastWins, Repeats::kRefused}) {
-    auto e = Parse("api-host = \"a:1\"\n" + GetParam().text + "\n", "/etc/my.hcl", kKeys, repeats);
-    ASSERT_FALSE(e.ok());
-    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(e.status().message(), HasSubstr("/etc/my.hcl:2: " + GetParam().message));
-  }
+  auto e = Parse("api-host = \"a:1\"\n" + GetParam().text + "\n", "/etc/my.hcl", kKeys);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(e.status().message(), HasSubstr("/etc/my.hcl:2: " + GetParam().message));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -81,6 +81,36 @@ TEST(ModelPredictCommandTest, JsonHasTheAdvertisedFields) {
   EXPECT_NEAR(j["samples_per_sec"].get<double>() * j["step_time_s"].get<double>(), 65536, 1e-3);
 }
 
+TEST(ModelPredictCommandTest, JsonSaysWhatMemoryEachIpuNeeds) {
+  const Result r = RunCli(kBertLargePod64);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const nlohmann::json memory = nlohmann::json::parse(r.out)["memory"];
+  EXPECT_TRUE(memory["fits"].get<bool>());
+  EXPECT_EQ(memory["capacity_bytes"].get<double>(), 900e6);
+  EXPECT_THAT(memory["not_counted"].get<std::string>(), HasSubstr("code"));
+  ASSERT_EQ(memory["ipus"].size(), 4u);
+  for (const auto& ipu : memory["ipus"]) {
+    const double sum = ipu["weights_bytes"].get<double>() + ipu["gradients_bytes"].get<double>() +
+                       ipu["optimizer_bytes"].get<double>() +
+                       ipu["activations_bytes"].get<double>();
+    EXPECT_NEAR(ipu["total_bytes"].get<double>(), sum, 1);
+    EXPECT_LE(sum, 900e6);
+    // Off chip: no optimizer state on the IPUs.
+    EXPECT_EQ(ipu["optimizer_bytes"].get<double>(), 0);
+  }
+}
+
+// With no layout a whole BERT-Large lands on one IPU; its weights and
+// gradients alone are more than the IPU holds, so no step time is given.
+TEST(ModelPredictCommandTest, ALayoutThatCannotFitIsRefusedNamingTheIpu) {
+  const Result r = RunCli({"predict", "--model", "bert-large", "--system", "pod64"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, StartsWith("ipu-model: memory: IPU 0 needs at least "));
+  EXPECT_THAT(r.err, HasSubstr(" MB, more than its 900.0 MB (weights "));
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
 TEST(ModelPredictCommandTest, PackingMultipliesSequences) {
   std::vector<std::string> args = kBertLargePod64;
   args.insert(args.end(), {"--packing", "2"});
@@ -100,6 +130,8 @@ TEST(ModelPredictCommandTest, TextSummaryIsReadable) {
   EXPECT_THAT(r.out, HasSubstr("samples/s"));
   EXPECT_THAT(r.out, HasSubstr("(balanced)"));
   EXPECT_THAT(r.out, HasSubstr("embedding, mlm+nsp heads"));
+  EXPECT_THAT(r.out, HasSubstr("memory         IPU "));
+  EXPECT_THAT(r.out, HasSubstr("must hold what is not counted:\n"));
 }
 
 TEST(ModelPredictCommandTest, CustomTransformerAndConvNet) {

@@ -12,22 +12,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "server/agent_driver.h"
-#include "server/agent_registry.h"
-#include "server/grpc_agent_client.h"
+#include "server/fleet/agent_driver.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/grpc_agent_client.h"
 
 namespace vipu::server {
 namespace {
 
 TEST(AgentChannelsTest, AgentsAtOneAddressShareOneChannel) {
   GrpcAgentClient client(absl::Seconds(1));
-  auto m0 = client.ChannelAt({"m0", "127.0.0.1", 7000});
-  auto m1 = client.ChannelAt({"m1", "127.0.0.1", 7000});
-  auto other = client.ChannelAt({"m2", "127.0.0.1", 7001});
+  auto m0 = client.ChannelAtForTesting({"m0", "127.0.0.1", 7000});
+  auto m1 = client.ChannelAtForTesting({"m1", "127.0.0.1", 7000});
+  auto other = client.ChannelAtForTesting({"m2", "127.0.0.1", 7001});
   ASSERT_NE(m0, nullptr);
   EXPECT_EQ(m0, m1);
   EXPECT_NE(m0, other);
-  EXPECT_EQ(client.ChannelAt({"m0", "127.0.0.1", 7000}), m0);
+  EXPECT_EQ(client.ChannelAtForTesting({"m0", "127.0.0.1", 7000}), m0);
 }
 
 TEST(AgentChannelsTest, AddressOfLooksTheAgentUpInTheRegistry) {
@@ -44,32 +44,33 @@ TEST(AgentChannelsTest, AddressOfLooksTheAgentUpInTheRegistry) {
   EXPECT_EQ(address->agent_id, "m0");
   EXPECT_EQ(address->host, "127.0.0.1");
   EXPECT_EQ(address->port, 7000u);
-  EXPECT_EQ(client.ChannelAt(*address), client.ChannelAt({"m5", "127.0.0.1", 7000}));
+  EXPECT_EQ(client.ChannelAtForTesting(*address),
+            client.ChannelAtForTesting({"m5", "127.0.0.1", 7000}));
 }
 
 TEST(AgentChannelsTest, ACallUsesTheChannelOfItsAddress) {
   GrpcAgentClient client(absl::Milliseconds(100));
-  auto shared = client.ChannelAt({"m0", "127.0.0.1", 1});
+  auto shared = client.ChannelAtForTesting({"m0", "127.0.0.1", 1});
   // Nobody listens on port 1: the call fails, but it went over (and
   // counted as a user of) the channel of its address.
   absl::Status s = client.ReleaseSync({"m1", "127.0.0.1", 1}, {"p", 1});
   EXPECT_FALSE(s.ok());
-  client.ChannelAt({"m0", "127.0.0.1", 2});  // m0 moves; m1 still uses port 1
-  EXPECT_EQ(client.ChannelAt({"m1", "127.0.0.1", 1}), shared);
+  client.ChannelAtForTesting({"m0", "127.0.0.1", 2});  // m0 moves; m1 still uses port 1
+  EXPECT_EQ(client.ChannelAtForTesting({"m1", "127.0.0.1", 1}), shared);
 }
 
 TEST(AgentChannelsTest, AnAddressNoAgentUsesAnyMoreLosesItsChannel) {
   GrpcAgentClient client(absl::Seconds(1));
-  auto shared = client.ChannelAt({"m0", "127.0.0.1", 7000});
-  client.ChannelAt({"m1", "127.0.0.1", 7000});
+  auto shared = client.ChannelAtForTesting({"m0", "127.0.0.1", 7000});
+  client.ChannelAtForTesting({"m1", "127.0.0.1", 7000});
   // m0 moves: m1 still uses the old address, so its channel stays.
-  auto moved = client.ChannelAt({"m0", "127.0.0.1", 7001});
+  auto moved = client.ChannelAtForTesting({"m0", "127.0.0.1", 7001});
   EXPECT_NE(moved, shared);
-  EXPECT_EQ(client.ChannelAt({"m1", "127.0.0.1", 7000}), shared);
+  EXPECT_EQ(client.ChannelAtForTesting({"m1", "127.0.0.1", 7000}), shared);
   // m1 moves too: nobody is left at 7000, and a later agent there gets a
   // fresh channel (the old one lives on only in this test's hands).
-  EXPECT_EQ(client.ChannelAt({"m1", "127.0.0.1", 7001}), moved);
-  EXPECT_NE(client.ChannelAt({"m2", "127.0.0.1", 7000}), shared);
+  EXPECT_EQ(client.ChannelAtForTesting({"m1", "127.0.0.1", 7001}), moved);
+  EXPECT_NE(client.ChannelAtForTesting({"m2", "127.0.0.1", 7000}), shared);
 }
 
 // A loopback port that accepts connections (the kernel completes them from

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "server/audit_interceptor.h"
-#include "server/audited_methods.h"
+#include "server/api/audit_interceptor.h"
+#include "server/api/audited_methods.h"
 #include "vipu_admin.pb.h"
 #include "vipuuser.pb.h"
 

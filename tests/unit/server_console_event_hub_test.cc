@@ -44,9 +44,9 @@ TEST(ConsoleEventHubTest, StalledSubscriberIsDroppedOthersGetEverything) {
   }
   consumer.join();
   EXPECT_EQ(received.load(), 100);
-  EXPECT_TRUE((*stalled)->dropped());
-  EXPECT_FALSE((*reader)->dropped());
-  EXPECT_EQ(hub.dropped(), 1u);
+  EXPECT_TRUE((*stalled)->DroppedForTesting());
+  EXPECT_FALSE((*reader)->DroppedForTesting());
+  EXPECT_EQ(hub.DroppedForTesting(), 1u);
   bool ended = false;
   EXPECT_FALSE((*stalled)->Next(absl::ZeroDuration(), &ended).has_value());
   EXPECT_TRUE(ended);
@@ -61,7 +61,7 @@ TEST(ConsoleEventHubTest, CapsSubscribersAndFreesSlots) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
   a->reset();
-  EXPECT_EQ(hub.subscribers(), 1u);
+  EXPECT_EQ(hub.SubscribersForTesting(), 1u);
   EXPECT_TRUE(hub.Subscribe().ok());
 }
 
@@ -91,7 +91,7 @@ TEST(ConsoleHistoryTest, BoundedByCapacityAndWindow) {
     s.by_allocation["a"].partitions = i;
     h.Add(s);
   }
-  EXPECT_EQ(h.size(), 5u);
+  EXPECT_EQ(h.SizeForTesting(), 5u);
   auto all = h.Since(t0 + absl::Seconds(19), absl::Hours(1));
   ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all.front().by_allocation["a"].partitions, 15u);
@@ -100,7 +100,7 @@ TEST(ConsoleHistoryTest, BoundedByCapacityAndWindow) {
   Sample late;
   late.unix_ms = absl::ToUnixMillis(t0 + absl::Minutes(5));
   h.Add(late);
-  EXPECT_EQ(h.size(), 1u);  // the others are older than the window
+  EXPECT_EQ(h.SizeForTesting(), 1u);  // the others are older than the window
 }
 
 }  // namespace

@@ -19,16 +19,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fabric/enum_names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/agent_driver.h"
-#include "server/agent_registry.h"
-#include "server/audit_log.h"
-#include "server/cluster_links_cache.h"
 #include "server/console/console_http.h"
-#include "server/grpc_agent_client.h"
-#include "server/partition_controller.h"
+#include "server/control/partition_controller.h"
+#include "server/fleet/agent_driver.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/cluster_links_cache.h"
+#include "server/fleet/grpc_agent_client.h"
+#include "server/security/audit_log.h"
 #include "storage/store.h"
 #include "tests/unit/controller_harness.h"
 
@@ -189,6 +190,25 @@ TEST_F(ConsoleHttpTest, CapacityIsWhatCreateWouldPlace) {
   server_->Refresh();
   state = State();
   EXPECT_THAT(state, HasSubstr("\"ipus\":16,\"free_ipus\":4,\"largest\":4"));
+}
+
+TEST_F(ConsoleHttpTest, StatesAreInTheWordsOfTheCli) {
+  Create("p1", 4);
+  controller_->Stop();  // settled: the state read below is the one served
+  server_->Refresh();
+  auto all = controller_->List("");
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 1u);
+  const nlohmann::json state = nlohmann::json::parse(State());
+  ASSERT_EQ(state["partitions"].size(), 1u);
+  const nlohmann::json& p = state["partitions"][0];
+  // What `vipu list partitions` prints in its State column, and `vipu get
+  // partition` in its Operation row: ERROR, not PS_ERROR; IDLE, not POS_IDLE.
+  EXPECT_EQ(p["state"], fabric::TableName((*all)[0].ready_state));
+  const std::string wire = fabric::WireName((*all)[0].operation_state);
+  EXPECT_EQ(p["operation_state"], wire.substr(wire.find('_') + 1));
+  EXPECT_THAT(p["state"].get<std::string>(), Not(HasSubstr("PS_")));
+  EXPECT_THAT(p["operation_state"].get<std::string>(), Not(HasSubstr("POS_")));
 }
 
 TEST_F(ConsoleHttpTest, PartitionDetailHasTargetOptionsAndPrediction) {
@@ -374,7 +394,8 @@ TEST_F(ConsoleHttpTest, EventStreamTellsOfEachChange) {
   EXPECT_TRUE(has(absl::StrCat("event: state\ndata: ", v0, "\n\n")));
   // The hub counts the stream once the handler subscribed.
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (server_->hub().subscribers() == 0 && absl::Now() < deadline) std::this_thread::yield();
+  while (server_->HubForTesting().SubscribersForTesting() == 0 && absl::Now() < deadline)
+    std::this_thread::yield();
   Create("p1", 4);
   const uint64_t v1 = server_->Refresh();
   EXPECT_GT(v1, v0);
@@ -394,7 +415,7 @@ TEST_F(ConsoleHttpTest, HistoryHasSamples) {
 }
 
 TEST_F(ConsoleHttpTest, RestrictedCallerSeesOnlyItsOwnPartitions) {
-  auth::Caller alice;
+  security::Caller alice;
   alice.user_id = "alice";
   alice.authenticated = true;
   alice.allocations = {"default"};
@@ -413,7 +434,7 @@ TEST_F(ConsoleHttpTest, RestrictedCallerSeesOnlyItsOwnPartitions) {
   EXPECT_THAT(state, HasSubstr("\"partition\":null,\"used\":true"));
   EXPECT_THAT(state, HasSubstr("\"free_ipus\":4"));
   // A user of another allocation sees neither the cluster nor its capacity.
-  auth::Caller bob = alice;
+  security::Caller bob = alice;
   bob.user_id = "bob";
   bob.allocations = {"elsewhere"};
   const std::string none = StateJson(**snapshot, bob, 1);
@@ -458,29 +479,31 @@ TEST_F(ConsoleHttpTest, StalledStreamsNeverHoldUpTheServer) {
   const int a = StalledStream(server->port());
   const int b = StalledStream(server->port());
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (server->hub().subscribers() < 2 && absl::Now() < deadline) std::this_thread::yield();
-  ASSERT_EQ(server->hub().subscribers(), 2u);
+  while (server->HubForTesting().SubscribersForTesting() < 2 && absl::Now() < deadline)
+    std::this_thread::yield();
+  ASSERT_EQ(server->HubForTesting().SubscribersForTesting(), 2u);
 
   httplib::Client client("127.0.0.1", server->port());
   auto third = client.Get("/api/events");
   ASSERT_TRUE(third);
   EXPECT_EQ(third->status, 429);
   EXPECT_THAT(third->body, HasSubstr("2 consoles are already connected"));
-  // Changes go on being seen and served while the two never read.
+  // Changes go on being seen and served while the two never read: each
+  // pass returns, with a new version for the new partition.
+  uint64_t version = server->version();
   for (int i = 0; i < 10; ++i) {
     Create(absl::StrCat("p", i), 1);
-    const absl::Time start = absl::Now();
-    server->Refresh();
-    EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+    const uint64_t refreshed = server->Refresh();
+    EXPECT_GT(refreshed, version) << "p" << i;
+    version = refreshed;
   }
   auto state = client.Get("/api/state");
   ASSERT_TRUE(state);
   EXPECT_EQ(state->status, 200);
   EXPECT_THAT(state->body, HasSubstr("\"id\":\"p9\""));
-  // Shutting down does not wait on them either.
-  const absl::Time stopping = absl::Now();
+  // Shutting down does not wait on them either: it returns while both are
+  // still connected and unread.
   server.reset();
-  EXPECT_LT(absl::Now() - stopping, absl::Seconds(10));
   close(a);
   close(b);
 }

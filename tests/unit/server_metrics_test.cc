@@ -1,8 +1,8 @@
 // Metrics rendering: family names per format, histograms, escaping, collectors, gRPC code names.
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/metrics.h"
-#include "server/rpc_metrics_interceptor.h"
+#include "server/api/rpc_metrics_interceptor.h"
+#include "server/metrics/metrics.h"
 
 namespace vipu::server {
 namespace {
@@ -75,13 +75,6 @@ TEST(MetricsTest, ContentTypes) {
   EXPECT_THAT(MetricsContentType(MetricsFormat::kOpenMetrics),
               HasSubstr("application/openmetrics-text"));
   EXPECT_THAT(MetricsContentType(MetricsFormat::kPrometheusText), HasSubstr("version=0.0.4"));
-}
-
-TEST(GrpcCodeNameTest, NamesEveryCode) {
-  EXPECT_EQ(GrpcCodeName(grpc::StatusCode::OK), "OK");
-  EXPECT_EQ(GrpcCodeName(grpc::StatusCode::UNAVAILABLE), "UNAVAILABLE");
-  EXPECT_EQ(GrpcCodeName(grpc::StatusCode::RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
-  EXPECT_EQ(GrpcCodeName(99), "UNKNOWN");
 }
 
 }  // namespace

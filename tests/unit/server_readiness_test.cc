@@ -1,9 +1,11 @@
 // Readiness's refusal and retry hint, and --metrics-listen address parsing.
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/metrics_http.h"
-#include "server/readiness.h"
+#include "server/api/admission.h"
+#include "server/control/readiness.h"
+#include "server/metrics/metrics_http.h"
 
 namespace vipu::server {
 namespace {
@@ -14,12 +16,14 @@ TEST(ReadinessTest, RefusesUntilReadyWithAHint) {
   Readiness r;
   r.Reconciling(absl::Now() + absl::Seconds(5));
   EXPECT_FALSE(r.ready());
-  grpc::Status s = r.Admit(nullptr, "create partition");
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_THAT(s.error_message(), HasSubstr("create partition: "));
-  EXPECT_THAT(s.error_message(), HasSubstr("retry in "));
+  int64_t retry_ms = -1;
+  absl::Status s = r.Admit("create partition", &retry_ms);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("create partition: "));
+  EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("retry in ", retry_ms, " ms")));
+  EXPECT_GT(retry_ms, 0);
   r.SetReady();
-  EXPECT_TRUE(r.Admit(nullptr, "create partition").ok());
+  EXPECT_TRUE(r.Admit("create partition").ok());
 }
 
 TEST(ReadinessTest, RetryAfterCountsDownToTheDeadlineAndHasAFloor) {
@@ -33,6 +37,16 @@ TEST(ReadinessTest, RetryAfterCountsDownToTheDeadlineAndHasAFloor) {
 
 TEST(ReadinessTest, NullReadinessAdmits) {
   EXPECT_TRUE(AdmitWhenReady(nullptr, nullptr, "x").ok());
+}
+
+TEST(ReadinessTest, GrpcRefusalIsUnavailableWithTheSameMessage) {
+  Readiness r;
+  r.Reconciling(absl::Now() + absl::Seconds(5));
+  grpc::Status s = AdmitWhenReady(&r, nullptr, "create partition");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(s.error_message(), HasSubstr("create partition: "));
+  r.SetReady();
+  EXPECT_TRUE(AdmitWhenReady(&r, nullptr, "create partition").ok());
 }
 
 TEST(ParseListenAddressTest, Accepted) {

@@ -10,13 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/agent_driver.h"
-#include "server/agent_registry.h"
-#include "server/cluster_links_cache.h"
-#include "server/grpc_agent_client.h"
-#include "server/inventory.h"
-#include "server/partition_controller.h"
-#include "server/registry_service.h"
+#include "server/api/registry_service.h"
+#include "server/control/inventory.h"
+#include "server/control/partition_controller.h"
+#include "server/fleet/agent_driver.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/cluster_links_cache.h"
+#include "server/fleet/grpc_agent_client.h"
 #include "storage/store.h"
 
 namespace vipu::server {
@@ -212,7 +212,7 @@ TEST_F(RegistryBatchTest, HeartbeatBatchKeepsKnownMachinesUpAndNamesUnknownOnes)
   EXPECT_TRUE(registry_->Get("m0")->health.healthy());
   EXPECT_EQ(registry_->Get("m1")->health.ipu_errors.at(2), "injected");
   EXPECT_FALSE(registry_->Contains("stranger"));
-  EXPECT_EQ(registry_->CountUp(absl::Now()), 2u);
+  EXPECT_EQ(registry_->CountUpForTesting(absl::Now()), 2u);
 }
 
 TEST_F(RegistryBatchTest, HeartbeatBatchRefusesEveryInvalidValue) {

@@ -11,8 +11,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/listen_policy.h"
-#include "server/tls_init.h"
+#include "server/security/listen_policy.h"
+#include "server/security/tls_init.h"
 
 namespace vipu::server {
 namespace {

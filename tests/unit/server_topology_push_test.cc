@@ -11,12 +11,13 @@
 #include <set>
 #include <string>
 
+#include "absl/base/internal/sysinfo.h"
 #include "absl/time/clock.h"
 #include "fabric/pods.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/grpc_agent_client.h"
-#include "server/topology_push.h"
+#include "server/fleet/grpc_agent_client.h"
+#include "server/fleet/topology_push.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::server {
@@ -116,6 +117,20 @@ AgentTopology FromWire(const vipuagent::SetTopologyRequest& r) {
 
 class TopologyPushTest : public ::testing::Test {
  protected:
+  // gRPC's TCP client (1.51) looks at errno for EINPROGRESS after connect()
+  // only once grpc_fd_create has taken a lock (an absl::Mutex). The first
+  // absl::Mutex to be contended in a process runs Abseil's one-time CPU
+  // probes, which open files under /sys/devices/system/cpu and leave errno
+  // at ENOENT where one is missing (a root without a full /sys). Run on the
+  // connecting thread, they make the connect count as failed ("No such file
+  // or directory"); the channel's one subchannel then backs off for a
+  // second or more and every call of a Push fails at once. Probing here,
+  // before any connect, leaves nothing to change errno in between.
+  static void SetUpTestSuite() {
+    absl::base_internal::NumCPUs();
+    absl::base_internal::NominalCPUFrequency();
+  }
+
   void SetUp() override {
     grpc::ServerBuilder builder;
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -166,9 +181,9 @@ class TopologyPushTest : public ::testing::Test {
 TEST_F(TopologyPushTest, TellsEveryUpAgentItsOwnTopologyOnce) {
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_THAT(Calls(), Each(Eq(1)));
-  EXPECT_EQ(pusher.told(), 16u);
+  EXPECT_EQ(pusher.ToldForTesting(), 16u);
   for (const std::string& id : ids_) {
     EXPECT_EQ(agents_.last(id).agent_id(), id);
     EXPECT_EQ(TopologyFingerprint(FromWire(agents_.last(id))),
@@ -179,9 +194,9 @@ TEST_F(TopologyPushTest, TellsEveryUpAgentItsOwnTopologyOnce) {
   // Remembered: the next passes call nobody.
   pusher.Push({links_});
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_THAT(Calls(), Each(Eq(1)));
-  EXPECT_EQ(pusher.told(), 16u);
+  EXPECT_EQ(pusher.ToldForTesting(), 16u);
 }
 
 TEST_F(TopologyPushTest, PushReturnsBeforeTheAgentsAnswerAndBoundsCallsInFlight) {
@@ -189,11 +204,11 @@ TEST_F(TopologyPushTest, PushReturnsBeforeTheAgentsAnswerAndBoundsCallsInFlight)
   agents_.Hold();
   pusher.Push({links_});  // returns although no agent has answered
   ASSERT_TRUE(agents_.AwaitStarted(4));
-  EXPECT_EQ(pusher.told(), 0u);
-  EXPECT_FALSE(pusher.AwaitIdle(absl::Now() + absl::Milliseconds(50)));
+  EXPECT_EQ(pusher.ToldForTesting(), 0u);
+  EXPECT_FALSE(pusher.AwaitIdleForTesting(absl::Now() + absl::Milliseconds(50)));
   EXPECT_EQ(agents_.started(), 4);  // the rest wait for a free slot
   agents_.Open();
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_THAT(Calls(), Each(Eq(1)));
   EXPECT_EQ(agents_.max_running(), 4);
 }
@@ -201,14 +216,14 @@ TEST_F(TopologyPushTest, PushReturnsBeforeTheAgentsAnswerAndBoundsCallsInFlight)
 TEST_F(TopologyPushTest, AnAgentThatRegistersAgainIsToldAgain) {
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   Register("ag3");  // a restarted machine knows nothing
   EXPECT_EQ(registry_.Get("ag3")->topology_sent, 0u);
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_EQ(agents_.calls("ag3"), 2);
   EXPECT_EQ(agents_.calls("ag4"), 1);
-  EXPECT_EQ(pusher.told(), 17u);
+  EXPECT_EQ(pusher.ToldForTesting(), 17u);
 }
 
 TEST_F(TopologyPushTest, DownAgentsAreToldOnceTheyBeatAgain) {
@@ -217,13 +232,13 @@ TEST_F(TopologyPushTest, DownAgentsAreToldOnceTheyBeatAgain) {
   Register("ag2", long_ago);
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_EQ(agents_.calls("ag1"), 0);
   EXPECT_EQ(agents_.calls("ag2"), 0);
-  EXPECT_EQ(pusher.told(), 14u);
+  EXPECT_EQ(pusher.ToldForTesting(), 14u);
   ASSERT_TRUE(registry_.Heartbeat("ag1", absl::Now()));
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_EQ(agents_.calls("ag1"), 1);
   EXPECT_EQ(agents_.calls("ag2"), 0);
 }
@@ -232,15 +247,15 @@ TEST_F(TopologyPushTest, AFailedCallIsNotRecordedAndIsRetriedByTheNextPush) {
   agents_.Fail("ag2", true);
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
-  EXPECT_EQ(pusher.failed(), 1u);
-  EXPECT_EQ(pusher.told(), 15u);
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  EXPECT_EQ(pusher.FailedForTesting(), 1u);
+  EXPECT_EQ(pusher.ToldForTesting(), 15u);
   EXPECT_EQ(registry_.Get("ag2")->topology_sent, 0u);
   agents_.Fail("ag2", false);
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_EQ(agents_.calls("ag2"), 1);
-  EXPECT_EQ(pusher.told(), 16u);
+  EXPECT_EQ(pusher.ToldForTesting(), 16u);
 }
 
 TEST_F(TopologyPushTest, AnUnreachableAgentFailsWithinTheDeadline) {
@@ -252,8 +267,8 @@ TEST_F(TopologyPushTest, AnUnreachableAgentFailsWithinTheDeadline) {
   pusher_ = std::make_unique<TopologyPusher>(&client_, &registry_,
                                              TopologyPusher::Options{absl::Milliseconds(300), 256});
   pusher_->Push({links_});
-  ASSERT_TRUE(pusher_->AwaitIdle(absl::Now() + kWait));
-  EXPECT_EQ(pusher_->failed(), 1u);
+  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kWait));
+  EXPECT_EQ(pusher_->FailedForTesting(), 1u);
   EXPECT_EQ(agents_.calls("ag5"), 0);
   EXPECT_EQ(registry_.Get("ag5")->topology_sent, 0u);
 }
@@ -269,11 +284,11 @@ TEST_F(TopologyPushTest, ALateAnswerForAnOlderRegistrationIsNotRecorded) {
   ASSERT_TRUE(agents_.AwaitStarted(1));
   Register("ag1");  // restarted while its call was in flight
   agents_.Open();
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_EQ(agents_.calls("ag1"), 1);
   EXPECT_EQ(registry_.Get("ag1")->topology_sent, 0u) << "told before the new registration";
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_EQ(agents_.calls("ag1"), 2);
   EXPECT_NE(registry_.Get("ag1")->topology_sent, 0u);
 }
@@ -285,7 +300,7 @@ TEST_F(TopologyPushTest, QueuedCallsOfAClusterNoLongerPushedAreDropped) {
   ASSERT_TRUE(agents_.AwaitStarted(1));
   pusher.Push({});  // the cluster is gone
   agents_.Open();
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_EQ(agents_.started(), 1);
 }
 
@@ -299,7 +314,7 @@ TEST_F(TopologyPushTest, EnsureTopologyTellsOneAgentAndWaitsForItsAnswer) {
   // What the pusher would send is remembered the same way.
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdle(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
   EXPECT_EQ(agents_.calls("ag7"), 1);
 
   absl::Status unknown = EnsureTopology(&client_, &registry_, *links_, "ag99", absl::Seconds(1));

@@ -32,11 +32,11 @@ class StorageConnectionTest : public ::testing::Test {
 TEST_F(StorageConnectionTest, CachesStatementsBySqlText) {
   const char* sql = "SELECT COUNT(*) FROM p";
   EXPECT_EQ(*conn_->QueryInt(sql), 2);
-  size_t cached = conn_->cached_statements();
+  size_t cached = conn_->CachedStatementsForTesting();
   EXPECT_EQ(*conn_->QueryInt(sql), 2);
-  EXPECT_EQ(conn_->cached_statements(), cached) << "the second use reuses the statement";
+  EXPECT_EQ(conn_->CachedStatementsForTesting(), cached) << "the second use reuses the statement";
   EXPECT_EQ(*conn_->QueryInt("SELECT COUNT(*) FROM c"), 0);
-  EXPECT_EQ(conn_->cached_statements(), cached + 1);
+  EXPECT_EQ(conn_->CachedStatementsForTesting(), cached + 1);
 }
 
 TEST_F(StorageConnectionTest, QueryTextBindsItsParameter) {

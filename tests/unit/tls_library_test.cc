@@ -8,7 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/tls_init.h"
+#include "server/security/tls_init.h"
 #include "tls/live_certificates.h"
 #include "tls/tls_files.h"
 
@@ -125,7 +125,7 @@ TEST_F(TlsLibraryTest, LiveCertificatesReloadOrKeepTheOldOnes) {
   auto live = LiveCertificates::Start(files);
   unsetenv("RUNTIME_DIRECTORY");
   ASSERT_TRUE(live.ok()) << live.status();
-  const std::string live_dir = (*live)->live_dir();
+  const std::string live_dir = (*live)->LiveDirForTesting();
   EXPECT_THAT(live_dir, StartsWith(dir_ + "/vipu-tls-"));
   struct stat st;
   ASSERT_EQ(stat(live_dir.c_str(), &st), 0);

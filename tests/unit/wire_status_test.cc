@@ -85,5 +85,14 @@ TEST(WireStatusTest, MessageIsKeptByteForByte) {
   EXPECT_FALSE(ToGrpc(absl::InternalError("")).ok());
 }
 
+TEST(CodeNameTest, NamesEveryCanonicalCodeAndUnknownOtherwise) {
+  EXPECT_EQ(CodeName(grpc::StatusCode::OK), "OK");
+  EXPECT_EQ(CodeName(grpc::StatusCode::UNAVAILABLE), "UNAVAILABLE");
+  EXPECT_EQ(CodeName(grpc::StatusCode::RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
+  EXPECT_EQ(CodeName(grpc::StatusCode::UNAUTHENTICATED), "UNAUTHENTICATED");
+  EXPECT_EQ(CodeName(99), "UNKNOWN");
+  EXPECT_EQ(CodeName(-1), "UNKNOWN");
+}
+
 }  // namespace
 }  // namespace vipu::wire

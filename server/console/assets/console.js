@@ -73,7 +73,17 @@ function setInfo(lines) { $('info').textContent = lines.join('\n'); }
 
 // --- Pod map -------------------------------------------------------------
 
-const W = 230, MH = 78, TOP = 34, LEFT = 40, IPU_W = 60, IPU_H = 22;
+const W = 230, MH = 78, TOP = 34, LEFT = 40, IPU_W = 60, IPU_H = 22, BOX_W = 200, BOX_H = 66;
+
+// The part of the segment between two IPU centres that lies outside both
+// IPUs' boxes.
+function trimToIpus(x1, y1, x2, y2) {
+  const dx = x2 - x1, dy = y2 - y1;
+  const t = Math.min(dx ? IPU_W / 2 / Math.abs(dx) : Infinity,
+                     dy ? IPU_H / 2 / Math.abs(dy) : Infinity);
+  if (!(t < 0.5)) return [x1, y1, x2, y2];  // overlapping or missing IPUs
+  return [x1 + t * dx, y1 + t * dy, x2 - t * dx, y2 - t * dy];
+}
 
 function drawCluster(c, y0) {
   const g = svg('g', {'class': 'cluster', 'data-cluster': c.id});
@@ -91,7 +101,11 @@ function drawCluster(c, y0) {
       centres[m.agent + '/' + ipu.ipu] = [x + 20 + col * 90 + IPU_W / 2, y + 10 + row * 32 + IPU_H / 2];
     }
   }
+  // Links are drawn after (above) the machines so that one inside a machine,
+  // and a fault on it, is never hidden by the machine's box. They run from
+  // IPU edge to IPU edge, so that they never cover an IPU either.
   const links = svg('g', {'class': 'links'});
+  const down = svg('g', {'class': 'links-down'});
   c.links.forEach((l, i) => {
     let x1, y1, x2, y2;
     const kind = l.kind === 'IPU-Link' ? 'ipulink' : l.kind === 'Sync-Link' ? 'sync' : 'gw';
@@ -103,39 +117,52 @@ function drawCluster(c, y0) {
       x1 = a.x - 6 - (l.a.port % 2) * 5; y1 = a.y + 40; x2 = b.x - 6 - (l.a.port % 2) * 5; y2 = b.y + 10;
     } else {
       const a = boxes[l.a.agent], b = boxes[l.b.agent];
-      x1 = a.x + 200; y1 = a.y + 36; x2 = b.x + (b.x > a.x ? 0 : 200); y2 = b.y + 40;
+      x1 = a.x + BOX_W; y1 = a.y + 36; x2 = b.x + (b.x > a.x ? 0 : BOX_W); y2 = b.y + 40;
     }
-    let shape;
-    if (l.wrap) {
-      const bend = kind === 'ipulink' ? (x1 < LEFT + 100 + W * l.ild ? -30 : 30) : -25;
-      shape = svg('path', {d: 'M' + x1 + ',' + y1 + ' C' + (x1 + bend) + ',' + y1 + ' ' +
-          (x2 + bend) + ',' + y2 + ' ' + x2 + ',' + y2});
+    let d;
+    if (l.wrap && kind === 'ipulink') {
+      // Leaves and enters its IPUs sideways, round the outside of the column.
+      const bend = x1 < LEFT + BOX_W / 2 + W * l.ild ? -30 : 30;
+      const side = Math.sign(bend) * IPU_W / 2;
+      x1 += side; x2 += side;
+      d = 'M' + x1 + ',' + y1 + ' C' + (x1 + bend) + ',' + y1 + ' ' + (x2 + bend) + ',' + y2 +
+          ' ' + x2 + ',' + y2;
+    } else if (l.wrap) {
+      d = 'M' + x1 + ',' + y1 + ' C' + (x1 - 25) + ',' + y1 + ' ' + (x2 - 25) + ',' + y2 + ' ' +
+          x2 + ',' + y2;
     } else if (kind === 'gw' && x2 <= x1) {
-      shape = svg('path', {d: 'M' + x1 + ',' + y1 + ' C' + (x1 + 20) + ',' + (y1 + 30) + ' ' +
-          (x2 - 20) + ',' + (y2 + 30) + ' ' + x2 + ',' + y2});
+      // The GW-Link back to the first ILD runs in the gap below its row of
+      // machines rather than across their boxes and IPUs.
+      const gap = boxes[l.a.agent].y + (BOX_H + MH) / 2;
+      d = 'M' + x1 + ',' + y1 + ' H' + (x1 + 10) + ' V' + gap + ' H' + (x2 + 12) + ' V' + y2 +
+          ' H' + x2;
     } else {
-      shape = svg('line', {x1: x1, y1: y1, x2: x2, y2: y2});
+      if (kind === 'ipulink') [x1, y1, x2, y2] = trimToIpus(x1, y1, x2, y2);
+      d = 'M' + x1 + ',' + y1 + ' L' + x2 + ',' + y2;
     }
     const classes = ['link', kind];
     if (l.down) classes.push('down');
     if (l.partition) classes.push('owned');
-    shape.setAttribute('class', classes.join(' '));
-    shape.setAttribute('data-link', l.name);
-    shape.setAttribute('data-down', l.down ? 'true' : 'false');
+    const shape = svg('g', {'class': classes.join(' '), 'data-link': l.name,
+                            'data-down': l.down ? 'true' : 'false', 'data-index': i});
     if (l.partition) shape.setAttribute('data-partition', l.partition);
-    shape.setAttribute('data-index', i);
-    const title = svg('title', {}, l.kind + ' ' + l.name + (l.down ? ' DOWN' : ''));
-    shape.appendChild(title);
+    // The wide band under the line takes the pointer (a dotted line alone
+    // takes it only on its dots) and, on a link that is down, sets the red
+    // dots off from whatever lies beneath.
+    shape.appendChild(svg('path', {'class': 'hit', d: d}));
+    shape.appendChild(svg('path', {'class': 'line', d: d}));
+    shape.appendChild(svg('title', {}, l.kind + ' ' + l.name + (l.down ? ' DOWN' : '')));
     shape.addEventListener('mouseenter', () => showLink(l));
     shape.addEventListener('click', () => showLink(l));
-    links.appendChild(shape);
+    (l.down ? down : links).appendChild(shape);
   });
-  g.appendChild(links);
+  // Links that are down go last: no other link's band covers them.
+  links.appendChild(down);
   for (const m of c.machines) {
     const b = boxes[m.agent];
     const mg = svg('g', {'class': 'machine' + (m.up ? '' : ' down'), 'data-agent': m.agent,
                          'data-up': m.up ? 'true' : 'false'});
-    const box = svg('rect', {'class': 'box', x: b.x, y: b.y, width: 200, height: 66, rx: 4});
+    const box = svg('rect', {'class': 'box', x: b.x, y: b.y, width: BOX_W, height: BOX_H, rx: 4});
     box.addEventListener('mouseenter', () => showMachine(c, m));
     box.addEventListener('click', () => showMachine(c, m));
     mg.appendChild(box);
@@ -165,10 +192,12 @@ function drawCluster(c, y0) {
     }
     g.appendChild(mg);
   }
+  g.appendChild(links);
   for (let i = 0; i < c.num_ilds; ++i) {
     g.appendChild(svg('text', {x: LEFT + i * W + 70, y: y0 + TOP - 6}, 'ILD ' + i));
   }
-  return {g: g, height: TOP + c.machines_per_ild * MH + 20, width: LEFT + c.num_ilds * W + 40};
+  return {g: g, height: TOP + c.machines_per_ild * MH + 20,
+          width: LEFT + (c.num_ilds - 1) * W + BOX_W + 20};
 }
 
 function drawMap(state) {
@@ -181,12 +210,59 @@ function drawMap(state) {
     y += d.height;
     width = Math.max(width, d.width);
   }
-  const root = svg('svg', {id: 'podmap', width: width, height: Math.max(y, 40),
+  const height = Math.max(y, 40);
+  // The map takes the panel's width (console.css) as far as its height may
+  // grow: up to three times its drawn height and 80% of the window's, but
+  // at least its drawn height, so that a tall pod scrolls rather than
+  // shrinks.
+  const root = svg('svg', {id: 'podmap', viewBox: '0 0 ' + width + ' ' + height,
+                           preserveAspectRatio: 'xMidYMin meet',
                            'data-clusters': state.clusters.length});
+  root.style.maxHeight = 'max(' + height + 'px, min(80vh, ' + 3 * height + 'px))';
   if (state.clusters.length === 0) root.appendChild(svg('text', {x: 10, y: 20}, 'No cluster.'));
   parts.forEach((p) => root.appendChild(p));
   map.replaceChildren(root);
   highlight();
+}
+
+// The key from colour to partition: every partition the caller may see,
+// with its state as `vipu` prints it, and what the other fills mean.
+function drawKey(state) {
+  const items = [];
+  const swatch = (fill) => {
+    const s = svg('svg', {'class': 'swatch', width: 14, height: 14, viewBox: '0 0 14 14'});
+    s.appendChild(svg('rect', {x: 1, y: 1, width: 12, height: 12, rx: 2, fill: fill}));
+    return s;
+  };
+  for (const p of state.partitions) {
+    const li = el('li', {'data-partition': p.id, 'data-state': p.state});
+    li.appendChild(swatch(colour(p.id)));
+    li.appendChild(el('span', {'class': 'pid'}, p.id));
+    li.appendChild(el('span', {'class': 'state state-' + p.state.toLowerCase()}, stateText(p)));
+    if (p.errors.length) li.title = p.errors.join('; ');
+    li.addEventListener('click', () => select(p.id));
+    items.push(li);
+  }
+  const hidden = state.clusters.some((c) => c.machines.some(
+      (m) => m.ipus.some((ipu) => ipu.used && !ipu.partition)));
+  if (hidden) {
+    const li = el('li', {'class': 'other', 'data-partition': ''});
+    li.appendChild(swatch('#bbb'));
+    li.appendChild(el('span', {}, 'a partition you may not see'));
+    items.push(li);
+  }
+  const free = el('li', {'class': 'other', 'data-partition': ''});
+  free.appendChild(swatch('#fff'));
+  free.appendChild(el('span', {}, 'free'));
+  items.push(free);
+  $('partition-key').replaceChildren(...items);
+}
+
+// A partition's state in the words of `vipu list partitions` and `vipu get
+// partition` (the server sends them so), with the operation in flight if any.
+function stateText(p) {
+  return p.operation_state && p.operation_state !== 'IDLE'
+      ? p.state + ', ' + p.operation_state : p.state;
 }
 
 function showMachine(c, m) {
@@ -199,7 +275,8 @@ function showMachine(c, m) {
 function showIpu(c, m, ipu) {
   setInfo(['IPU ' + ipu.ipu + ' of ' + m.agent + ' (agent), ILD ' + m.ild + ', topology id ' +
                ipu.topology_id,
-           ipu.partition ? 'partition ' + ipu.partition : ipu.used ? 'in use' : 'free',
+           ipu.partition ? 'partition ' + ipu.partition + partitionState(ipu.partition)
+                         : ipu.used ? 'in use' : 'free',
            ipu.error ? 'ERROR: ' + ipu.error : 'no error',
            'fault: vipu-admin inject fault ' + m.agent + ' --kind ipu-error --ipu ' + ipu.ipu]);
 }
@@ -210,14 +287,25 @@ function showLink(l) {
                (l.wrap ? ', torus wrap' : ''),
            'end a: ' + l.a.agent + ' --link ' + l.a.port + ' (' + l.a.port_name + ')',
            'end b: ' + l.b.agent + ' --link ' + l.b.port + ' (' + l.b.port_name + ')',
-           l.partition ? 'owned by partition ' + l.partition : 'owned by no partition',
+           l.partition ? 'owned by partition ' + l.partition + partitionState(l.partition)
+                       : 'owned by no partition',
            'fault: vipu-admin inject fault ' + l.a.agent + ' --kind link-down --link ' + l.a.port]);
+}
+
+// " (ACTIVE)": the state of a partition, after its name.
+function partitionState(id) {
+  const p = view.state && view.state.partitions.find((x) => x.id === id);
+  return p ? ' (' + stateText(p) + ')' : '';
 }
 
 function highlight() {
   for (const e of document.querySelectorAll('#podmap .ipu, #podmap .link')) {
     const mine = view.selected && e.getAttribute('data-partition') === view.selected;
     e.classList.toggle('highlight', !!mine);
+  }
+  for (const li of document.querySelectorAll('#partition-key li')) {
+    li.classList.toggle('selected', !!view.selected &&
+                        li.getAttribute('data-partition') === view.selected);
   }
   for (const tr of document.querySelectorAll('#partitions tbody tr')) {
     tr.classList.toggle('selected', tr.getAttribute('data-partition') === view.selected);
@@ -258,6 +346,10 @@ function drawPartitions(state) {
   }
   if (rows.length === 0) rows.push(el('tr', {'class': 'empty'}, 'No partition.'));
   body.replaceChildren(...rows);
+  // The detail is fetched once per selection; its state follows the server.
+  for (const span of document.querySelectorAll('#detail h3 .state')) {
+    span.textContent = partitionState(span.getAttribute('data-partition'));
+  }
   if (view.selected && !state.partitions.some((p) => p.id === view.selected)) {
     view.selected = null;
     $('detail').hidden = true;
@@ -307,7 +399,9 @@ async function select(id) {
     return;
   }
   if (view.selected !== id) return;
-  const parts = [el('h3', {}, 'Partition ' + id)];
+  const heading = el('h3', {}, 'Partition ' + id);
+  heading.appendChild(el('span', {'class': 'state', 'data-partition': id}, partitionState(id)));
+  const parts = [heading];
   parts.push(el('h4', {}, 'Target options (POPLAR_TARGET_OPTIONS)'));
   const t = el('table', {'data-table': 'target-options'});
   for (const [k, v] of Object.entries(d.target_options)) {
@@ -419,6 +513,7 @@ async function refresh() {
       view.state = state;
       view.version = state.version;
       drawMap(state);
+      drawKey(state);
       drawPartitions(state);
       drawCapacity(state);
       highlight();

@@ -1,0 +1,109 @@
+// vipuadmin.AdminService (agents, clusters, allocations) and
+// vipuadmin.AllocationService (the user's view of allocations).
+#ifndef VIPU_SERVER_API_ADMIN_SERVICE_H_
+#define VIPU_SERVER_API_ADMIN_SERVICE_H_
+
+#include <string>
+#include <utility>
+
+#include "server/api/admission.h"
+#include "server/control/inventory.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/cluster_links_cache.h"
+#include "server/fleet/cluster_tester.h"
+#include "server/fleet/fault_injector.h"
+#include "server/security/access_control.h"
+#include "storage/store.h"
+#include "vipu_admin.grpc.pb.h"
+
+namespace vipu::server {
+
+// Borrows everything it is given, which must outlive it. Thread-safe: gRPC
+// runs its RPCs at once and it keeps no state of its own; the setters and
+// Enable* must come before it serves.
+class AdminService final : public vipuadmin::AdminService::Service {
+ public:
+  // Everything passed in is the caller's and must outlive this. A removed
+  // cluster's layout and links are dropped from `cluster_links`.
+  AdminService(Inventory* inventory, const AgentRegistry* registry,
+               ClusterLinksCache* cluster_links)
+      : inventory_(inventory), registry_(registry), cluster_links_(cluster_links) {}
+
+  // Mutating RPCs are refused (UNAVAILABLE + retry-after-ms) until ready;
+  // unset: always admitted.
+  void set_readiness(const Readiness* readiness) { readiness_ = readiness; }
+  // Every RPC needs an admin user with --secure; unset: everyone admitted.
+  void set_access_control(security::AccessControl* access) { access_ = access; }
+  // Backup writes online copies of `store` (whose file is `db_path`, never
+  // a backup target); unset: Backup is UNIMPLEMENTED.
+  void EnableBackup(storage::Store* store, std::string db_path) {
+    store_ = store;
+    db_path_ = std::move(db_path);
+  }
+
+  grpc::Status CreateAgent(grpc::ServerContext*, const vipuadmin::CreateAgentRequest*,
+                           vipuadmin::CreateAgentReply*) override;
+  grpc::Status ListAgents(grpc::ServerContext*, const vipuadmin::ListAgentsRequest*,
+                          vipuadmin::ListAgentsReply*) override;
+  grpc::Status GetAgent(grpc::ServerContext*, const vipuadmin::GetAgentRequest*,
+                        vipuadmin::GetAgentReply*) override;
+  grpc::Status RemoveAgent(grpc::ServerContext*, const vipuadmin::RemoveAgentRequest*,
+                           vipuadmin::RemoveAgentReply*) override;
+  grpc::Status CreateCluster(grpc::ServerContext*, const vipuadmin::CreateClusterRequest*,
+                             vipuadmin::CreateClusterReply*) override;
+  grpc::Status ListClusters(grpc::ServerContext*, const vipuadmin::ListClustersRequest*,
+                            vipuadmin::ListClustersReply*) override;
+  grpc::Status RemoveCluster(grpc::ServerContext*, const vipuadmin::RemoveClusterRequest*,
+                             vipuadmin::RemoveClusterReply*) override;
+  grpc::Status CreateAllocation(grpc::ServerContext*, const vipuadmin::CreateAllocationRequest*,
+                                vipuadmin::CreateAllocationReply*) override;
+  grpc::Status RemoveAllocation(grpc::ServerContext*, const vipuadmin::RemoveAllocationRequest*,
+                                vipuadmin::RemoveAllocationReply*) override;
+
+  // Fault injection and cluster tests (admin_service_health.cc);
+  // unset: UNIMPLEMENTED.
+  void EnableHealthOps(FaultInjector* faults, ClusterTester* tester) {
+    faults_ = faults;
+    tester_ = tester;
+  }
+  grpc::Status InjectFault(grpc::ServerContext*, const vipuadmin::InjectFaultRequest*,
+                           vipuadmin::InjectFaultReply*) override;
+  grpc::Status TestCluster(grpc::ServerContext*, const vipuadmin::TestClusterRequest*,
+                           vipuadmin::TestClusterReply*) override;
+  // An online copy of the database to `path` on the server's machine.
+  grpc::Status Backup(grpc::ServerContext*, const vipuadmin::BackupRequest*,
+                      vipuadmin::BackupReply*) override;
+
+ private:
+  void Describe(const fabric::Agent& agent, const std::string& cluster, vipuadmin::Agent* out);
+
+  Inventory* inventory_;
+  const AgentRegistry* registry_;
+  ClusterLinksCache* cluster_links_;
+  FaultInjector* faults_ = nullptr;
+  ClusterTester* tester_ = nullptr;
+  const Readiness* readiness_ = nullptr;
+  security::AccessControl* access_ = nullptr;
+  storage::Store* store_ = nullptr;
+  std::string db_path_;
+};
+
+// Borrows `inventory` and the access gate, which must outlive it.
+// Thread-safe: gRPC runs its RPCs at once and it keeps no state of its own;
+// the setters must come before it serves.
+class AllocationService final : public vipuadmin::AllocationService::Service {
+ public:
+  explicit AllocationService(Inventory* inventory) : inventory_(inventory) {}
+  // Restricted users see only the allocations granted to them; unset: all.
+  void set_access_control(security::AccessControl* access) { access_ = access; }
+  grpc::Status ListAllocations(grpc::ServerContext*, const vipuadmin::ListAllocationsRequest*,
+                               vipuadmin::ListAllocationsReply*) override;
+
+ private:
+  Inventory* inventory_;
+  security::AccessControl* access_ = nullptr;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_API_ADMIN_SERVICE_H_

@@ -1,0 +1,62 @@
+// AdminService's issue-3 RPCs: InjectFault and TestCluster. Thin: admit,
+// translate, call FaultInjector / ClusterTester, map errors.
+#include "absl/strings/str_cat.h"
+#include "server/api/admin_service.h"
+#include "wire/status.h"
+
+namespace vipu::server {
+
+grpc::Status AdminService::InjectFault(grpc::ServerContext* context,
+                                       const vipuadmin::InjectFaultRequest* request,
+                                       vipuadmin::InjectFaultReply* reply) {
+  if (auto caller = security::AdmitCall(access_, context,
+                                        {"inject fault", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return wire::ToGrpc(caller.status());
+  }
+  if (faults_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "fault injection is not enabled");
+  }
+  if (!vipuadmin::FaultKind_IsValid(request->kind())) {
+    return wire::ToGrpc(
+        absl::InvalidArgumentError(absl::StrCat("kind: unknown value ", request->kind())));
+  }
+  fabric::FaultRequest fault;
+  fault.agent_id = request->agent_id();
+  fault.kind = static_cast<fabric::FaultKind>(request->kind());  // numbers equal
+  if (request->has_ipu()) fault.ipu = request->ipu();
+  if (request->has_link()) fault.link = request->link();
+  fault.duration_ms = request->duration_ms();
+  auto description = faults_->Inject(fault);
+  if (!description.ok()) return wire::ToGrpc(description.status());
+  reply->set_description(*description);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::TestCluster(grpc::ServerContext* context,
+                                       const vipuadmin::TestClusterRequest* request,
+                                       vipuadmin::TestClusterReply* reply) {
+  if (auto caller = security::AdmitCall(access_, context,
+                                        {"test cluster", /*admin=*/true, /*mutating=*/true});
+      !caller.ok()) {
+    return wire::ToGrpc(caller.status());
+  }
+  if (tester_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "cluster tests are not enabled");
+  }
+  auto results = tester_->Run(request->cluster_id(), request->force());
+  if (!results.ok()) return wire::ToGrpc(results.status());
+  reply->set_cluster_id(request->cluster_id());
+  for (const TestOutcome& t : *results) {
+    vipuadmin::TestResult* r = reply->add_results();
+    r->set_test_type(t.test_type);
+    r->set_duration_s(t.duration_s);
+    r->set_passed(t.passed);
+    r->set_total(t.total);
+    r->set_summary(t.summary);
+    for (const std::string& f : t.failures) r->add_failures(f);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,22 @@
+// The gRPC form of Readiness's refusal: UNAVAILABLE with the retry hint in
+// the message and, for programs, in the trailing metadata `retry-after-ms`.
+// Stateless; safe from any thread.
+#ifndef VIPU_SERVER_API_ADMISSION_H_
+#define VIPU_SERVER_API_ADMISSION_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/string_view.h"
+#include "server/control/readiness.h"
+
+namespace vipu::server {
+
+// OK when `readiness` is null (tests that build a service alone) or ready.
+// Otherwise the refusal naming `what`, with retry-after-ms added to
+// `context`'s trailing metadata when `context` is given.
+grpc::Status AdmitWhenReady(const Readiness* readiness, grpc::ServerContext* context,
+                            absl::string_view what);
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_API_ADMISSION_H_

@@ -1,0 +1,108 @@
+// Access rules and the lookups operations start with: partitions, allocations, candidates.
+#include "server/control/partition_access.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace vipu::server {
+
+absl::StatusOr<fabric::Partition> LoadPartition(storage::ReadTxn& txn, const std::string& id) {
+  auto p = txn.GetPartition(id);
+  if (absl::IsNotFound(p.status())) {
+    return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
+  }
+  return p;
+}
+
+absl::Status CheckAccess(storage::ReadTxn& txn, const security::Caller& caller,
+                         const fabric::Partition& p, const char* action) {
+  if (caller.Unrestricted()) return absl::OkStatus();
+  bool shared = false;
+  if (p.owner != caller.user_id) {
+    ASSIGN_OR_RETURN(shared, txn.IsPartitionShared(p.id));
+  }
+  if (caller.MaySee(p, shared)) return absl::OkStatus();
+  spdlog::warn("refused {} partition {} for {}: not its partition (owner '{}', allocation {})",
+               action, p.id, caller.Name(), p.owner, p.allocation_id);
+  return absl::PermissionDeniedError(
+      absl::StrCat("permission denied: partition id: user '", caller.user_id, "' may not ", action,
+                   " partition '", p.id, "' (neither its own nor shared in a granted allocation)"));
+}
+
+absl::Status FilterAllocations(const security::Caller& caller,
+                               const fabric::PartitionRequest& request,
+                               std::vector<fabric::Allocation>* candidates) {
+  if (caller.Unrestricted()) return absl::OkStatus();
+  std::vector<fabric::Allocation> allowed;
+  for (fabric::Allocation& a : *candidates) {
+    if (caller.MayUseAllocation(a.id)) allowed.push_back(std::move(a));
+  }
+  if (allowed.empty()) {
+    std::string what = request.allocation_id.empty()
+                           ? std::string("any allocation here")
+                           : absl::StrCat("allocation '", request.allocation_id, "'");
+    spdlog::warn("refused create partition {} for {}: no access to {}", request.id, caller.Name(),
+                 what);
+    return absl::PermissionDeniedError(absl::StrCat("permission denied: allocation_id: user '",
+                                                    caller.user_id, "' has no access to ", what));
+  }
+  *candidates = std::move(allowed);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
+    storage::ReadTxn& txn, const fabric::PartitionRequest& request) {
+  if (!request.allocation_id.empty()) {
+    auto allocation = txn.GetAllocation(request.allocation_id);
+    if (!allocation.ok()) {
+      if (absl::IsNotFound(allocation.status())) {
+        return absl::NotFoundError(
+            absl::StrCat("allocation_id: allocation '", request.allocation_id, "' not found"));
+      }
+      return allocation.status();
+    }
+    if (!request.cluster_id.empty() && allocation->cluster_id != request.cluster_id) {
+      return absl::InvalidArgumentError(absl::StrCat("cluster_id: allocation '", allocation->id,
+                                                     "' is on cluster '", allocation->cluster_id,
+                                                     "', not '", request.cluster_id, "'"));
+    }
+    return std::vector<fabric::Allocation>{*allocation};
+  }
+  if (!request.cluster_id.empty()) {
+    auto cluster = txn.GetCluster(request.cluster_id);
+    if (!cluster.ok()) {
+      if (absl::IsNotFound(cluster.status())) {
+        return absl::NotFoundError(
+            absl::StrCat("cluster_id: cluster '", request.cluster_id, "' not found"));
+      }
+      return cluster.status();
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<fabric::Allocation> all, txn.ListAllocations());
+  std::vector<fabric::Allocation> out;
+  for (fabric::Allocation& a : all) {
+    if (request.cluster_id.empty() || a.cluster_id == request.cluster_id)
+      out.push_back(std::move(a));
+  }
+  if (out.empty()) {
+    return absl::FailedPreconditionError(
+        request.cluster_id.empty()
+            ? std::string("allocation_id: no allocation exists; create one with vipu-admin")
+            : absl::StrCat("cluster_id: cluster '", request.cluster_id, "' has no allocation"));
+  }
+  return out;
+}
+
+absl::Status CheckAllocationExists(storage::ReadTxn& txn, const std::string& allocation_id) {
+  auto a = txn.GetAllocation(allocation_id);
+  if (absl::IsNotFound(a.status())) {
+    return absl::NotFoundError(
+        absl::StrCat("allocation_id: allocation '", allocation_id, "' not found"));
+  }
+  return a.status();
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,218 @@
+// The partition lifecycle (docs/architecture.md): validate, place, commit,
+// reply; then configure the agents in the background and commit the outcome.
+// Every operation is fenced by the partition's generation, so a late result of
+// an older operation never overwrites a newer one, and agents refuse it.
+//
+// The class is spread over files by job: partition_controller.cc (start,
+// stop, applying a generation to the agents and recording the outcome),
+// partition_lifecycle.cc (create, reset, remove), partition_reads.cc (get,
+// list, IPUoF configs), partition_recovery.cc (reconcile a registering agent,
+// recover after a start), partition_health.cc (faults and auto reset) and
+// partition_capacity.cc. Access rules are partition_access.h, placement and
+// relocation placement_view.h, state changes partition_transitions.h.
+#ifndef VIPU_SERVER_CONTROL_PARTITION_CONTROLLER_H_
+#define VIPU_SERVER_CONTROL_PARTITION_CONTROLLER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "base/mutex.h"
+#include "fabric/held_partition.h"
+#include "fabric/ipuof_config.h"
+#include "fabric/types.h"
+#include "server/control/partition_watch.h"
+#include "server/control/work_queue.h"
+#include "server/fleet/agent_driver.h"
+#include "server/fleet/agent_registry.h"
+#include "server/fleet/cluster_links_cache.h"
+#include "server/security/caller.h"
+#include "storage/store.h"
+
+namespace vipu::server {
+
+// Borrows the store, the cluster links cache, the registry and the driver,
+// which must outlive it; owns its worker threads (WorkQueue) and the watch
+// that readers of pending partitions wait on. Thread-safe: every public
+// method may be called from any thread (gRPC handlers, the health monitor,
+// the registry service); operations it starts finish on the writer thread
+// and on the threads that complete agent calls, and Stop waits for them.
+class PartitionController {
+ public:
+  // `cluster_links` holds the layouts and links of the clusters; it, like
+  // the store, registry and driver, is the caller's and must outlive this.
+  PartitionController(storage::Store* store, ClusterLinksCache* cluster_links,
+                      const AgentRegistry* registry, AgentDriver* driver, int worker_threads);
+  ~PartitionController();
+
+  // Access rules (docs/security.md): a restricted `caller` (an
+  // authenticated non-admin) acts only in the allocations granted to it and
+  // only on its own partitions and shared ones; anything else is
+  // PERMISSION_DENIED and changes nothing. The default caller is the
+  // unrestricted system (recovery, insecure mode).
+
+  // Commits the partition as PS_PENDING/POS_CREATING and returns it; agents
+  // are configured afterwards. The owner is the caller; `shared` makes it
+  // visible to every user of its allocation.
+  absl::StatusOr<fabric::Partition> Create(
+      const fabric::PartitionRequest& request,
+      const security::Caller& caller = security::Caller::System(), bool shared = false);
+  // Releases the IPUs on the agents, then deletes the partition. With
+  // `force`, agent errors are logged and the partition is deleted anyway.
+  absl::Status Remove(const std::string& id, bool force,
+                      const security::Caller& caller = security::Caller::System());
+  // New generation, PS_PENDING/POS_RESETTING; agents reset afterwards.
+  // A partition created relocatable, or any partition when `relocatable`,
+  // whose IPUs, links or machines are faulty moves instead: it gets healthy
+  // IPUs of its allocation (its own healthy ones may be kept), goes
+  // PS_PENDING/POS_CREATING, the new IPUs are configured and the machines it
+  // left release it; its IPUoF configs change with it. When no healthy
+  // block is free, RESOURCE_EXHAUSTED naming the faults if `relocatable`
+  // was asked for here, else a reset in place.
+  absl::Status Reset(const std::string& id,
+                     const security::Caller& caller = security::Caller::System(),
+                     bool relocatable = false);
+
+  absl::StatusOr<fabric::Partition> Get(
+      const std::string& id, const security::Caller& caller = security::Caller::System());
+  // Get, but a partition that is PS_PENDING is read again once its pending
+  // operation has settled (committed ACTIVE or ERROR, been overtaken, or
+  // the partition removed), or at `deadline`, whichever comes first: a
+  // caller waiting for ACTIVE needs one read instead of polling. What is
+  // returned is always the committed state at the time of the last read.
+  absl::StatusOr<fabric::Partition> GetSettled(
+      const std::string& id, absl::Time deadline,
+      const security::Caller& caller = security::Caller::System());
+  // The partitions `caller` may see.
+  absl::StatusOr<std::vector<fabric::Partition>> List(
+      const std::string& allocation_id,
+      const security::Caller& caller = security::Caller::System());
+  // All GCDs, or just `gcd`.
+  absl::StatusOr<std::vector<fabric::GcdConfig>> IpuofConfigs(
+      const std::string& id, std::optional<uint32_t> gcd,
+      const security::Caller& caller = security::Caller::System());
+
+  // After an agent (re)registers: release what the database does not want
+  // there, re-push what it lost.
+  void ReconcileAgent(const std::string& agent_id, std::vector<fabric::HeldPartition> held);
+  // After a server start: finish operations a crash interrupted.
+  void Recover();
+
+  // Health, driven by the HealthMonitor.
+  struct FaultReport {
+    std::string id;
+    uint64_t generation = 0;
+    std::vector<std::string> errors;
+  };
+  // For each report, a fault touches the partition: PS_ACTIVE/POS_IDLE ->
+  // PS_ERROR/POS_FAILED with `errors`; a partition already in PS_ERROR gets
+  // its errors replaced when they differ. Nothing happens to one that moved
+  // to another generation, is busy (pending, removing) or already says so.
+  // One durable write for all (a restart may find thousands at once).
+  // Returns how many changed.
+  absl::StatusOr<size_t> MarkFaulty(const std::vector<FaultReport>& reports);
+  // The faults have cleared: a PS_ERROR partition at `generation` is reset
+  // when auto reset is enabled and auto_reset_retry_count is below
+  // max_auto_reset_retries; counts the retry and stamps
+  // last_auto_reset_unix_ms. False when not eligible. A manual Reset starts
+  // the retry count afresh. A relocatable partition is eligible while its
+  // faults last: it moves as with Reset, or waits (false, no retry spent)
+  // while no healthy block is free.
+  absl::StatusOr<bool> AutoReset(const std::string& id, uint64_t generation);
+
+  // What can still be placed in each allocation `caller` may use, computed
+  // by the placement Create uses against the allocation's current occupancy
+  // and live machines; nothing is written. Sizes are the powers of two up
+  // to the cluster's IPU count, default options (as `create partition
+  // --size N`). Errors: the store's.
+  struct SizeFit {
+    uint32_t size = 0;
+    bool fits = false;
+    uint32_t num_ilds = 0;  // the ILDs a partition of this size spans
+    std::string why;        // placement's refusal when it does not fit
+  };
+  struct AllocationCapacity {
+    std::string allocation_id;
+    std::string cluster_id;
+    uint32_t ipus = 0;       // IPUs of the allocation's machines in the cluster
+    uint32_t free_ipus = 0;  // of those: on Up machines, held by no partition
+    uint32_t largest = 0;    // the largest size that fits; 0: none
+    std::vector<SizeFit> sizes;
+    std::vector<std::string> down;  // the allocation's agents that are not Up
+  };
+  absl::StatusOr<std::vector<AllocationCapacity>> Capacity(
+      const security::Caller& caller = security::Caller::System()) const;
+
+  // Waits until no ReconcileAgent job is queued or running, or `deadline`
+  // passes; true when none is left (the server reports ready after this).
+  bool AwaitReconciled(absl::Time deadline) ABSL_LOCKS_EXCLUDED(reconcile_mu_);
+  // Reconciliations finished since start (tests, logs).
+  uint64_t reconciled() const;
+
+  // Waits for queued background work (tests, shutdown).
+  void Stop();
+
+ private:
+  // One remove, its steps in the order they run (partition_lifecycle.cc).
+  class Removal;
+  // What a committed reset or auto reset left to do on the agents.
+  struct Restart {
+    uint64_t generation = 0;
+    bool moved = false;             // to other IPUs: configure there
+    std::vector<std::string> left;  // machines a move left, to release
+  };
+  // The write a reset and an auto reset share: `target` (when given)
+  // becomes the partition's IPUs, then a new generation and PS_PENDING
+  // (POS_CREATING when moved, else POS_RESETTING).
+  static absl::StatusOr<Restart> CommitRestart(
+      storage::WriteTxn& txn, fabric::Partition* p,
+      std::optional<std::vector<fabric::PartitionIpu>> target, int64_t now_ms);
+  // The agents' half of a committed Restart: ApplyMove when it moved, else
+  // a reset in place queued on the work queue.
+  void ApplyRestart(const std::string& id, const Restart& restart);
+  // The agents' half of a move: release on the machines `left`, then
+  // configure the partition where it now is (on the work queue).
+  void ApplyMove(const std::string& id, uint64_t generation, std::vector<std::string> left);
+
+  // Reads the partition and applies `op` when it is still at `generation`
+  // (a job queued behind a newer operation does nothing).
+  void ApplyIfCurrent(const std::string& id, uint64_t generation, AgentDriver::Op op);
+  // Starts configuring (or resetting) the agents at the snapshot's
+  // generation and returns; the outcome is committed when they have all
+  // answered, if the partition is still at that generation, and waiting
+  // readers are told. Counted as background work until it ends.
+  void StartApply(const fabric::Partition& snapshot, AgentDriver::Op op);
+  void RecordOutcome(const fabric::Partition& snapshot, AgentDriver::Op op,
+                     std::vector<std::string> errors);
+  // Operations running on other threads than the work queue's (Stop waits
+  // for them). Begin is false once stopped: nothing may start then.
+  bool BeginBackground() ABSL_LOCKS_EXCLUDED(background_mu_);
+  void EndBackground() ABSL_LOCKS_EXCLUDED(background_mu_);
+
+  storage::Store* store_;
+  ClusterLinksCache* cluster_links_;
+  const AgentRegistry* registry_;
+  AgentDriver* driver_;
+  PartitionWatch watch_;  // announced whenever a background change commits
+
+  bool NoneReconciling() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_) {
+    return reconciling_ == 0;
+  }
+
+  mutable vipu::Mutex reconcile_mu_;
+  int reconciling_ ABSL_GUARDED_BY(reconcile_mu_) = 0;  // ReconcileAgent jobs queued or running
+  uint64_t reconciled_ ABSL_GUARDED_BY(reconcile_mu_) = 0;
+
+  vipu::Mutex background_mu_;
+  int background_ ABSL_GUARDED_BY(background_mu_) = 0;  // Converges not yet ended
+  bool stopped_ ABSL_GUARDED_BY(background_mu_) = false;
+  vipu::CondVar background_idle_;
+
+  WorkQueue work_;  // last: its threads stop before the members above go
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_CONTROL_PARTITION_CONTROLLER_H_

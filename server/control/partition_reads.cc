@@ -1,0 +1,140 @@
+// PartitionController's reads: one partition (settled or not), a list, IPUoF configs.
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "server/control/partition_access.h"
+#include "server/control/partition_controller.h"
+#include "spdlog/spdlog.h"
+#include "wire/attribute_names.h"
+
+namespace vipu::server {
+
+absl::StatusOr<fabric::Partition> PartitionController::GetSettled(const std::string& id,
+                                                                  absl::Time deadline,
+                                                                  const security::Caller& caller) {
+  // The ticket is taken before the first read, so an outcome committed
+  // between that read and the wait still wakes it.
+  PartitionWatch::Ticket ticket = watch_.Watch(id);
+  auto partition = Get(id, caller);
+  if (!partition.ok() || partition->ready_state != fabric::ReadyState::kPending) return partition;
+  if (!ticket.Wait(deadline)) return partition;
+  return Get(id, caller);
+}
+
+absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id,
+                                                           const security::Caller& caller) {
+  fabric::Partition out;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    auto p = LoadPartition(txn, id);
+    if (!p.ok()) return p.status();
+    if (absl::Status a = CheckAccess(txn, caller, *p, "get"); !a.ok()) return a;
+    out = std::move(*p);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
+    const std::string& allocation_id, const security::Caller& caller) {
+  std::vector<fabric::Partition> out;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    if (!allocation_id.empty()) {
+      auto a = txn.GetAllocation(allocation_id);
+      if (!a.ok()) {
+        if (absl::IsNotFound(a.status())) {
+          return absl::NotFoundError(
+              absl::StrCat("allocation_id: allocation '", allocation_id, "' not found"));
+        }
+        return a.status();
+      }
+    }
+    if (!allocation_id.empty() && !caller.MayUseAllocation(allocation_id)) {
+      spdlog::warn("refused list partitions of allocation {} for {}: not granted", allocation_id,
+                   caller.Name());
+      return absl::PermissionDeniedError(
+          absl::StrCat("permission denied: allocation_id: user '", caller.user_id,
+                       "' has no access to allocation '", allocation_id, "'"));
+    }
+    auto list = txn.ListPartitions(allocation_id);
+    if (!list.ok()) return list.status();
+    if (caller.Unrestricted()) {
+      out = std::move(*list);
+      return absl::OkStatus();
+    }
+    auto shared = txn.SharedPartitions();
+    if (!shared.ok()) return shared.status();
+    // Filtered in place: no second vector grown one partition at a time.
+    list->erase(std::remove_if(list->begin(), list->end(),
+                               [&](const fabric::Partition& p) {
+                                 return !caller.MaySee(p, shared->count(p.id) > 0);
+                               }),
+                list->end());
+    out = std::move(*list);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs(
+    const std::string& id, std::optional<uint32_t> gcd, const security::Caller& caller) {
+  fabric::Partition partition;
+  fabric::Cluster cluster;
+  std::map<std::string, fabric::MachineEndpoint> endpoints;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    auto p = LoadPartition(txn, id);
+    if (!p.ok()) return p.status();
+    if (absl::Status a = CheckAccess(txn, caller, *p, "get the ipuof config of"); !a.ok()) {
+      return a;
+    }
+    partition = std::move(*p);
+    auto c = txn.GetCluster(partition.cluster_id);
+    if (!c.ok()) return c.status();
+    cluster = std::move(*c);
+    for (const fabric::PartitionIpu& ipu : partition.ipus) {
+      const std::string& agent_id = ipu.ipu.agent_id;
+      if (endpoints.count(agent_id)) continue;
+      fabric::MachineEndpoint e;
+      if (std::optional<LiveAgent> live = registry_->Get(agent_id)) {
+        e.host = live->host;
+        e.ipuof_port = live->ipuof_port != 0 ? live->ipuof_port : live->port;
+        e.rdma_port = live->rdma_port;
+        e.machine_type = live->machine_type;
+        for (const auto& [name, value] : live->details) {
+          if (name == wire::kMachineGwswVersion) e.gwsw_version = value;
+          if (name == wire::kMachineRuntimeVersion) e.ipum_sw_version = value;
+        }
+        for (const Attributes& attrs : live->ipus) {
+          std::string chip;
+          for (const auto& [name, value] : attrs) {
+            if (name == wire::kIpuBoardSerialNumber && chip.empty()) chip = value;
+          }
+          e.chip_ids.push_back(chip);
+        }
+      } else {
+        auto a = txn.GetAgent(agent_id);
+        if (!a.ok()) return a.status();
+        e.host = a->host;
+        e.ipuof_port = a->port;
+        e.machine_type = a->machine_type;
+      }
+      endpoints[agent_id] = std::move(e);
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  if (gcd && *gcd >= partition.num_gcds) {
+    return absl::InvalidArgumentError(absl::StrCat("gcd_id: partition '", id, "' has ",
+                                                   partition.num_gcds, " GCDs, got GCD ", *gcd));
+  }
+  auto layout = fabric::ClusterLayout::Build(cluster);
+  if (!layout.ok()) return layout.status();
+  std::vector<fabric::GcdConfig> all = fabric::BuildIpuofConfigs(partition, *layout, endpoints);
+  if (!gcd) return all;
+  return std::vector<fabric::GcdConfig>{all.at(*gcd)};
+}
+
+}  // namespace vipu::server

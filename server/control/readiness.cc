@@ -1,0 +1,34 @@
+// Readiness: refuses mutating requests with UNAVAILABLE and a retry hint until reconciled.
+#include "server/control/readiness.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace vipu::server {
+
+void Readiness::Reconciling(absl::Time deadline) {
+  vipu::MutexLock lock(&mu_);
+  deadline_ = deadline;
+}
+
+void Readiness::SetReady() { ready_.store(true); }
+
+absl::Duration Readiness::RetryAfter(absl::Time now) const {
+  vipu::MutexLock lock(&mu_);
+  return std::max(absl::Milliseconds(100), deadline_ - now);
+}
+
+absl::Status Readiness::Admit(absl::string_view what, int64_t* retry_after_ms) const {
+  if (ready()) return absl::OkStatus();
+  const int64_t retry_ms = absl::ToInt64Milliseconds(RetryAfter(absl::Now()));
+  if (retry_after_ms != nullptr) *retry_after_ms = retry_ms;
+  return absl::UnavailableError(
+      absl::StrCat(what,
+                   ": the server is starting and reconciling its agents with the database; "
+                   "retry in ",
+                   retry_ms, " ms"));
+}
+
+}  // namespace vipu::server

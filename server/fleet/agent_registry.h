@@ -1,0 +1,144 @@
+// What the server knows about agents from their own reports: address,
+// machine details and IPU attributes from Register, liveness from
+// heartbeats. In memory only: after a restart agents register again, and a
+// heartbeat every period would be too many commits to persist.
+//
+// Owns its copies of the reports and hands out copies. Thread-safe: the
+// registry RPCs, the health monitor and the partition controller call it at
+// once; every method takes mu_.
+#ifndef VIPU_SERVER_FLEET_AGENT_REGISTRY_H_
+#define VIPU_SERVER_FLEET_AGENT_REGISTRY_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "base/mutex.h"
+#include "fabric/types.h"
+
+namespace vipu::server {
+
+using Attributes = std::vector<std::pair<std::string, std::string>>;
+
+// "agent ag3: not connected": the registry has no registration for the
+// agent (it never registered, or was forgotten). Partition errors, agent
+// calls and topology pushes all say it this way.
+std::string NotConnectedText(const std::string& agent_id);
+// UNAVAILABLE with NotConnectedText(agent_id).
+absl::Status NotConnectedError(const std::string& agent_id);
+
+// Faults an agent reported in its latest heartbeat.
+struct AgentHealth {
+  std::map<uint32_t, std::string> ipu_errors;  // IPU# -> "injected fault"
+  // Port -> "IPU-Link ag3.ipu1-ag4.ipu3" (kind and link name) of downed links.
+  std::map<uint32_t, std::string> links_down;
+  // The heartbeat's number since the agent registered (0: unnumbered). A
+  // numbered report no newer than the one held is stale and ignored.
+  uint64_t sequence = 0;
+  bool healthy() const { return ipu_errors.empty() && links_down.empty(); }
+};
+
+struct LiveAgent {
+  std::string id;
+  std::string host;
+  uint32_t port = 0;
+  uint32_t ipuof_port = 0;
+  uint32_t rdma_port = 0;  // 0: not reported
+  fabric::MachineType machine_type = fabric::MachineType::kM2000;
+  Attributes details;            // ordered, as `get agent` prints them
+  std::vector<Attributes> ipus;  // by IPU#
+  absl::Time registered;
+  absl::Time last_heartbeat;
+  AgentHealth health;
+  // Which registration this is: the registry numbers every Register, so a
+  // late answer to a call made before the agent registered again is told
+  // apart from one for the agent as it is now.
+  uint64_t epoch = 0;
+  // Fingerprint of the topology last pushed (SetTopology) since this
+  // registration; 0: none yet.
+  uint64_t topology_sent = 0;
+};
+
+// Where an agent listens, without its reports (cheap to copy).
+struct AgentEndpoint {
+  std::string host;
+  uint32_t port = 0;
+  uint64_t epoch = 0;  // LiveAgent::epoch
+};
+
+// An agent's last heartbeat, without its reports (the health monitor's tick).
+struct AgentPulse {
+  std::string id;
+  absl::Time last_heartbeat;
+};
+
+// An agent that should be told its topology (AgentRegistry::TopologyDue).
+struct TopologyDueAgent {
+  size_t index = 0;        // into the ids asked about
+  AgentEndpoint endpoint;  // with the registration it is due for
+};
+
+class AgentRegistry {
+ public:
+  explicit AgentRegistry(absl::Duration heartbeat_interval)
+      : heartbeat_interval_(heartbeat_interval) {}
+
+  absl::Duration heartbeat_interval() const { return heartbeat_interval_; }
+  // An agent is Up while its last heartbeat is younger than three periods.
+  absl::Duration timeout() const { return 3 * heartbeat_interval_; }
+
+  void Register(LiveAgent agent, absl::Time now);
+  // False when the agent is not registered (it must register again).
+  bool Heartbeat(const std::string& id, absl::Time now);
+  // Same, recording the health the heartbeat carried.
+  bool Heartbeat(const std::string& id, absl::Time now, AgentHealth health);
+  // A batch of agents under one lock (the batched registry calls). Returns
+  // the ids that are not registered (they must register again).
+  void RegisterMany(std::vector<LiveAgent> agents, absl::Time now);
+  std::vector<std::string> HeartbeatMany(std::vector<std::pair<std::string, AgentHealth>> beats,
+                                         absl::Time now);
+  // Remembers what SetTopology told the agent during registration `epoch`
+  // (no-op for an unknown agent or one that registered again since).
+  void MarkTopologySent(const std::string& id, uint64_t epoch, uint64_t fingerprint);
+  // Of `ids[i]` (which should have been told `fingerprints[i]`), the agents
+  // Up at `now` that have not been told it since they registered. One lock
+  // for the lot: a cluster of 16,384 agents is checked every tick.
+  std::vector<TopologyDueAgent> TopologyDue(const std::vector<std::string>& ids,
+                                            const std::vector<uint64_t>& fingerprints,
+                                            absl::Time now) const;
+  void ForgetForTesting(const std::string& id);
+
+  std::optional<LiveAgent> Get(const std::string& id) const;
+  // Address and registration of an agent, without copying its reports.
+  std::optional<AgentEndpoint> EndpointOf(const std::string& id) const;
+  // Every registered agent's last heartbeat, sorted by id.
+  std::vector<AgentPulse> Pulses() const;
+  // Registered (Up or not), without copying the agent's reports.
+  bool Contains(const std::string& id) const;
+  // Agents whose last heartbeat is younger than timeout().
+  size_t CountUpForTesting(absl::Time now) const;
+  bool IsUp(const std::string& id, absl::Time now) const;
+  size_t size() const;
+  std::vector<LiveAgent> All() const;
+
+ private:
+  const absl::Duration heartbeat_interval_;
+  // Numbers a registration (LiveAgent::epoch).
+  void Stamp(LiveAgent& agent, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes a heartbeat's liveness and health unless it is older than the
+  // report `agent` holds.
+  static void Apply(LiveAgent& agent, absl::Time now, AgentHealth health);
+
+  mutable vipu::Mutex mu_;
+  std::map<std::string, LiveAgent> agents_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_FLEET_AGENT_REGISTRY_H_
