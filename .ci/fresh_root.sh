@@ -1,6 +1,8 @@
 # Fresh Debian 12 roots for CI (sourced by .ci/run).
 #
 # make_root DIR      makes a new root with mmdebstrap from the host's apt sources
+# root_tools ROOT PKG...  installs CI's own tools (not the project's: those
+#                    come from scripts/install-deps.sh) into a root with apt
 # in_root ROOT CMD   runs CMD as root inside it, in private mount and PID
 #                    namespaces: /proc, /sys (read-only, with the machine's
 #                    control groups), a new devpts
@@ -43,6 +45,15 @@ make_root() {
   # What every installed Debian machine has and debootstrap leaves out.
   printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' \
     "$(hostname)" >"$dir/etc/hosts"
+}
+
+# Tools that CI runs inside a root, from the root's Debian release, so that
+# their verdict does not depend on the host's: lintian judges the .deb as
+# Debian 12's lintian does.
+root_tools() {
+  local root=$1
+  shift
+  in_root "$root" "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $* >/dev/null"
 }
 
 ci_child=

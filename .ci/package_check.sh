@@ -13,6 +13,8 @@ apt-get update -qq
 # The package's dependencies first, so that the snapshot below holds them
 # and the comparison after purge sees only what the package itself did.
 apt-get satisfy -y -qq "$(dpkg-deb -f "$deb" Depends)" >/dev/null
+# man itself (man-db), as an operator has it, to read the package's pages.
+apt-get install -y -qq --no-install-recommends man-db >/dev/null
 # Left out: apt's and dpkg's own records and logs, and the backups that the
 # shadow tools keep of the user database (/etc/passwd- and its kin) whenever
 # a user is added or deleted.
@@ -30,9 +32,19 @@ for f in /usr/bin/vipu-server /usr/bin/vipu-agent /usr/bin/vipu /usr/bin/vipu-ad
   /usr/bin/poprun /usr/bin/ipu-model /usr/bin/popdist_sample_train /usr/bin/gc-info \
   /usr/include/popdist/context.h /usr/lib/x86_64-linux-gnu/libpopdist.a \
   /usr/lib/x86_64-linux-gnu/pkgconfig/popdist.pc /usr/share/doc/vipu/quickstart.md \
-  /lib/systemd/system/vipu-server.service /etc/vipu/vipu-server.hcl; do
+  /lib/systemd/system/vipu-server.service /etc/vipu/vipu-server.hcl \
+  /usr/share/man/man1/vipu.1.gz /usr/share/doc/vipu/copyright /usr/share/doc/vipu/changelog.gz; do
   [ -e "$f" ] || fail "$f is not installed"
 done
+# Every program the package installs has its manual page, and man shows it.
+for program in $(dpkg -L vipu | grep -E '^/usr/s?bin/.'); do
+  name=$(basename "$program")
+  page=$(man -w "$name" 2>/dev/null) || fail "no manual page for $program"
+  case $page in /usr/share/man/man[18]/"$name".[18].gz) ;; *) fail "$name: manual page $page" ;; esac
+done
+MANPAGER=cat MANWIDTH=80 man vipu >/root/vipu.man 2>/root/vipu.man.err || fail "man vipu: $(cat /root/vipu.man.err)"
+grep -q 'vipu create partition' /root/vipu.man || fail "man vipu has no 'vipu create partition'"
+log "man vipu: $(grep -c . /root/vipu.man) lines"
 getent passwd vipu >/dev/null || fail "postinst did not create the vipu user"
 # Nothing needs a -dev package at run time.
 if dpkg-query -W -f '${Package}\n' | grep -- '-dev$'; then fail "a -dev package was installed"; fi

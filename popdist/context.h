@@ -9,6 +9,8 @@
 
 namespace popdist {
 
+// The error popdist throws, as the Python module and C++ applications of the
+// published popdist expect an exception. An immutable value; thread-safe.
 class popdist_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "fabric/topology.h"
 #include "fabric/validation.h"
 #include "spdlog/spdlog.h"
@@ -49,11 +50,10 @@ absl::Status Inventory::RemoveAgent(const std::string& id) {
     if (absl::Status g = txn.GetAgent(id).status(); !g.ok()) {
       return Renamed(g, absl::StrCat("agent id: agent '", id, "'"));
     }
-    auto cluster = txn.ClusterOfAgent(id);
-    if (!cluster.ok()) return cluster.status();
-    if (!cluster->empty()) {
+    ASSIGN_OR_RETURN(const std::string cluster, txn.ClusterOfAgent(id));
+    if (!cluster.empty()) {
       return absl::FailedPreconditionError(absl::StrCat("agent '", id, "' is in cluster '",
-                                                        *cluster, "'; remove the cluster first"));
+                                                        cluster, "'; remove the cluster first"));
     }
     return txn.DeleteAgent(id);
   });
@@ -69,19 +69,17 @@ absl::StatusOr<fabric::Agent> Inventory::GetAgent(const std::string& id) {
     out = std::move(*a);
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return out;
 }
 
 absl::StatusOr<std::vector<fabric::Agent>> Inventory::ListAgents() {
   std::vector<fabric::Agent> out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto list = txn.ListAgents();
-    if (!list.ok()) return list.status();
-    out = std::move(*list);
+    ASSIGN_OR_RETURN(out, txn.ListAgents());
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return out;
 }
 
@@ -90,13 +88,12 @@ absl::StatusOr<std::vector<std::string>> Inventory::ClustersOf(
   std::vector<std::string> out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
     for (const std::string& id : agent_ids) {
-      auto c = txn.ClusterOfAgent(id);
-      if (!c.ok()) return c.status();
-      out.push_back(*c);
+      ASSIGN_OR_RETURN(std::string c, txn.ClusterOfAgent(id));
+      out.push_back(std::move(c));
     }
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return out;
 }
 
@@ -154,7 +151,7 @@ absl::StatusOr<std::vector<absl::Status>> Inventory::RecordRegistrations(
     }
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (!added.empty()) {
     spdlog::info("{} agents added (first {} at {}:{})", added.size(), agents[added[0]].id,
                  agents[added[0]].host, agents[added[0]].port);
@@ -189,11 +186,10 @@ absl::Status Inventory::CreateCluster(const fabric::Cluster& cluster) {
       if (absl::Status g = txn.GetAgent(a).status(); !g.ok()) {
         return Renamed(g, absl::StrCat("agents: agent '", a, "'"));
       }
-      auto c = txn.ClusterOfAgent(a);
-      if (!c.ok()) return c.status();
-      if (!c->empty()) {
+      ASSIGN_OR_RETURN(const std::string c, txn.ClusterOfAgent(a));
+      if (!c.empty()) {
         return absl::FailedPreconditionError(
-            absl::StrCat("agents: agent '", a, "' is already in cluster '", *c, "'"));
+            absl::StrCat("agents: agent '", a, "' is already in cluster '", c, "'"));
       }
     }
     return txn.InsertCluster(cluster);
@@ -210,19 +206,17 @@ absl::Status Inventory::RemoveCluster(const std::string& id) {
     if (absl::Status g = txn.GetCluster(id).status(); !g.ok()) {
       return Renamed(g, absl::StrCat("cluster id: cluster '", id, "'"));
     }
-    auto allocations = txn.ListAllocations();
-    if (!allocations.ok()) return allocations.status();
-    for (const fabric::Allocation& a : *allocations) {
+    ASSIGN_OR_RETURN(const std::vector<fabric::Allocation> allocations, txn.ListAllocations());
+    for (const fabric::Allocation& a : allocations) {
       if (a.cluster_id == id) {
         return absl::FailedPreconditionError(absl::StrCat("cluster '", id, "' has allocation '",
                                                           a.id, "'; remove its allocations first"));
       }
     }
-    auto partitions = txn.CountPartitionsInCluster(id);
-    if (!partitions.ok()) return partitions.status();
-    if (*partitions > 0) {
+    ASSIGN_OR_RETURN(const int64_t partitions, txn.CountPartitionsInCluster(id));
+    if (partitions > 0) {
       return absl::FailedPreconditionError(
-          absl::StrCat("cluster '", id, "' has ", *partitions, " partitions"));
+          absl::StrCat("cluster '", id, "' has ", partitions, " partitions"));
     }
     return txn.DeleteCluster(id);
   });
@@ -233,12 +227,10 @@ absl::Status Inventory::RemoveCluster(const std::string& id) {
 absl::StatusOr<std::vector<fabric::Cluster>> Inventory::ListClusters() {
   std::vector<fabric::Cluster> out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto list = txn.ListClusters();
-    if (!list.ok()) return list.status();
-    out = std::move(*list);
+    ASSIGN_OR_RETURN(out, txn.ListClusters());
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return out;
 }
 
@@ -270,11 +262,10 @@ absl::Status Inventory::CreateAllocation(const fabric::Allocation& request) {
         return absl::InvalidArgumentError(
             absl::StrCat("agents: agent '", a, "' is not in cluster '", cluster->id, "'"));
       }
-      auto other = txn.AllocationOfAgent(a);
-      if (!other.ok()) return other.status();
-      if (!other->empty()) {
+      ASSIGN_OR_RETURN(const std::string other, txn.AllocationOfAgent(a));
+      if (!other.empty()) {
         return absl::FailedPreconditionError(
-            absl::StrCat("agents: agent '", a, "' is already in allocation '", *other, "'"));
+            absl::StrCat("agents: agent '", a, "' is already in allocation '", other, "'"));
       }
     }
     return txn.InsertAllocation(allocation);
@@ -291,10 +282,9 @@ absl::Status Inventory::RemoveAllocation(const std::string& id) {
     if (absl::Status g = txn.GetAllocation(id).status(); !g.ok()) {
       return Renamed(g, absl::StrCat("allocation id: allocation '", id, "'"));
     }
-    auto partitions = txn.CountPartitionsInAllocation(id);
-    if (!partitions.ok()) return partitions.status();
-    if (*partitions > 0) {
-      return absl::FailedPreconditionError(absl::StrCat("allocation '", id, "' has ", *partitions,
+    ASSIGN_OR_RETURN(const int64_t partitions, txn.CountPartitionsInAllocation(id));
+    if (partitions > 0) {
+      return absl::FailedPreconditionError(absl::StrCat("allocation '", id, "' has ", partitions,
                                                         " partitions; remove them first"));
     }
     return txn.DeleteAllocation(id);
@@ -306,12 +296,10 @@ absl::Status Inventory::RemoveAllocation(const std::string& id) {
 absl::StatusOr<std::vector<fabric::Allocation>> Inventory::ListAllocations() {
   std::vector<fabric::Allocation> out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto list = txn.ListAllocations();
-    if (!list.ok()) return list.status();
-    out = std::move(*list);
+    ASSIGN_OR_RETURN(out, txn.ListAllocations());
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return out;
 }
 

@@ -1,5 +1,7 @@
 // PartitionController's reads: one partition (settled or not), a list, IPUoF configs.
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -27,13 +29,10 @@ absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id
                                                            const security::Caller& caller) {
   fabric::Partition out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto p = LoadPartition(txn, id);
-    if (!p.ok()) return p.status();
-    if (absl::Status a = CheckAccess(txn, caller, *p, "get"); !a.ok()) return a;
-    out = std::move(*p);
-    return absl::OkStatus();
+    ASSIGN_OR_RETURN(out, LoadPartition(txn, id));
+    return CheckAccess(txn, caller, out, "get");
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return out;
 }
 
@@ -41,16 +40,7 @@ absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
     const std::string& allocation_id, const security::Caller& caller) {
   std::vector<fabric::Partition> out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    if (!allocation_id.empty()) {
-      auto a = txn.GetAllocation(allocation_id);
-      if (!a.ok()) {
-        if (absl::IsNotFound(a.status())) {
-          return absl::NotFoundError(
-              absl::StrCat("allocation_id: allocation '", allocation_id, "' not found"));
-        }
-        return a.status();
-      }
-    }
+    if (!allocation_id.empty()) RETURN_IF_ERROR(CheckAllocationExists(txn, allocation_id));
     if (!allocation_id.empty() && !caller.MayUseAllocation(allocation_id)) {
       spdlog::warn("refused list partitions of allocation {} for {}: not granted", allocation_id,
                    caller.Name());
@@ -58,24 +48,18 @@ absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
           absl::StrCat("permission denied: allocation_id: user '", caller.user_id,
                        "' has no access to allocation '", allocation_id, "'"));
     }
-    auto list = txn.ListPartitions(allocation_id);
-    if (!list.ok()) return list.status();
-    if (caller.Unrestricted()) {
-      out = std::move(*list);
-      return absl::OkStatus();
-    }
-    auto shared = txn.SharedPartitions();
-    if (!shared.ok()) return shared.status();
+    ASSIGN_OR_RETURN(out, txn.ListPartitions(allocation_id));
+    if (caller.Unrestricted()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(const auto shared, txn.SharedPartitions());
     // Filtered in place: no second vector grown one partition at a time.
-    list->erase(std::remove_if(list->begin(), list->end(),
-                               [&](const fabric::Partition& p) {
-                                 return !caller.MaySee(p, shared->count(p.id) > 0);
-                               }),
-                list->end());
-    out = std::move(*list);
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const fabric::Partition& p) {
+                               return !caller.MaySee(p, shared.count(p.id) > 0);
+                             }),
+              out.end());
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return out;
 }
 
@@ -85,15 +69,9 @@ absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs
   fabric::Cluster cluster;
   std::map<std::string, fabric::MachineEndpoint> endpoints;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto p = LoadPartition(txn, id);
-    if (!p.ok()) return p.status();
-    if (absl::Status a = CheckAccess(txn, caller, *p, "get the ipuof config of"); !a.ok()) {
-      return a;
-    }
-    partition = std::move(*p);
-    auto c = txn.GetCluster(partition.cluster_id);
-    if (!c.ok()) return c.status();
-    cluster = std::move(*c);
+    ASSIGN_OR_RETURN(partition, LoadPartition(txn, id));
+    RETURN_IF_ERROR(CheckAccess(txn, caller, partition, "get the ipuof config of"));
+    ASSIGN_OR_RETURN(cluster, txn.GetCluster(partition.cluster_id));
     for (const fabric::PartitionIpu& ipu : partition.ipus) {
       const std::string& agent_id = ipu.ipu.agent_id;
       if (endpoints.count(agent_id)) continue;
@@ -115,23 +93,24 @@ absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs
           e.chip_ids.push_back(chip);
         }
       } else {
-        auto a = txn.GetAgent(agent_id);
-        if (!a.ok()) return a.status();
-        e.host = a->host;
-        e.ipuof_port = a->port;
-        e.machine_type = a->machine_type;
+        ASSIGN_OR_RETURN(const fabric::Agent a, txn.GetAgent(agent_id));
+        e.host = a.host;
+        e.ipuof_port = a.port;
+        e.machine_type = a.machine_type;
       }
       endpoints[agent_id] = std::move(e);
     }
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (gcd && *gcd >= partition.num_gcds) {
     return absl::InvalidArgumentError(absl::StrCat("gcd_id: partition '", id, "' has ",
                                                    partition.num_gcds, " GCDs, got GCD ", *gcd));
   }
-  auto layout = fabric::ClusterLayout::Build(cluster);
-  if (!layout.ok()) return layout.status();
+  // The layout the cache holds: building one costs milliseconds at 16,384
+  // machines, on every config an application asks for otherwise.
+  ASSIGN_OR_RETURN(std::shared_ptr<const fabric::ClusterLayout> layout,
+                   cluster_links_->LayoutOf(cluster));
   std::vector<fabric::GcdConfig> all = fabric::BuildIpuofConfigs(partition, *layout, endpoints);
   if (!gcd) return all;
   return std::vector<fabric::GcdConfig>{all.at(*gcd)};
