@@ -267,9 +267,8 @@ grpc::Status AgentService::ConfigurePartition(grpc::ServerContext* context,
   if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
   if (grpc::Status s = RequireServer(*machine, context, "ConfigurePartition"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
-  absl::StatusOr<PartitionConfig> config = FromProto(*request);
-  if (!config.ok()) return wire::ToGrpc(config.status());
-  absl::Status status = machine->Configure(*config);
+  GRPC_ASSIGN_OR_RETURN(PartitionConfig config, FromProto(*request));
+  absl::Status status = machine->Configure(config);
   if (!status.ok()) {
     spdlog::warn("agent {}: configure partition {} generation {} refused: {}", machine->agent_id(),
                  request->partition_id(), request->generation(), std::string(status.message()));
@@ -317,9 +316,8 @@ grpc::Status AgentService::SetTopology(grpc::ServerContext* context,
   if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
   if (grpc::Status s = RequireServer(*machine, context, "SetTopology"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
-  absl::StatusOr<MachineTopology> topology = FromProto(*request);
-  if (!topology.ok()) return wire::ToGrpc(topology.status());
-  return wire::ToGrpc(machine->SetTopology(std::move(*topology)));
+  GRPC_ASSIGN_OR_RETURN(MachineTopology topology, FromProto(*request));
+  return wire::ToGrpc(machine->SetTopology(std::move(topology)));
 }
 
 grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
@@ -344,7 +342,7 @@ grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
   if (request->has_ipu()) fault.ipu = request->ipu();
   if (request->has_link()) fault.link = request->link();
   fault.duration_ms = request->duration_ms();
-  if (absl::Status s = fabric::ValidateFaultRequest(fault); !s.ok()) return wire::ToGrpc(s);
+  GRPC_RETURN_IF_ERROR(fabric::ValidateFaultRequest(fault));
 
   absl::StatusOr<std::string> description;
   switch (fault.kind) {
@@ -367,7 +365,7 @@ grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
     default:
       break;
   }
-  if (!description.ok()) return wire::ToGrpc(description.status());
+  GRPC_RETURN_IF_ERROR(description);
   reply->set_description(*description);
   return grpc::Status::OK;
 }
@@ -437,30 +435,28 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
     if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
   }
   if (grpc::Status s = ValidateWorkloadRequest(*request); !s.ok()) return s;
-  absl::StatusOr<PartitionConfig> config = machine->Config(request->partition_id());
-  if (!config.ok()) return wire::ToGrpc(config.status());
-  if (request->generation() != 0 && request->generation() != config->generation) {
+  GRPC_ASSIGN_OR_RETURN(PartitionConfig config, machine->Config(request->partition_id()));
+  if (request->generation() != 0 && request->generation() != config.generation) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         absl::StrCat("generation: partition ", request->partition_id(),
-                                     " is at generation ", config->generation, " on agent ",
+                                     " is at generation ", config.generation, " on agent ",
                                      machine->agent_id(), ", got ", request->generation()));
   }
-  absl::StatusOr<WorkloadRun> run =
-      PredictRun(FromProto(request->workload()), ShapeOf(*machine, *config), request->steps());
-  if (!run.ok()) return wire::ToGrpc(run.status());
+  GRPC_ASSIGN_OR_RETURN(WorkloadRun run, PredictRun(FromProto(request->workload()),
+                                                    ShapeOf(*machine, config), request->steps()));
 
   // Every machine of the partition must hold it healthy at this generation.
-  const absl::Status local = machine->CheckPartition(config->partition_id, config->generation);
+  const absl::Status local = machine->CheckPartition(config.partition_id, config.generation);
   std::vector<std::pair<std::string, std::future<grpc::Status>>> checks;
-  for (const PartitionMember& member : config->members) {
+  for (const PartitionMember& member : config.members) {
     if (member.agent_id == machine->agent_id()) continue;
-    checks.emplace_back(member.agent_id, CheckPeer(PeerStub(member), member, *config));
+    checks.emplace_back(member.agent_id, CheckPeer(PeerStub(member), member, config));
   }
-  if (grpc::Status s = PartitionFaults(*machine, *config, local, checks); !s.ok()) return s;
-  FillWorkloadReply(*machine, *config, *run, reply);
+  if (grpc::Status s = PartitionFaults(*machine, config, local, checks); !s.ok()) return s;
+  FillWorkloadReply(*machine, config, run, reply);
   spdlog::info("agent {}: ran {} steps of {} on partition {} ({:.6f} s/step)", machine->agent_id(),
-               request->steps(), request->workload().model(), config->partition_id,
-               run->step_time_s.front());
+               request->steps(), request->workload().model(), config.partition_id,
+               run.step_time_s.front());
   return grpc::Status::OK;
 }
 

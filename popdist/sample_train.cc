@@ -41,6 +41,7 @@
 #include "popdist/context.h"
 #include "popdist/ipuof_client.h"
 #include "popdist/proxy_model.h"
+#include "popdist/report.h"
 #include "popdist/workload_spec.h"
 
 namespace {
@@ -279,8 +280,10 @@ class Trainer {
         first_replica_(distributed ? popdist::getReplicaIndexOffset() : 0),
         local_replicas_(distributed ? popdist::getNumLocalReplicas() : w.replicas) {}
 
-  // Trains every step and prints the metrics; the exit code.
+  // Trains every step, prints the metrics and writes the run report poprun's
+  // --autoreport-dir asks for; the exit code.
   int Run() {
+    const auto start = std::chrono::steady_clock::now();
     PrintHeader();
     for (uint32_t step = 0; step < flags_.steps; ++step) {
       const bool ok = !planned_.empty() || PlanSteps(step);
@@ -294,8 +297,13 @@ class Trainer {
     std::printf("global_batch_size: %llu\ndevice_iterations: %u\ntraining_steps: %u\n",
                 static_cast<unsigned long long>(samples_per_step_ / w_.device_iterations),
                 w_.device_iterations, flags_.steps);
-    std::printf("Training time: %.3f secs\n%s\n", total_time_, kRule);
-    return 0;
+    // The modelled time is what the pod would take; the wall-clock time is
+    // what this simulation took, which is not slept unless --pace.
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("Training time: %.3f secs (modelled)\nElapsed: %.3f secs (wall clock)\n%s\n",
+                total_time_, elapsed, kRule);
+    return WriteReport(elapsed);
   }
 
  private:
@@ -346,9 +354,55 @@ class Trainer {
     if (!machines_named_) {
       DescribeMachines(*run);
       machines_named_ = true;
+      first_run_ = *run;
     }
     planned_.assign(run->step_time_s.rbegin(), run->step_time_s.rend());
     return true;
+  }
+
+  // The run report of poprun's --autoreport-dir (popdist/report.h): 0, or 5
+  // (said on stderr) when it cannot be written. The machines answer with
+  // step times only, so the per-IPU parts of a step come from the
+  // in-process model of the config's system, and the report names that
+  // source.
+  int WriteReport(double elapsed_s) const {
+    if (!popdist::isAutoReportEnabled()) return 0;
+    popdist::RunReport report;
+    if (client_) {
+      namespace fabric = vipu::fabric;
+      report.partition_id = client_->partition_id();
+      report.gcd = client_->gcd();
+      report.device = client_->device_id();
+      report.generation = first_run_.generation;
+      report.machines = first_run_.agent_ids;
+      report.routing = fabric::TableName(static_cast<fabric::RoutingType>(first_run_.routing));
+      report.gw_routing =
+          fabric::TableName(static_cast<fabric::GwRoutingType>(first_run_.gw_routing));
+      report.sync_type = fabric::CliName(static_cast<fabric::SyncType>(first_run_.sync_type));
+    }
+    report.steps = flags_.steps;
+    report.modelled_time_s = total_time_;
+    report.elapsed_s = elapsed_s;
+    report.samples_per_sec =
+        static_cast<double>(samples_per_step_) * flags_.steps / total_time_;
+    report.step_source = absl::StrCat("in-process model of ", flags_.system);
+    absl::StatusOr<model::StepPrediction> p = model::PredictStep(w_, spec_);
+    if (p.ok()) {
+      report.step_time_s = p->step_time_s;
+      for (const model::StageTime& st : p->stages) {
+        report.ipus.push_back({st.ipu, st.compute_s, st.exchange_s, st.idle_s, st.collectives_s,
+                               st.weight_update_s, st.host_s});
+      }
+    } else {
+      absl::StrAppend(&report.step_source, ": ", p.status().message());
+    }
+    try {
+      std::printf("Run report: %s\n", popdist::writeRunReport(report).c_str());
+    } catch (const popdist::popdist_error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 5;
+    }
+    return 0;
   }
 
   // The machines that ran the first steps, and the partition as they configured it.
@@ -391,8 +445,8 @@ class Trainer {
     const double mlm = sums.mlm_loss(), nsp = sums.nsp_loss();
     std::printf(
         "Step: %u / %u - LR: %.2e - total loss: %.3f - mlm_loss: %.3f - nsp_loss: %.3f - "
-        "mlm_acc: %.3f %% - nsp_acc: %.3f %%:   0%%|          | %u/%u [%s<?, ?it/s, throughput: "
-        "%.1f samples/sec]\n",
+        "mlm_acc: %.3f %% - nsp_acc: %.3f %%:   0%%|          | %u/%u [modelled %s<?, ?it/s, "
+        "throughput: %.1f samples/sec]\n",
         step, flags_.steps - 1, proxy_.learning_rate(), mlm + nsp, mlm, nsp,
         100 * sums.mlm_accuracy(), 100 * sums.nsp_accuracy(), step, flags_.steps,
         Clock(total_time_).c_str(), static_cast<double>(samples) / step_time);
@@ -411,6 +465,7 @@ class Trainer {
   const uint32_t local_replicas_;
   std::vector<double> planned_;  // step times not yet trained, the next one last
   bool machines_named_ = false;
+  vipu::ipuof::WorkloadResult first_run_;  // the machines' first answer: partition and machines
   double total_time_ = 0;
 };
 

@@ -3,6 +3,8 @@
 #include "poprun/poprun_job.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -92,8 +95,82 @@ std::vector<std::string> ChildEnvironment(const EnvList& overrides) {
   return out;
 }
 
+// Passes mpirun's stderr on to poprun's as it comes, on a thread of its
+// own, and keeps its first kMpirunStderrHead bytes, where mpirun says why it
+// refused to start, for ExplainMpirunFailure. Owns the pipe's read end.
+// Finish is called once, by the thread that made it.
+class StderrRelay {
+ public:
+  explicit StderrRelay(int fd) : fd_(fd) {
+    if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
+    thread_ = std::thread([this] { Relay(); });
+  }
+  ~StderrRelay() { Finish(); }
+  StderrRelay(const StderrRelay&) = delete;
+  StderrRelay& operator=(const StderrRelay&) = delete;
+
+  // Once mpirun has exited: passes on what it left in the pipe, without
+  // waiting for any process that outlived it and still holds the pipe, and
+  // returns the head.
+  const std::string& Finish() {
+    if (thread_.joinable()) {
+      if (wake_[1] >= 0) {
+        const char c = 0;
+        while (write(wake_[1], &c, 1) < 0 && errno == EINTR) {
+        }
+      }
+      thread_.join();
+      for (int fd : {fd_, wake_[0], wake_[1]}) {
+        if (fd >= 0) close(fd);
+      }
+    }
+    return head_;
+  }
+
+ private:
+  void Relay() {
+    bool finishing = false;
+    // Finishing, at most a full pipe more: a process that outlived mpirun
+    // and keeps writing does not hold poprun up.
+    size_t left_when_finishing = 1 << 16;
+    for (;;) {
+      pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+      // Finishing: only what is already in the pipe.
+      const int n = poll(fds, finishing || wake_[0] < 0 ? 1 : 2, finishing ? 0 : -1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      if (!finishing && (fds[1].revents & POLLIN) != 0) finishing = true;
+      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      char buf[4096];
+      const ssize_t got = read(fd_, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return;
+      for (ssize_t done = 0; done < got;) {
+        const ssize_t w = write(STDERR_FILENO, buf + done, got - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += w;
+      }
+      if (head_.size() < kMpirunStderrHead) {
+        head_.append(buf, std::min<size_t>(got, kMpirunStderrHead - head_.size()));
+      }
+      if (finishing) {
+        if (static_cast<size_t>(got) >= left_when_finishing) return;
+        left_when_finishing -= got;
+      }
+    }
+  }
+
+  const int fd_;
+  int wake_[2] = {-1, -1};
+  std::string head_;  // written by the relay thread only, read after the join
+  std::thread thread_;
+};
+
 // Runs argv with ChildEnvironment(env) (values of the variables argv
-// forwards by name) and returns its exit code.
+// forwards by name) and returns its exit code. When mpirun refused to start
+// for a reason it printed and poprun recognises, poprun adds one line of
+// its own saying what to change.
 int SpawnAndWait(const std::vector<std::string>& argv, const EnvList& env, const Logger& log) {
   std::vector<char*> cargv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -102,16 +179,28 @@ int SpawnAndWait(const std::vector<std::string>& argv, const EnvList& env, const
   std::vector<char*> cenv;
   for (const std::string& e : child_env) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    return ReportError(absl::StrCat("mpirun: pipe failed: ", std::strerror(errno)));
+  }
   pid_t pid = fork();
-  if (pid < 0) return ReportError(absl::StrCat("mpirun: fork failed: ", std::strerror(errno)));
+  if (pid < 0) {
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+    return ReportError(absl::StrCat("mpirun: fork failed: ", std::strerror(errno)));
+  }
   if (pid == 0) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    // dup2 clears close-on-exec on the new descriptor only.
+    dup2(err_pipe[1], STDERR_FILENO);
     execve(cargv[0], cargv.data(), cenv.data());
     std::fprintf(stderr, "POPRUN ERROR: mpirun: cannot execute %s: %s\n", cargv[0],
                  std::strerror(errno));
     _exit(127);
   }
+  close(err_pipe[1]);
+  StderrRelay relay(err_pipe[0]);
   g_mpirun.store(pid);
   // A signal that arrived while forking is forwarded now.
   if (int sig = g_signal.load(); sig != 0) ::kill(pid, sig);
@@ -120,8 +209,12 @@ int SpawnAndWait(const std::vector<std::string>& argv, const EnvList& env, const
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   g_mpirun.store(0);
+  const std::string& head = relay.Finish();
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   log.Info(absl::StrCat("mpirun (PID ", pid, ") terminated with exit code ", code));
+  if (code != 0) {
+    if (std::optional<std::string> why = ExplainMpirunFailure(head)) ReportError(*why);
+  }
   return code;
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "poprun/poprun_partition.h"
@@ -150,6 +151,18 @@ std::vector<std::string> BuildMpirunCommand(const PoprunOptions& o, const Launch
     argv.insert(argv.end(), o.command.begin(), o.command.end());
   }
   return argv;
+}
+
+std::optional<std::string> ExplainMpirunFailure(const std::string& stderr_head) {
+  // The refusal's first line as Open MPI prints it ("mpirun has detected an
+  // attempt to run as root."), without the program's name.
+  if (!absl::StrContains(stderr_head, "has detected an attempt to run as root")) {
+    return std::nullopt;
+  }
+  return std::string(
+      "mpirun refused to run as root (Open MPI's guard): add --allow-run-as-root=yes "
+      "(or --mpi-global-args=--allow-run-as-root), or set OMPI_ALLOW_RUN_AS_ROOT=1 and "
+      "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
 }
 
 std::string QuoteCommand(const std::vector<std::string>& argv) {

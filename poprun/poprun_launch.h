@@ -75,6 +75,15 @@ std::vector<std::string> BuildMpirunCommand(const PoprunOptions& options,
 // Each element single-quoted, as poprun logs it: '--tag-output' 'a b'.
 std::string QuoteCommand(const std::vector<std::string>& argv);
 
+// How much of the start of mpirun's stderr poprun keeps for
+// ExplainMpirunFailure: mpirun refuses before any instance writes.
+inline constexpr size_t kMpirunStderrHead = 8192;
+
+// poprun's one-line explanation of a refusal mpirun printed at the start of
+// its stderr (`stderr_head`), for a run that failed; nullopt when it
+// recognises none. Open MPI refuses to run as root unless told to.
+std::optional<std::string> ExplainMpirunFailure(const std::string& stderr_head);
+
 }  // namespace vipu::cli::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_LAUNCH_H_

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "storage/connection.h"
+#include "storage/membership_cache.h"
 #include "storage/store.h"
 #include "storage/string_list_codec.h"
 
@@ -138,6 +139,17 @@ absl::StatusOr<std::vector<std::string>> LoadMembers(Connection* conn, std::stri
   }
 }
 
+// The first column of every row of `sql` (no parameter).
+absl::StatusOr<std::vector<std::string>> LoadIds(Connection* conn, std::string_view sql) {
+  ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(sql));
+  std::vector<std::string> ids;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return ids;
+    ids.push_back(stmt.ColumnText(0));
+  }
+}
+
 absl::StatusOr<int64_t> QueryCount(Connection* conn, std::string_view sql, std::string_view param) {
   ASSIGN_OR_RETURN(Statement stmt, conn->Prepare(sql));
   stmt.BindText(1, param);
@@ -158,6 +170,40 @@ constexpr char kClusterMembersSql[] =
     "SELECT agent_id FROM cluster_agents WHERE cluster_id = ?1 ORDER BY position";
 constexpr char kAllocationMembersSql[] =
     "SELECT agent_id FROM allocation_agents WHERE allocation_id = ?1 ORDER BY position";
+
+// A cluster and its members as the snapshot has them.
+absl::StatusOr<Cluster> LoadCluster(Connection* conn, std::string_view id) {
+  Cluster c;
+  {
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        conn->Prepare("SELECT num_ilds, topology, cluster_topology FROM clusters WHERE id = ?1"));
+    stmt.BindText(1, id);
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
+    c.id = std::string(id);
+    c.num_ilds = static_cast<uint32_t>(stmt.ColumnInt(0));
+    c.topology = static_cast<fabric::IldTopology>(stmt.ColumnInt(1));
+    c.cluster_topology = static_cast<fabric::ClusterTopology>(stmt.ColumnInt(2));
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> members, LoadMembers(conn, kClusterMembersSql, id));
+  c.agent_ids = std::move(members);
+  return c;
+}
+
+// An allocation and its members as the snapshot has them.
+absl::StatusOr<Allocation> LoadAllocation(Connection* conn, std::string_view id) {
+  ASSIGN_OR_RETURN(std::string cluster,
+                   conn->QueryText("SELECT cluster_id FROM allocations WHERE id = ?1", id));
+  if (cluster.empty())
+    return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
+  Allocation a;
+  a.id = std::string(id);
+  a.cluster_id = std::move(cluster);
+  ASSIGN_OR_RETURN(std::vector<std::string> members, LoadMembers(conn, kAllocationMembersSql, id));
+  a.agent_ids = std::move(members);
+  return a;
+}
 
 }  // namespace
 
@@ -182,38 +228,42 @@ absl::StatusOr<std::vector<Agent>> ReadTxn::ListAgents() {
 }
 
 absl::StatusOr<Cluster> ReadTxn::GetCluster(std::string_view id) {
-  Cluster c;
-  {
-    ASSIGN_OR_RETURN(
-        Statement stmt,
-        conn_->Prepare("SELECT num_ilds, topology, cluster_topology FROM clusters WHERE id = ?1"));
-    stmt.BindText(1, id);
-    ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
-    c.id = std::string(id);
-    c.num_ilds = static_cast<uint32_t>(stmt.ColumnInt(0));
-    c.topology = static_cast<fabric::IldTopology>(stmt.ColumnInt(1));
-    c.cluster_topology = static_cast<fabric::ClusterTopology>(stmt.ColumnInt(2));
-  }
-  ASSIGN_OR_RETURN(std::vector<std::string> members, LoadMembers(conn_, kClusterMembersSql, id));
-  c.agent_ids = std::move(members);
-  return c;
+  ASSIGN_OR_RETURN(std::shared_ptr<const Cluster> c, ClusterRef(id));
+  return *c;
 }
 
 absl::StatusOr<std::vector<Cluster>> ReadTxn::ListClusters() {
-  std::vector<std::string> ids;
-  {
-    ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT id FROM clusters ORDER BY id"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      ids.push_back(stmt.ColumnText(0));
-    }
-  }
-  // Clusters are few (one per pod); a query each is fine.
+  ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const Cluster>> refs, ClusterRefs());
   std::vector<Cluster> clusters;
+  clusters.reserve(refs.size());
+  for (const auto& c : refs) clusters.push_back(*c);
+  return clusters;
+}
+
+absl::Status ReadTxn::BeginSnapshot() {
+  if (sqlite3_txn_state(conn_->db(), "main") != SQLITE_TXN_NONE) return absl::OkStatus();
+  // Any read of the file starts the read transaction, and with it the snapshot.
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT 1 FROM clusters LIMIT 1"));
+  return stmt.Step().status();
+}
+
+absl::StatusOr<std::shared_ptr<const Cluster>> ReadTxn::ClusterRef(std::string_view id) {
+  if (cache_ != nullptr) {
+    RETURN_IF_ERROR(BeginSnapshot());
+    if (auto hit = cache_->FindCluster(id, epoch_)) return hit;
+  }
+  ASSIGN_OR_RETURN(Cluster loaded, LoadCluster(conn_, id));
+  auto value = std::make_shared<const Cluster>(std::move(loaded));
+  if (cache_ != nullptr) cache_->PutCluster(epoch_, value);
+  return value;
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<const Cluster>>> ReadTxn::ClusterRefs() {
+  ASSIGN_OR_RETURN(std::vector<std::string> ids, LoadIds(conn_, "SELECT id FROM clusters ORDER BY id"));
+  std::vector<std::shared_ptr<const Cluster>> clusters;
+  clusters.reserve(ids.size());
   for (const std::string& id : ids) {
-    ASSIGN_OR_RETURN(Cluster c, GetCluster(id));
+    ASSIGN_OR_RETURN(std::shared_ptr<const Cluster> c, ClusterRef(id));
     clusters.push_back(std::move(c));
   }
   return clusters;
@@ -224,36 +274,37 @@ absl::StatusOr<std::string> ReadTxn::ClusterOfAgent(std::string_view agent_id) {
 }
 
 absl::StatusOr<Allocation> ReadTxn::GetAllocation(std::string_view id) {
-  ASSIGN_OR_RETURN(std::string cluster,
-                   conn_->QueryText("SELECT cluster_id FROM allocations WHERE id = ?1", id));
-  if (cluster.empty())
-    return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
-  Allocation a;
-  a.id = std::string(id);
-  a.cluster_id = std::move(cluster);
-  ASSIGN_OR_RETURN(std::vector<std::string> members, LoadMembers(conn_, kAllocationMembersSql, id));
-  a.agent_ids = std::move(members);
-  return a;
+  ASSIGN_OR_RETURN(std::shared_ptr<const Allocation> a, AllocationRef(id));
+  return *a;
 }
 
 absl::StatusOr<std::vector<Allocation>> ReadTxn::ListAllocations() {
+  ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const Allocation>> refs, AllocationRefs());
   std::vector<Allocation> allocations;
-  {
-    ASSIGN_OR_RETURN(Statement stmt,
-                     conn_->Prepare("SELECT id, cluster_id FROM allocations ORDER BY id"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      Allocation a;
-      a.id = stmt.ColumnText(0);
-      a.cluster_id = stmt.ColumnText(1);
-      allocations.push_back(std::move(a));
-    }
+  allocations.reserve(refs.size());
+  for (const auto& a : refs) allocations.push_back(*a);
+  return allocations;
+}
+
+absl::StatusOr<std::shared_ptr<const Allocation>> ReadTxn::AllocationRef(std::string_view id) {
+  if (cache_ != nullptr) {
+    RETURN_IF_ERROR(BeginSnapshot());
+    if (auto hit = cache_->FindAllocation(id, epoch_)) return hit;
   }
-  for (Allocation& a : allocations) {
-    ASSIGN_OR_RETURN(std::vector<std::string> members,
-                     LoadMembers(conn_, kAllocationMembersSql, a.id));
-    a.agent_ids = std::move(members);
+  ASSIGN_OR_RETURN(Allocation loaded, LoadAllocation(conn_, id));
+  auto value = std::make_shared<const Allocation>(std::move(loaded));
+  if (cache_ != nullptr) cache_->PutAllocation(epoch_, value);
+  return value;
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<const Allocation>>> ReadTxn::AllocationRefs() {
+  ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                   LoadIds(conn_, "SELECT id FROM allocations ORDER BY id"));
+  std::vector<std::shared_ptr<const Allocation>> allocations;
+  allocations.reserve(ids.size());
+  for (const std::string& id : ids) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const Allocation> a, AllocationRef(id));
+    allocations.push_back(std::move(a));
   }
   return allocations;
 }

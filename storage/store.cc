@@ -24,6 +24,7 @@
 #include "base/thread_name.h"
 #include "spdlog/spdlog.h"
 #include "storage/connection.h"
+#include "storage/membership_cache.h"
 #include "storage/schema.h"
 
 namespace vipu::storage {
@@ -120,8 +121,10 @@ class Store::Impl {
 
   absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) {
     Lease lease(this);
+    // Before the snapshot, which the first read after BEGIN takes.
+    const uint64_t epoch = membership_.epoch();
     RETURN_IF_ERROR(lease.conn->Exec("BEGIN"));
-    ReadTxn txn(lease.conn);
+    ReadTxn txn(lease.conn, &membership_, epoch);
     absl::Status status = fn(txn);
     absl::Status end = lease.conn->Exec("COMMIT");
     return status.ok() ? end : status;
@@ -202,6 +205,7 @@ class Store::Impl {
     vipu::MutexLock lock(&mu_);
     return queue_.size();
   }
+  uint64_t membership_epoch() const { return membership_.epoch(); }
 
  private:
   // A queued write. A Write waits on `done`; a WriteAsync owns its function
@@ -272,6 +276,10 @@ class Store::Impl {
     Connection& conn = *writer_;
     std::vector<absl::Status> results(group.size());
     const auto started = std::chrono::steady_clock::now();
+    // Before the group's snapshot; the change (if any) ends after its
+    // COMMIT or ROLLBACK, before any callback hears of the outcome.
+    const uint64_t epoch = membership_.epoch();
+    MembershipChange change(&membership_);
     absl::Status begin = conn.Exec("BEGIN IMMEDIATE");
     if (!begin.ok()) {
       spdlog::error("storage: {}", std::string(begin.message()));
@@ -286,7 +294,7 @@ class Store::Impl {
       }
       absl::Status status = conn.Exec("SAVEPOINT write");
       if (status.ok()) {
-        WriteTxn txn(&conn);
+        WriteTxn txn(&conn, &membership_, epoch, &change);
         status = RunCallback(*group[i]->fn, txn);
         if (sqlite3_get_autocommit(conn.db())) {
           // An I/O error or the like ended the transaction: nothing of the
@@ -329,6 +337,7 @@ class Store::Impl {
     } else {
       spdlog::error("storage: {}", std::string(lost.message()));
     }
+    change.Finish();
     Finish(group, results);
   }
 
@@ -356,6 +365,8 @@ class Store::Impl {
   }
 
   const StoreOptions options_;
+  // Declared before the connections: the writer thread uses it until it stops.
+  MembershipCache membership_;
   std::unique_ptr<Connection> writer_;
   std::vector<std::unique_ptr<Connection>> readers_;
 
@@ -426,6 +437,7 @@ absl::Status Store::Backup(const std::string& path) { return impl_->Backup(path)
 uint64_t Store::commits() const { return impl_->commits(); }
 uint64_t Store::writes() const { return impl_->writes(); }
 uint64_t Store::pending_writes() const { return impl_->pending_writes(); }
+uint64_t Store::MembershipEpochForTesting() const { return impl_->membership_epoch(); }
 void Store::SetCommitObserver(std::function<void(double seconds, size_t writes)> observer) {
   impl_->SetCommitObserver(std::move(observer));
 }

@@ -39,24 +39,37 @@ struct UserRecord {
 };
 
 class Connection;  // storage/connection.h: an sqlite3 handle and its prepared statements.
+class MembershipCache;   // storage/membership_cache.h: clusters and allocations in memory.
+class MembershipChange;  // storage/membership_cache.h: what one writer group changed of them.
 
 // Typed queries. Valid only inside the callback it was handed to, whose
 // connection it borrows. Not thread-safe: only the callback's thread uses it.
 // Errors: NOT_FOUND naming the object, INTERNAL for SQLite failures.
 class ReadTxn {
  public:
-  explicit ReadTxn(Connection* conn) : conn_(conn) {}
+  // `cache` (optional) serves ClusterRef and AllocationRef; `epoch` is its
+  // epoch as recorded before this transaction's snapshot was taken.
+  explicit ReadTxn(Connection* conn, MembershipCache* cache = nullptr, uint64_t epoch = 0)
+      : conn_(conn), cache_(cache), epoch_(epoch) {}
 
   absl::StatusOr<fabric::Agent> GetAgent(std::string_view id);
   absl::StatusOr<std::vector<fabric::Agent>> ListAgents();
 
   absl::StatusOr<fabric::Cluster> GetCluster(std::string_view id);
   absl::StatusOr<std::vector<fabric::Cluster>> ListClusters();
+  // The same, shared and immutable: what this transaction's snapshot holds,
+  // from the Store's membership cache after the first read (O(1) instead of
+  // a row per agent; storage/membership_cache.h says why it is coherent).
+  // Ordered by id, as the lists above.
+  absl::StatusOr<std::shared_ptr<const fabric::Cluster>> ClusterRef(std::string_view id);
+  absl::StatusOr<std::vector<std::shared_ptr<const fabric::Cluster>>> ClusterRefs();
   // Cluster that contains the agent, or "" when none.
   absl::StatusOr<std::string> ClusterOfAgent(std::string_view agent_id);
 
   absl::StatusOr<fabric::Allocation> GetAllocation(std::string_view id);
   absl::StatusOr<std::vector<fabric::Allocation>> ListAllocations();
+  absl::StatusOr<std::shared_ptr<const fabric::Allocation>> AllocationRef(std::string_view id);
+  absl::StatusOr<std::vector<std::shared_ptr<const fabric::Allocation>>> AllocationRefs();
   // Allocation that contains the agent, or "" when none.
   absl::StatusOr<std::string> AllocationOfAgent(std::string_view agent_id);
 
@@ -80,7 +93,13 @@ class ReadTxn {
   absl::StatusOr<std::set<std::string>> SharedPartitions();
 
  protected:
+  // Makes sure this transaction has its snapshot (a cache hit is trusted
+  // only once it has: storage/membership_cache.h).
+  absl::Status BeginSnapshot();
+
   Connection* conn_;
+  MembershipCache* cache_;
+  uint64_t epoch_;
 };
 
 // Typed changes. Constraint violations come back as:
@@ -89,7 +108,11 @@ class ReadTxn {
 // still referenced, e.g. removing an agent that is in a cluster).
 class WriteTxn : public ReadTxn {
  public:
-  using ReadTxn::ReadTxn;
+  // `change` (with `cache`) records the clusters and allocations the group
+  // inserts or deletes, so that the cache ends the change after its commit.
+  explicit WriteTxn(Connection* conn, MembershipCache* cache = nullptr, uint64_t epoch = 0,
+                    MembershipChange* change = nullptr)
+      : ReadTxn(conn, cache, epoch), change_(change) {}
 
   absl::Status InsertAgent(const fabric::Agent& agent);
   absl::Status UpdateAgent(const fabric::Agent& agent);  // host, port, machine type
@@ -123,6 +146,9 @@ class WriteTxn : public ReadTxn {
   absl::Status UpdateUser(const UserRecord& user);
   // The mark goes away with the partition (ON DELETE CASCADE).
   absl::Status SetPartitionShared(std::string_view partition_id, bool shared);
+
+ private:
+  MembershipChange* change_;
 };
 
 struct StoreOptions {
@@ -182,6 +208,9 @@ class Store {
   // Write callbacks queued and not yet taken by the writer thread (queue
   // depth, for metrics; tests use it to fill one group deterministically).
   uint64_t pending_writes() const;
+  // The epoch of the membership cache (storage/membership_cache.h): even
+  // while no change of clusters or allocations is in flight.
+  uint64_t MembershipEpochForTesting() const;
 
   // Called on the writer thread after every durable COMMIT with the seconds
   // from BEGIN to the end of COMMIT and the number of writes in the group

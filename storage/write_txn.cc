@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "storage/connection.h"
+#include "storage/membership_cache.h"
 #include "storage/store.h"
 #include "storage/string_list_codec.h"
 
@@ -190,6 +191,7 @@ absl::Status WriteTxn::DeleteAgent(std::string_view id) {
 }
 
 absl::Status WriteTxn::InsertCluster(const Cluster& cluster) {
+  if (change_ != nullptr) change_->TouchCluster(cluster.id);
   Savepoint sp(conn_, "insert_cluster");
   RETURN_IF_ERROR(sp.status());
   {
@@ -234,6 +236,7 @@ absl::Status WriteTxn::InsertCluster(const Cluster& cluster) {
 }
 
 absl::Status WriteTxn::DeleteCluster(std::string_view id) {
+  if (change_ != nullptr) change_->TouchCluster(id);
   ASSIGN_OR_RETURN(
       Users allocations,
       FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM allocations WHERE cluster_id = ?1", id));
@@ -264,6 +267,7 @@ absl::Status WriteTxn::DeleteCluster(std::string_view id) {
 }
 
 absl::Status WriteTxn::InsertAllocation(const Allocation& allocation) {
+  if (change_ != nullptr) change_->TouchAllocation(allocation.id);
   Savepoint sp(conn_, "insert_allocation");
   RETURN_IF_ERROR(sp.status());
   {
@@ -311,6 +315,7 @@ absl::Status WriteTxn::InsertAllocation(const Allocation& allocation) {
 }
 
 absl::Status WriteTxn::DeleteAllocation(std::string_view id) {
+  if (change_ != nullptr) change_->TouchAllocation(id);
   ASSIGN_OR_RETURN(
       Users partitions,
       FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE allocation_id = ?1", id));

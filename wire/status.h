@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 
 namespace vipu::wire {
 
@@ -37,5 +39,24 @@ grpc::Status FromCodeNumber(int32_t code, const std::string& message);
 std::string CodeName(int code);
 
 }  // namespace vipu::wire
+
+// For gRPC handlers, which answer a grpc::Status: RETURN_IF_ERROR and
+// ASSIGN_OR_RETURN of base/status_macros.h, returning the error as ToGrpc
+// makes it (same code, same message).
+#define GRPC_RETURN_IF_ERROR(expr)                                                           \
+  do {                                                                                       \
+    const auto& vipu_grpc_status_ref_ = (expr);                                              \
+    if (!vipu_grpc_status_ref_.ok()) {                                                       \
+      return ::vipu::wire::ToGrpc(::vipu::status_internal::AsStatus(vipu_grpc_status_ref_)); \
+    }                                                                                        \
+  } while (false)
+
+#define GRPC_ASSIGN_OR_RETURN(lhs, rexpr) \
+  VIPU_GRPC_ASSIGN_OR_RETURN_IMPL_(VIPU_STATUS_CONCAT_(vipu_grpc_status_or_, __LINE__), lhs, rexpr)
+
+#define VIPU_GRPC_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr)        \
+  auto statusor = (rexpr);                                            \
+  if (!statusor.ok()) return ::vipu::wire::ToGrpc(statusor.status()); \
+  lhs = *std::move(statusor)
 
 #endif  // VIPU_WIRE_STATUS_H_

@@ -2,9 +2,11 @@
 # poprun here: only the poptorch and horovod imports are replaced, by
 # popdist's own MPI backend (popdist.init) and a plain options dict.
 #
-#   PYTHONPATH=popdist/python poprun --vipu-partition=MyPartition \
+#   PYTHONPATH=build/python build/bin/poprun --vipu-partition=MyPartition \
 #       --vipu-server-host=127.0.0.1 --num-replicas=4 --num-instances=1 -v \
 #       python3 popdist/examples/popdist_example.py
+#
+# (build/python holds the module a build places there; see docs/cli.md.)
 
 import argparse
 import popdist

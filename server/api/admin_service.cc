@@ -37,11 +37,8 @@ void AdminService::Describe(const fabric::Agent& agent, const std::string& clust
 grpc::Status AdminService::CreateAgent(grpc::ServerContext* context,
                                        const vipuadmin::CreateAgentRequest* request,
                                        vipuadmin::CreateAgentReply*) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"create agent", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"create agent", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create agent"); !admitted.ok()) {
     return admitted;
   }
@@ -55,19 +52,14 @@ grpc::Status AdminService::CreateAgent(grpc::ServerContext* context,
 grpc::Status AdminService::ListAgents(grpc::ServerContext* context,
                                       const vipuadmin::ListAgentsRequest*,
                                       vipuadmin::ListAgentsReply* reply) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"list agents", /*admin=*/true, /*mutating=*/false});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
-  auto agents = inventory_->ListAgents();
-  if (!agents.ok()) return wire::ToGrpc(agents.status());
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"list agents", /*admin=*/true, /*mutating=*/false}));
+  GRPC_ASSIGN_OR_RETURN(auto agents, inventory_->ListAgents());
   std::vector<std::string> ids;
-  for (const fabric::Agent& a : *agents) ids.push_back(a.id);
-  auto clusters = inventory_->ClustersOf(ids);
-  if (!clusters.ok()) return wire::ToGrpc(clusters.status());
-  for (size_t i = 0; i < agents->size(); ++i) {
-    Describe((*agents)[i], (*clusters)[i], reply->add_agents());
+  for (const fabric::Agent& a : agents) ids.push_back(a.id);
+  GRPC_ASSIGN_OR_RETURN(auto clusters, inventory_->ClustersOf(ids));
+  for (size_t i = 0; i < agents.size(); ++i) {
+    Describe(agents[i], clusters[i], reply->add_agents());
   }
   return grpc::Status::OK;
 }
@@ -75,85 +67,60 @@ grpc::Status AdminService::ListAgents(grpc::ServerContext* context,
 grpc::Status AdminService::GetAgent(grpc::ServerContext* context,
                                     const vipuadmin::GetAgentRequest* request,
                                     vipuadmin::GetAgentReply* reply) {
-  if (auto caller =
-          security::AdmitCall(access_, context, {"get agent", /*admin=*/true, /*mutating=*/false});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
-  if (absl::Status s = fabric::ValidateId("agent_id", request->agent_id()); !s.ok()) {
-    return wire::ToGrpc(s);
-  }
-  auto agent = inventory_->GetAgent(request->agent_id());
-  if (!agent.ok()) return wire::ToGrpc(agent.status());
-  auto clusters = inventory_->ClustersOf({agent->id});
-  if (!clusters.ok()) return wire::ToGrpc(clusters.status());
-  Describe(*agent, clusters->front(), reply->mutable_agent());
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"get agent", /*admin=*/true, /*mutating=*/false}));
+  GRPC_RETURN_IF_ERROR(fabric::ValidateId("agent_id", request->agent_id()));
+  GRPC_ASSIGN_OR_RETURN(fabric::Agent agent, inventory_->GetAgent(request->agent_id()));
+  GRPC_ASSIGN_OR_RETURN(auto clusters, inventory_->ClustersOf({agent.id}));
+  Describe(agent, clusters.front(), reply->mutable_agent());
   return grpc::Status::OK;
 }
 
 grpc::Status AdminService::RemoveAgent(grpc::ServerContext* context,
                                        const vipuadmin::RemoveAgentRequest* request,
                                        vipuadmin::RemoveAgentReply*) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"remove agent", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"remove agent", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove agent"); !admitted.ok()) {
     return admitted;
   }
-  if (absl::Status s = fabric::ValidateId("agent_id", request->agent_id()); !s.ok()) {
-    return wire::ToGrpc(s);
-  }
+  GRPC_RETURN_IF_ERROR(fabric::ValidateId("agent_id", request->agent_id()));
   return wire::ToGrpc(inventory_->RemoveAgent(request->agent_id()));
 }
 
 grpc::Status AdminService::CreateCluster(grpc::ServerContext* context,
                                          const vipuadmin::CreateClusterRequest* request,
                                          vipuadmin::CreateClusterReply*) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"create cluster", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"create cluster", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create cluster");
       !admitted.ok()) {
     return admitted;
   }
-  auto cluster = FromWire(request->cluster());
-  if (!cluster.ok()) return wire::ToGrpc(cluster.status());
-  return wire::ToGrpc(inventory_->CreateCluster(*cluster));
+  GRPC_ASSIGN_OR_RETURN(auto cluster, FromWire(request->cluster()));
+  return wire::ToGrpc(inventory_->CreateCluster(cluster));
 }
 
 grpc::Status AdminService::ListClusters(grpc::ServerContext* context,
                                         const vipuadmin::ListClustersRequest*,
                                         vipuadmin::ListClustersReply* reply) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"list clusters", /*admin=*/true, /*mutating=*/false});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
-  auto clusters = inventory_->ListClusters();
-  if (!clusters.ok()) return wire::ToGrpc(clusters.status());
-  for (const fabric::Cluster& c : *clusters) ToWire(c, reply->add_clusters());
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"list clusters", /*admin=*/true, /*mutating=*/false}));
+  GRPC_ASSIGN_OR_RETURN(auto clusters, inventory_->ListClusters());
+  for (const fabric::Cluster& c : clusters) ToWire(c, reply->add_clusters());
   return grpc::Status::OK;
 }
 
 grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
                                          const vipuadmin::RemoveClusterRequest* request,
                                          vipuadmin::RemoveClusterReply*) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"remove cluster", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"remove cluster", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove cluster");
       !admitted.ok()) {
     return admitted;
   }
-  if (absl::Status s = fabric::ValidateId("cluster_id", request->cluster_id()); !s.ok()) {
-    return wire::ToGrpc(s);
-  }
+  GRPC_RETURN_IF_ERROR(fabric::ValidateId("cluster_id", request->cluster_id()));
   absl::Status removed = inventory_->RemoveCluster(request->cluster_id());
   // The cache would notice a cluster created again under this id; dropping
   // it now frees a removed cluster's links, large for a big cluster.
@@ -164,11 +131,8 @@ grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
 grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
                                             const vipuadmin::CreateAllocationRequest* request,
                                             vipuadmin::CreateAllocationReply*) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"create allocation", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(security::AdmitCall(
+      access_, context, {"create allocation", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create allocation");
       !admitted.ok()) {
     return admitted;
@@ -183,30 +147,24 @@ grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
 grpc::Status AdminService::RemoveAllocation(grpc::ServerContext* context,
                                             const vipuadmin::RemoveAllocationRequest* request,
                                             vipuadmin::RemoveAllocationReply*) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"remove allocation", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(security::AdmitCall(
+      access_, context, {"remove allocation", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove allocation");
       !admitted.ok()) {
     return admitted;
   }
-  if (absl::Status s = fabric::ValidateId("allocation_id", request->allocation_id()); !s.ok()) {
-    return wire::ToGrpc(s);
-  }
+  GRPC_RETURN_IF_ERROR(fabric::ValidateId("allocation_id", request->allocation_id()));
   return wire::ToGrpc(inventory_->RemoveAllocation(request->allocation_id()));
 }
 
 grpc::Status AllocationService::ListAllocations(grpc::ServerContext* context,
                                                 const vipuadmin::ListAllocationsRequest*,
                                                 vipuadmin::ListAllocationsReply* reply) {
-  auto caller = security::AdmitCall(access_, context, {"list allocations"});
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
-  auto allocations = inventory_->ListAllocations();
-  if (!allocations.ok()) return wire::ToGrpc(allocations.status());
-  for (const fabric::Allocation& a : *allocations) {
-    if (caller->MayUseAllocation(a.id)) ToWire(a, reply->add_allocations());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
+                        security::AdmitCall(access_, context, {"list allocations"}));
+  GRPC_ASSIGN_OR_RETURN(auto allocations, inventory_->ListAllocations());
+  for (const fabric::Allocation& a : allocations) {
+    if (caller.MayUseAllocation(a.id)) ToWire(a, reply->add_allocations());
   }
   return grpc::Status::OK;
 }
@@ -214,11 +172,8 @@ grpc::Status AllocationService::ListAllocations(grpc::ServerContext* context,
 grpc::Status AdminService::Backup(grpc::ServerContext* context,
                                   const vipuadmin::BackupRequest* request,
                                   vipuadmin::BackupReply* reply) {
-  if (auto caller =
-          security::AdmitCall(access_, context, {"backup", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"backup", /*admin=*/true, /*mutating=*/true}));
   if (store_ == nullptr) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "backup: disabled");
   namespace fs = std::filesystem;
   const std::string& path = request->path();

@@ -9,11 +9,8 @@ namespace vipu::server {
 grpc::Status AdminService::InjectFault(grpc::ServerContext* context,
                                        const vipuadmin::InjectFaultRequest* request,
                                        vipuadmin::InjectFaultReply* reply) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"inject fault", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"inject fault", /*admin=*/true, /*mutating=*/true}));
   if (faults_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "fault injection is not enabled");
   }
@@ -27,27 +24,22 @@ grpc::Status AdminService::InjectFault(grpc::ServerContext* context,
   if (request->has_ipu()) fault.ipu = request->ipu();
   if (request->has_link()) fault.link = request->link();
   fault.duration_ms = request->duration_ms();
-  auto description = faults_->Inject(fault);
-  if (!description.ok()) return wire::ToGrpc(description.status());
-  reply->set_description(*description);
+  GRPC_ASSIGN_OR_RETURN(auto description, faults_->Inject(fault));
+  reply->set_description(description);
   return grpc::Status::OK;
 }
 
 grpc::Status AdminService::TestCluster(grpc::ServerContext* context,
                                        const vipuadmin::TestClusterRequest* request,
                                        vipuadmin::TestClusterReply* reply) {
-  if (auto caller = security::AdmitCall(access_, context,
-                                        {"test cluster", /*admin=*/true, /*mutating=*/true});
-      !caller.ok()) {
-    return wire::ToGrpc(caller.status());
-  }
+  GRPC_RETURN_IF_ERROR(
+      security::AdmitCall(access_, context, {"test cluster", /*admin=*/true, /*mutating=*/true}));
   if (tester_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "cluster tests are not enabled");
   }
-  auto results = tester_->Run(request->cluster_id(), request->force());
-  if (!results.ok()) return wire::ToGrpc(results.status());
+  GRPC_ASSIGN_OR_RETURN(auto results, tester_->Run(request->cluster_id(), request->force()));
   reply->set_cluster_id(request->cluster_id());
-  for (const TestOutcome& t : *results) {
+  for (const TestOutcome& t : results) {
     vipuadmin::TestResult* r = reply->add_results();
     r->set_test_type(t.test_type);
     r->set_duration_s(t.duration_s);

@@ -123,17 +123,16 @@ grpc::Status RegistryService::Register(grpc::ServerContext* context,
                                        const vipuagent::RegisterRequest* request,
                                        vipuagent::RegisterReply* reply) {
   if (grpc::Status s = CheckCaller(context, {request->agent_id()}); !s.ok()) return s;
-  absl::StatusOr<Registration> r = ToRegistration(*request, "");
-  if (!r.ok()) return wire::ToGrpc(r.status());
-  const fabric::Agent& agent = r->agent;
+  GRPC_ASSIGN_OR_RETURN(Registration r, ToRegistration(*request, ""));
+  const fabric::Agent& agent = r.agent;
   if (absl::Status s = inventory_->RecordRegistration(agent, auto_add_agents_); !s.ok()) {
     spdlog::warn("agent {} at {}:{} refused: {}", agent.id, agent.host, agent.port, s.ToString());
     return wire::ToGrpc(s);
   }
-  registry_->Register(std::move(r->live), absl::Now());
+  registry_->Register(std::move(r.live), absl::Now());
   spdlog::info("agent {} registered from {}:{} holding {} partitions", agent.id, agent.host,
                agent.port, request->held_size());
-  controller_->ReconcileAgent(agent.id, std::move(r->held));
+  controller_->ReconcileAgent(agent.id, std::move(r.held));
   reply->set_heartbeat_interval_ms(
       static_cast<uint32_t>(absl::ToInt64Milliseconds(registry_->heartbeat_interval())));
   return grpc::Status::OK;
@@ -152,7 +151,7 @@ grpc::Status RegistryService::Heartbeat(grpc::ServerContext* context,
 grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
                                             const vipuagent::RegisterBatchRequest* request,
                                             vipuagent::RegisterBatchReply* reply) {
-  if (absl::Status s = ValidateBatchIds(request->agents()); !s.ok()) return wire::ToGrpc(s);
+  GRPC_RETURN_IF_ERROR(ValidateBatchIds(request->agents()));
   std::vector<std::string> ids;
   for (const vipuagent::RegisterRequest& agent : request->agents()) ids.push_back(agent.agent_id());
   if (grpc::Status s = CheckCaller(context, ids); !s.ok()) return s;
@@ -161,11 +160,10 @@ grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
   std::vector<fabric::Agent> agents;
   agents.reserve(request->agents_size());
   for (int i = 0; i < request->agents_size(); ++i) {
-    absl::StatusOr<Registration> r =
-        ToRegistration(request->agents(i), absl::StrCat("agents[", i, "]."));
-    if (!r.ok()) return wire::ToGrpc(r.status());
-    agents.push_back(r->agent);
-    batch.push_back(*std::move(r));
+    GRPC_ASSIGN_OR_RETURN(Registration r,
+                          ToRegistration(request->agents(i), absl::StrCat("agents[", i, "].")));
+    agents.push_back(r.agent);
+    batch.push_back(std::move(r));
   }
   absl::StatusOr<std::vector<absl::Status>> recorded =
       inventory_->RecordRegistrations(agents, auto_add_agents_);
@@ -206,7 +204,7 @@ grpc::Status RegistryService::RegisterBatch(grpc::ServerContext* context,
 grpc::Status RegistryService::HeartbeatBatch(grpc::ServerContext* context,
                                              const vipuagent::HeartbeatBatchRequest* request,
                                              vipuagent::HeartbeatBatchReply* reply) {
-  if (absl::Status s = ValidateBatchIds(request->agents()); !s.ok()) return wire::ToGrpc(s);
+  GRPC_RETURN_IF_ERROR(ValidateBatchIds(request->agents()));
   std::vector<std::string> ids;
   for (const vipuagent::HeartbeatRequest& beat : request->agents()) ids.push_back(beat.agent_id());
   if (grpc::Status s = CheckCaller(context, ids); !s.ok()) return s;

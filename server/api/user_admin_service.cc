@@ -26,43 +26,38 @@ void ToWire(const storage::UserRecord& u, vipuadmin::User* out) {
 grpc::Status UserAdminService::CreateUser(grpc::ServerContext* context,
                                           const vipuadmin::CreateUserRequest* request,
                                           vipuadmin::CreateUserReply* reply) {
-  auto caller = security::AdmitCall(access_, context, kCreate);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kCreate));
   std::vector<std::string> allocations(request->allocations().begin(),
                                        request->allocations().end());
-  auto key = users_->Create(request->user_id(), allocations, request->admin());
-  if (!key.ok()) return wire::ToGrpc(key.status());
-  spdlog::info("user {} created by {}", request->user_id(), caller->Name());
-  reply->set_access_key(*key);
+  GRPC_ASSIGN_OR_RETURN(auto key,
+                        users_->Create(request->user_id(), allocations, request->admin()));
+  spdlog::info("user {} created by {}", request->user_id(), caller.Name());
+  reply->set_access_key(key);
   return grpc::Status::OK;
 }
 
 grpc::Status UserAdminService::ListUsers(grpc::ServerContext* context,
                                          const vipuadmin::ListUsersRequest*,
                                          vipuadmin::ListUsersReply* reply) {
-  auto caller = security::AdmitCall(access_, context, kList);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
-  auto users = users_->List();
-  if (!users.ok()) return wire::ToGrpc(users.status());
-  for (const storage::UserRecord& u : *users) ToWire(u, reply->add_users());
+  GRPC_RETURN_IF_ERROR(security::AdmitCall(access_, context, kList));
+  GRPC_ASSIGN_OR_RETURN(auto users, users_->List());
+  for (const storage::UserRecord& u : users) ToWire(u, reply->add_users());
   return grpc::Status::OK;
 }
 
 grpc::Status UserAdminService::RemoveUser(grpc::ServerContext* context,
                                           const vipuadmin::RemoveUserRequest* request,
                                           vipuadmin::RemoveUserReply*) {
-  auto caller = security::AdmitCall(access_, context, kRemove);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kRemove));
   absl::Status s = users_->Remove(request->user_id());
-  if (s.ok()) spdlog::info("user {} removed by {}", request->user_id(), caller->Name());
+  if (s.ok()) spdlog::info("user {} removed by {}", request->user_id(), caller.Name());
   return wire::ToGrpc(s);
 }
 
 grpc::Status UserAdminService::UpdateUser(grpc::ServerContext* context,
                                           const vipuadmin::UpdateUserRequest* request,
                                           vipuadmin::UpdateUserReply* reply) {
-  auto caller = security::AdmitCall(access_, context, kUpdate);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kUpdate));
   security::UserUpdate update;
   if (request->set_allocations()) {
     update.allocations.emplace(request->allocations().begin(), request->allocations().end());
@@ -72,12 +67,11 @@ grpc::Status UserAdminService::UpdateUser(grpc::ServerContext* context,
   }
   if (request->has_admin()) update.is_admin = request->admin();
   update.rotate_key = request->rotate_key();
-  auto updated = users_->Update(request->user_id(), update);
-  if (!updated.ok()) return wire::ToGrpc(updated.status());
-  spdlog::info("user {} updated by {}{}", request->user_id(), caller->Name(),
+  GRPC_ASSIGN_OR_RETURN(auto updated, users_->Update(request->user_id(), update));
+  spdlog::info("user {} updated by {}{}", request->user_id(), caller.Name(),
                update.rotate_key ? " (new access key)" : "");
-  ToWire(updated->user, reply->mutable_user());
-  reply->set_access_key(updated->access_key);
+  ToWire(updated.user, reply->mutable_user());
+  reply->set_access_key(updated.access_key);
   return grpc::Status::OK;
 }
 

@@ -49,41 +49,35 @@ const security::Action kReset{"reset partition", false, /*mutating=*/true};
 grpc::Status UserService::ListPartitions(grpc::ServerContext* context,
                                          const virmgrpc::ListPartitionsRequest* request,
                                          virmgrpc::ListPartitionsReply* reply) {
-  auto caller = security::AdmitCall(access_, context, kList);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kList));
   if (!request->allocation_id().empty()) {
-    if (absl::Status s = fabric::ValidateId("allocation_id", request->allocation_id()); !s.ok()) {
-      return wire::ToGrpc(s);
-    }
+    GRPC_RETURN_IF_ERROR(fabric::ValidateId("allocation_id", request->allocation_id()));
   }
-  auto list = controller_->List(request->allocation_id(), *caller);
-  if (!list.ok()) return wire::ToGrpc(list.status());
-  reply->mutable_partitions()->Reserve(static_cast<int>(list->size()));
-  for (const fabric::Partition& p : *list) ToWire(p, reply->add_partitions());
+  GRPC_ASSIGN_OR_RETURN(auto list, controller_->List(request->allocation_id(), caller));
+  reply->mutable_partitions()->Reserve(static_cast<int>(list.size()));
+  for (const fabric::Partition& p : list) ToWire(p, reply->add_partitions());
   return grpc::Status::OK;
 }
 
 grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
                                             const virmgrpc::ListIPUAttributesRequest* request,
                                             virmgrpc::ListIPUAttributesReply* reply) {
-  auto caller = security::AdmitCall(access_, context, kListIpus);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kListIpus));
   for (const std::string& id : request->agents()) {
-    if (absl::Status s = fabric::ValidateId("agents", id); !s.ok()) return wire::ToGrpc(s);
+    GRPC_RETURN_IF_ERROR(fabric::ValidateId("agents", id));
   }
   // A restricted caller sees the agents of the allocations it may use and
   // nothing else: which machines exist beyond those is not its business.
   std::optional<std::set<std::string>> visible;
-  if (!caller->Unrestricted()) {
+  if (!caller.Unrestricted()) {
     if (inventory_ == nullptr) {
       return wire::ToGrpc(
           absl::InternalError("list ipu attributes: allocations are not available"));
     }
-    auto allocations = inventory_->ListAllocations();
-    if (!allocations.ok()) return wire::ToGrpc(allocations.status());
+    GRPC_ASSIGN_OR_RETURN(auto allocations, inventory_->ListAllocations());
     visible.emplace();
-    for (const fabric::Allocation& a : *allocations) {
-      if (caller->MayUseAllocation(a.id)) visible->insert(a.agent_ids.begin(), a.agent_ids.end());
+    for (const fabric::Allocation& a : allocations) {
+      if (caller.MayUseAllocation(a.id)) visible->insert(a.agent_ids.begin(), a.agent_ids.end());
     }
   }
   auto may_see = [&](const std::string& id) { return !visible || visible->count(id) > 0; };
@@ -119,80 +113,72 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
 grpc::Status UserService::CreatePartition(grpc::ServerContext* context,
                                           const virmgrpc::CreatePartitionRequest* request,
                                           virmgrpc::CreatePartitionReply* reply) {
-  auto caller = security::AdmitCall(access_, context, kCreate);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kCreate));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create partition");
       !admitted.ok()) {
     return admitted;
   }
-  auto parsed = FromWire(*request);
-  if (!parsed.ok()) return wire::ToGrpc(parsed.status());
+  GRPC_ASSIGN_OR_RETURN(auto parsed, FromWire(*request));
   const bool shared = security::Metadata(*context, wire::kShareMetadata) == "true";
-  auto created = controller_->Create(*parsed, *caller, shared);
-  if (!created.ok()) return wire::ToGrpc(created.status());
-  reply->set_partition_id(created->id);
+  GRPC_ASSIGN_OR_RETURN(auto created, controller_->Create(parsed, caller, shared));
+  reply->set_partition_id(created.id);
   return grpc::Status::OK;
 }
 
 grpc::Status UserService::RemovePartition(grpc::ServerContext* context,
                                           const virmgrpc::RemovePartitionRequest* request,
                                           virmgrpc::RemovePartitionReply*) {
-  auto caller = security::AdmitCall(access_, context, kRemove);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kRemove));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove partition");
       !admitted.ok()) {
     return admitted;
   }
-  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return wire::ToGrpc(s);
-  return wire::ToGrpc(controller_->Remove(request->partition_id(), request->force(), *caller));
+  GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
+  return wire::ToGrpc(controller_->Remove(request->partition_id(), request->force(), caller));
 }
 
 grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
                                          const virmgrpc::ResetPartitionRequest* request,
                                          virmgrpc::ResetPartitionReply*) {
-  auto caller = security::AdmitCall(access_, context, kReset);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kReset));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "reset partition");
       !admitted.ok()) {
     return admitted;
   }
-  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return wire::ToGrpc(s);
-  return wire::ToGrpc(controller_->Reset(request->partition_id(), *caller, request->relocatable()));
+  GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
+  return wire::ToGrpc(controller_->Reset(request->partition_id(), caller, request->relocatable()));
 }
 
 grpc::Status UserService::GetPartitionIpuofConfig(
     grpc::ServerContext* context, const virmgrpc::GetPartitionIpuofConfigRequest* request,
     virmgrpc::GetPartitionIpuofConfigReply* reply) {
-  auto caller = security::AdmitCall(access_, context, kGet);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
-  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return wire::ToGrpc(s);
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kGet));
+  GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
   std::optional<uint32_t> gcd;
   if (request->has_gcd_id()) gcd = request->gcd_id().id();
-  auto partition = controller_->Get(request->partition_id(), *caller);
-  if (!partition.ok()) return wire::ToGrpc(partition.status());
-  auto configs = controller_->IpuofConfigs(request->partition_id(), gcd, *caller);
-  if (!configs.ok()) return wire::ToGrpc(configs.status());
+  GRPC_ASSIGN_OR_RETURN(auto partition, controller_->Get(request->partition_id(), caller));
+  GRPC_ASSIGN_OR_RETURN(auto configs,
+                        controller_->IpuofConfigs(request->partition_id(), gcd, caller));
   virmgrpc::PartitionConfig* out = reply->mutable_ipuof_config();
-  out->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(partition->routing));
-  out->set_sync_type(static_cast<virmgrpc::SyncType>(partition->sync_type));
-  out->set_reconfigurable(partition->reconfigurable);
-  out->set_gw_routing_type(static_cast<virmgrpc::GatewayRoutingType>(partition->gw_routing));
-  out->set_num_ipulink_segments(partition->num_ilds);
+  out->set_ipulink_routing_type(static_cast<virmgrpc::IpuLinkRoutingType>(partition.routing));
+  out->set_sync_type(static_cast<virmgrpc::SyncType>(partition.sync_type));
+  out->set_reconfigurable(partition.reconfigurable);
+  out->set_gw_routing_type(static_cast<virmgrpc::GatewayRoutingType>(partition.gw_routing));
+  out->set_num_ipulink_segments(partition.num_ilds);
   out->set_ipuof_server_version(fabric::kIpuofServerVersion);
-  for (const fabric::GcdConfig& g : *configs) ToWire(g, out->add_gcd_configs());
+  for (const fabric::GcdConfig& g : configs) ToWire(g, out->add_gcd_configs());
   return grpc::Status::OK;
 }
 
 grpc::Status UserService::GetPartitionStatus(grpc::ServerContext* context,
                                              const virmgrpc::GetPartitionStatusRequest* request,
                                              virmgrpc::GetPartitionStatusReply* reply) {
-  auto caller = security::AdmitCall(access_, context, kGet);
-  if (!caller.ok()) return wire::ToGrpc(caller.status());
-  if (absl::Status s = CheckPartitionId(request->partition_id()); !s.ok()) return wire::ToGrpc(s);
-  auto partition = controller_->GetSettled(request->partition_id(),
-                                           PendingReadDeadline(context->deadline()), *caller);
-  if (!partition.ok()) return wire::ToGrpc(partition.status());
-  ToWire(*partition, reply->mutable_status());
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kGet));
+  GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
+  GRPC_ASSIGN_OR_RETURN(auto partition,
+                        controller_->GetSettled(request->partition_id(),
+                                                PendingReadDeadline(context->deadline()), caller));
+  ToWire(partition, reply->mutable_status());
   return grpc::Status::OK;
 }
 

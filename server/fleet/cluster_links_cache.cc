@@ -19,11 +19,17 @@ bool SameCluster(const fabric::Cluster& a, const fabric::Cluster& b) {
 ClusterLinksCache::ClusterLinksCache(size_t max_clusters)
     : max_clusters_(std::max<size_t>(max_clusters, 1)) {}
 
-ClusterLinksCache::Entry* ClusterLinksCache::Find(const fabric::Cluster& cluster) {
+ClusterLinksCache::Entry* ClusterLinksCache::Find(
+    const fabric::Cluster& cluster, const std::shared_ptr<const fabric::Cluster>& source) {
   auto it = entries_.find(cluster.id);
-  if (it == entries_.end() || !SameCluster(it->second.layout->cluster(), cluster)) return nullptr;
-  it->second.last_used = ++clock_;
-  return &it->second;
+  if (it == entries_.end()) return nullptr;
+  Entry& e = it->second;
+  if (source == nullptr || e.source != source) {
+    if (!SameCluster(e.layout->cluster(), cluster)) return nullptr;
+    if (source != nullptr) e.source = source;  // the next ask is a pointer comparison
+  }
+  e.last_used = ++clock_;
+  return &e;
 }
 
 void ClusterLinksCache::MakeRoom() {
@@ -37,36 +43,56 @@ void ClusterLinksCache::MakeRoom() {
 
 absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> ClusterLinksCache::LayoutOf(
     const fabric::Cluster& cluster) {
+  return Layout(cluster, nullptr);
+}
+
+absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> ClusterLinksCache::LayoutOf(
+    const std::shared_ptr<const fabric::Cluster>& cluster) {
+  return Layout(*cluster, cluster);
+}
+
+absl::StatusOr<std::shared_ptr<const ClusterLinks>> ClusterLinksCache::LinksOf(
+    const fabric::Cluster& cluster) {
+  return Links(cluster, nullptr);
+}
+
+absl::StatusOr<std::shared_ptr<const ClusterLinks>> ClusterLinksCache::LinksOf(
+    const std::shared_ptr<const fabric::Cluster>& cluster) {
+  return Links(*cluster, cluster);
+}
+
+absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> ClusterLinksCache::Layout(
+    const fabric::Cluster& cluster, const std::shared_ptr<const fabric::Cluster>& source) {
   {
     vipu::MutexLock lock(&mu_);
-    if (Entry* e = Find(cluster)) return e->layout;
+    if (Entry* e = Find(cluster, source)) return e->layout;
   }
   ASSIGN_OR_RETURN(fabric::ClusterLayout layout, fabric::ClusterLayout::Build(cluster));
   auto built = std::make_shared<const fabric::ClusterLayout>(std::move(layout));
   vipu::MutexLock lock(&mu_);
-  if (Entry* e = Find(cluster)) return e->layout;  // another caller's build won
+  if (Entry* e = Find(cluster, source)) return e->layout;  // another caller's build won
   auto it = entries_.find(cluster.id);
   if (it == entries_.end()) {
     MakeRoom();
     it = entries_.emplace(cluster.id, Entry{}).first;
   }
   // A changed cluster replaces its entry, links and all.
-  it->second = Entry{built, nullptr, ++clock_};
+  it->second = Entry{built, nullptr, source, ++clock_};
   return built;
 }
 
-absl::StatusOr<std::shared_ptr<const ClusterLinks>> ClusterLinksCache::LinksOf(
-    const fabric::Cluster& cluster) {
+absl::StatusOr<std::shared_ptr<const ClusterLinks>> ClusterLinksCache::Links(
+    const fabric::Cluster& cluster, const std::shared_ptr<const fabric::Cluster>& source) {
   std::shared_ptr<const fabric::ClusterLayout> layout;
   {
     vipu::MutexLock lock(&mu_);
-    if (Entry* e = Find(cluster)) {
+    if (Entry* e = Find(cluster, source)) {
       if (e->links != nullptr) return e->links;
       layout = e->layout;
     }
   }
   if (layout == nullptr) {
-    ASSIGN_OR_RETURN(layout, LayoutOf(cluster));
+    ASSIGN_OR_RETURN(layout, Layout(cluster, source));
   }
   auto built = std::make_shared<const ClusterLinks>(BuildClusterLinks(*layout));
   vipu::MutexLock lock(&mu_);

@@ -27,6 +27,13 @@ namespace vipu::server {
 // cluster removed and created again with other agents, whoever changed the
 // database, gets a new layout. The database stays the source of truth.
 //
+// The forms taking a std::shared_ptr<const fabric::Cluster> (the store's
+// ReadTxn::ClusterRef) first compare the pointer with the one the entry was
+// last matched with: the store hands out the same object for as long as the
+// cluster is unchanged, so a create on 16,384 machines costs no comparison
+// of 16,384 ids. Another pointer falls back to comparing the content, and
+// when that matches, the entry remembers the new pointer.
+//
 // Bound: at most `max_clusters` entries; adding one more evicts the least
 // recently used. The health monitor asks for every cluster on each tick, so
 // the bound should be at least the number of clusters in the database, or
@@ -53,11 +60,17 @@ class ClusterLinksCache {
   // fabric::ClusterLayout::Build (INVALID_ARGUMENT), nothing kept then.
   absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
       const fabric::Cluster& cluster) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same; `cluster` must not be null.
+  absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> LayoutOf(
+      const std::shared_ptr<const fabric::Cluster>& cluster) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The links of `cluster`, built once per layout LayoutOf hands out: they
   // depend only on the layout. Errors as LayoutOf.
   absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(const fabric::Cluster& cluster)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The same; `cluster` must not be null.
+  absl::StatusOr<std::shared_ptr<const ClusterLinks>> LinksOf(
+      const std::shared_ptr<const fabric::Cluster>& cluster) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Forgets the layout and links of `cluster_id`, if held: the next ask
   // builds them again. Callers holding them keep them.
@@ -71,12 +84,23 @@ class ClusterLinksCache {
   struct Entry {
     std::shared_ptr<const fabric::ClusterLayout> layout;
     std::shared_ptr<const ClusterLinks> links;  // null until the first LinksOf
+    // The shared cluster last found identical to the layout's (may be null).
+    std::shared_ptr<const fabric::Cluster> source;
     uint64_t last_used = 0;
   };
 
   // The entry of `cluster` if it holds an identical cluster, marked used;
-  // else null.
-  Entry* Find(const fabric::Cluster& cluster) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // else null. `source` (may be null) is `cluster` shared: equal to the
+  // entry's, no comparison is made; found identical, the entry keeps it.
+  Entry* Find(const fabric::Cluster& cluster,
+              const std::shared_ptr<const fabric::Cluster>& source)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> Layout(
+      const fabric::Cluster& cluster, const std::shared_ptr<const fabric::Cluster>& source)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::shared_ptr<const ClusterLinks>> Links(
+      const fabric::Cluster& cluster, const std::shared_ptr<const fabric::Cluster>& source)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Drops least recently used entries until there is room for one more.
   void MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

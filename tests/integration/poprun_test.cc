@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -594,6 +596,66 @@ TEST_F(PoprunTest, PythonPopdistUnderPoprunAndOutside) {
 }
 #endif
 
+#ifdef POPDIST_PYTHON_DIR
+// The build tree holds the Python module as the install does: with the
+// documented PYTHONPATH=<build>/python, `import popdist` finds the build's
+// copy of the sources.
+TEST(PopdistPython, ImportsFromTheBuildTree) {
+  const std::string python_dir =
+      (std::filesystem::path(POPRUN_BIN).parent_path().parent_path() / "python").string();
+  CommandResult r = RunCommand(
+      {"/usr/bin/python3", "-c",
+       "import popdist; print(popdist.__file__); print(popdist.getNumInstances())"},
+      {{"PYTHONPATH", python_dir}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, python_dir + "/popdist/__init__.py\n1\n");
+  EXPECT_EQ(ReadFile(python_dir + "/popdist/__init__.py"),
+            ReadFile(std::string(POPDIST_PYTHON_DIR) + "/popdist/__init__.py"));
+}
+#endif
+
+// Run as root without leave, Open MPI's mpirun refuses in a 20-line banner;
+// poprun adds one line of its own saying why and what to add, and each way
+// it names lets the run through.
+TEST(PoprunAsRoot, SaysWhyMpirunRefusedAndWhatToAdd) {
+  if (geteuid() != 0) GTEST_SKIP() << "mpirun refuses only root";
+  const std::string dir = MakeTempDir();
+  const std::map<std::string, std::string> env = {{"HOME", dir}, {"TMPDIR", dir}};
+  auto poprun = [&](std::vector<std::string> args, std::vector<std::string> set) {
+    std::vector<std::string> argv = {"/usr/bin/env", "-u", "OMPI_ALLOW_RUN_AS_ROOT", "-u",
+                                     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"};
+    argv.insert(argv.end(), set.begin(), set.end());
+    argv.insert(argv.end(), {POPRUN_BIN, "--offline-mode=yes"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, env);
+  };
+  CommandResult r = poprun({"echo", "ran"}, {});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("has detected an attempt to run as root"));
+  std::vector<std::string> errors;
+  for (absl::string_view l : absl::StrSplit(r.err, '\n')) {
+    if (absl::StrContains(l, "POPRUN ERROR")) errors.emplace_back(l);
+  }
+  EXPECT_THAT(errors,
+              ::testing::ElementsAre(
+                  "POPRUN ERROR: mpirun refused to run as root (Open MPI's guard): add "
+                  "--allow-run-as-root=yes (or --mpi-global-args=--allow-run-as-root), or set "
+                  "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"))
+      << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("ran")));
+  for (const auto& [args, set] : std::vector<
+           std::pair<std::vector<std::string>, std::vector<std::string>>>{
+           {{"--allow-run-as-root=yes", "echo", "ran"}, {}},
+           {{"--mpi-global-args=--allow-run-as-root", "echo", "ran"}, {}},
+           {{"echo", "ran"}, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}}}) {
+    r = poprun(args, set);
+    EXPECT_EQ(r.exit_code, 0) << args[0] << r.err;
+    EXPECT_THAT(r.out, HasSubstr("ran\n")) << args[0];
+    EXPECT_THAT(r.err, Not(HasSubstr("POPRUN ERROR"))) << args[0];
+  }
+  RemoveTree(dir);
+}
+
 TEST_F(PoprunTest, CppCollectivesUnderPoprun) {
   CommandResult r =
       Poprun(*server_, {"--vipu-partition", "cc", "--num-replicas", "4", "--num-instances", "4",
@@ -782,6 +844,129 @@ TEST(PoprunSample, TheLossIsLearnedDataParallelAcrossInstances) {
   one = RunCommand(offline);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_NE(Losses(one.out), alone);
+}
+
+// The training time is what the pod would take, from the model; the elapsed
+// time is the wall clock of this simulated run. The progress bar says which
+// it shows.
+TEST(PoprunSample, TrainingTimeIsModelledAndElapsedIsTheWallClock) {
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult r = RunCommand({POPDIST_SAMPLE_TRAIN_BIN, "--offline", "--config",
+                                "pretrain_large_128_POD64", "--training-steps", "40"});
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  static const std::regex times(
+      R"(\nTraining time: ([0-9.]+) secs \(modelled\)\nElapsed: ([0-9.]+) secs \(wall clock\)\n)");
+  ASSERT_TRUE(std::regex_search(r.out, m, times)) << r.out;
+  const double modelled = std::stod(m[1]), elapsed = std::stod(m[2]);
+  EXPECT_LE(elapsed, wall);
+  // 40 steps of BERT-Large on a Bow Pod64 are modelled at over two minutes;
+  // the run itself ends within RunCommand's deadline of two minutes.
+  EXPECT_GT(modelled, wall);
+  // The last step's bar shows the modelled total, and says so.
+  const long s = std::lround(modelled);
+  char bar[64];
+  std::snprintf(bar, sizeof bar, "| 39/40 [modelled %02ld:%02ld<", s / 60, s % 60);
+  EXPECT_THAT(r.out, HasSubstr(bar)) << r.out;
+}
+
+// The fields of a vipu-report.json the tests check, as KEY=VALUE; Python's
+// json module reads the file, so it must parse.
+std::map<std::string, std::string> ReportFields(const std::string& path) {
+  static const char kScript[] = R"(
+import json, sys
+r = json.load(open(sys.argv[1]))
+p, step = r["partition"], r["step"]
+print("format=%s/%d" % (r["format"], r["version"]))
+print("instance=%d/%d" % (r["instance"]["index"], r["instance"]["instances"]))
+print("replica_offset=%d" % r["instance"]["replica_offset"])
+print("partition=%s gcd %d" % (p["id"], p["gcd"]))
+print("machines=%s" % ",".join(p["machines"]))
+print("steps=%d" % r["run"]["steps"])
+print("modelled_time_s=%.3f" % r["run"]["modelled_time_s"])
+print("elapsed_s=%.3f" % r["run"]["elapsed_s"])
+print("ipus=%d" % len(step["ipus"]))
+parts = ["compute_s", "exchange_s", "sync_s", "collectives_s", "weight_update_s", "host_s"]
+print("parts_add_up=%d" % all(abs(sum(i[k] for k in parts) / step["step_time_s"] - 1) < 1e-9
+                              for i in step["ipus"]))
+print("computes=%d" % all(i["compute_s"] > 0 for i in step["ipus"]))
+print("source=%s" % step["source"])
+)";
+  CommandResult r = RunCommand({"/usr/bin/python3", "-c", kScript, path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> fields;
+  for (absl::string_view l : absl::StrSplit(r.out, '\n', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+    fields[kv.first] = kv.second;
+  }
+  return fields;
+}
+
+// The first match of `re`'s group 1 in `text`, "" if none.
+std::string Find(const std::string& text, const std::regex& re) {
+  std::smatch m;
+  return std::regex_search(text, m, re) ? m[1].str() : "";
+}
+
+// poprun's --autoreport-dir: every instance writes, when its run ends, a
+// report of what the pod knows of it into its own directory under the one
+// given; with "autoReport.all":"false" nothing is written at all.
+TEST(PoprunSample, AutoreportDirHoldsARunReportPerInstance) {
+  auto server = ServerProcess::Start("bow-pod16");
+  const std::string tmp = MakeTempDir();
+  const std::string dir = tmp + "/training-profile-directory";
+  std::vector<std::string> args = {"--vipu-partition",   "rep",
+                                   "--num-replicas",     "4",
+                                   "--ipus-per-replica", "4",
+                                   "--num-instances",    "2",
+                                   "--autoreport-dir",   dir,
+                                   POPDIST_SAMPLE_TRAIN_BIN, "--config",
+                                   "pretrain_large_128_pod16", "--training-steps",
+                                   "2"};
+  CommandResult r = Poprun(*server, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::vector<std::string> listed;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    listed.push_back(e.path().filename().string());
+  }
+  std::sort(listed.begin(), listed.end());
+  EXPECT_THAT(listed, ::testing::ElementsAre("0", "1"));
+  auto text = InstanceText(r.out);
+  for (int i : {0, 1}) {
+    SCOPED_TRACE(i);
+    const std::string path = absl::StrCat(dir, "/", i, "/vipu-report.json");
+    EXPECT_THAT(text[i], HasSubstr("Run report: " + path + "\n"));
+    auto fields = ReportFields(path);
+    EXPECT_EQ(fields["format"], "vipu-report/1");
+    EXPECT_EQ(fields["instance"], absl::StrCat(i, "/2"));
+    EXPECT_EQ(fields["replica_offset"], absl::StrCat(2 * i));
+    EXPECT_EQ(fields["partition"], absl::StrCat("rep gcd ", i));
+    // What the instance printed of the same run.
+    const std::string machines =
+        Find(text[i], std::regex(R"(Steps run on \d+ IPU-Machines of partition rep \(generation )"
+                                 R"(\d+\): ([a-z0-9,]+)\n)"));
+    EXPECT_FALSE(machines.empty()) << text[i];
+    EXPECT_EQ(fields["machines"], machines);
+    EXPECT_EQ(fields["steps"], "2");
+    EXPECT_EQ(fields["modelled_time_s"],
+              Find(text[i], std::regex(R"(Training time: ([0-9.]+) secs \(modelled\))")));
+    EXPECT_EQ(fields["elapsed_s"], Find(text[i], std::regex(R"(Elapsed: ([0-9.]+) secs)")));
+    // One entry per IPU of a replica, each adding up to the step time.
+    EXPECT_EQ(fields["ipus"], "4");
+    EXPECT_EQ(fields["parts_add_up"], "1");
+    EXPECT_EQ(fields["computes"], "1");
+    EXPECT_EQ(fields["source"], "in-process model of bow-pod16");
+  }
+
+  const std::string off = tmp + "/off";
+  args[9] = off;
+  r = Poprun(*server, args, {{"POPLAR_ENGINE_OPTIONS", "{\"autoReport.all\":\"false\"}"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_FALSE(std::filesystem::exists(off));
+  EXPECT_THAT(r.out, Not(HasSubstr("Run report:")));
+  RemoveTree(tmp);
 }
 
 TEST(PoprunSample, InvalidSeedIsRefused) {

@@ -262,5 +262,26 @@ TEST(PoprunTargetOptions, ParseMergeFormat) {
   }
 }
 
+// Open MPI's refusal to run as root, as mpirun 4.1 prints it: poprun
+// explains it in one line naming what to add; other failures it leaves to
+// mpirun's own words.
+TEST(PoprunLaunch, ExplainsMpirunsRefusalToRunAsRoot) {
+  const std::string refusal =
+      "--------------------------------------------------------------------------\n"
+      "mpirun has detected an attempt to run as root.\n\n"
+      "Running as root is *strongly* discouraged as any mistake (e.g., in\n";
+  std::optional<std::string> why = ExplainMpirunFailure(refusal);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why,
+            "mpirun refused to run as root (Open MPI's guard): add --allow-run-as-root=yes "
+            "(or --mpi-global-args=--allow-run-as-root), or set OMPI_ALLOW_RUN_AS_ROOT=1 and "
+            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
+  EXPECT_EQ(why->find('\n'), std::string::npos);
+  EXPECT_FALSE(ExplainMpirunFailure("").has_value());
+  EXPECT_FALSE(ExplainMpirunFailure("mpirun was unable to launch the specified application as it "
+                                    "could not access or execute an executable")
+                   .has_value());
+}
+
 }  // namespace
 }  // namespace vipu::cli::poprun

@@ -94,5 +94,26 @@ TEST(CodeNameTest, NamesEveryCanonicalCodeAndUnknownOtherwise) {
   EXPECT_EQ(CodeName(-1), "UNKNOWN");
 }
 
+grpc::Status Handler(absl::StatusOr<int> value, int* out) {
+  GRPC_ASSIGN_OR_RETURN(*out, std::move(value));
+  GRPC_RETURN_IF_ERROR(*out > 0 ? absl::OkStatus() : absl::InvalidArgumentError("n: must be > 0"));
+  return grpc::Status::OK;
+}
+
+TEST(GrpcStatusMacrosTest, ReturnTheErrorAsGrpcWithItsCodeAndMessage) {
+  int out = 0;
+  grpc::Status s = Handler(absl::NotFoundError("partition 'p' not found"), &out);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "partition 'p' not found");
+  EXPECT_EQ(out, 0);
+
+  s = Handler(0, &out);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "n: must be > 0");
+
+  EXPECT_TRUE(Handler(3, &out).ok());
+  EXPECT_EQ(out, 3);
+}
+
 }  // namespace
 }  // namespace vipu::wire

@@ -4,7 +4,8 @@ between the instances.
 Pure Python, reading the environment poprun sets (POPDIST_*), with the same
 defaults as the C++ library outside poprun. Collectives use mpi4py (Debian:
 python3-mpi4py) and are imported only when init() is called, so the getters
-work without MPI. Install by pointing PYTHONPATH at popdist/python.
+work without MPI. The package installs it in python3's dist-packages; a
+build places it in <build>/python, found with PYTHONPATH=build/python.
 """
 
 import os
