@@ -2,7 +2,10 @@
 #include "model/amp_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <vector>
 
 namespace vipu::fabric::model {
@@ -76,7 +79,8 @@ ProductPlan PlanShape(const Shape& s, const SystemSpec& sys, double elementwise_
           const double input_bytes = p * s.stride * s.stride * gi * gin * kBytesPerValue;
           const double weight_bytes = gi * go * gin * gout * kBytesPerValue *
                                       (s.weights_per_kernel_position ? s.kernel : 1);
-          plan.exchange_cycles = g * (input_bytes + weight_bytes) / sys.exchange_bytes_per_tile_cycle;
+          plan.exchange_cycles =
+              g * (input_bytes + weight_bytes) / sys.exchange_bytes_per_tile_cycle;
           plan.supersteps = 1;
           if (ti > 1) {
             // Each tile ends up owning 1/ti of its block's outputs: it
@@ -102,8 +106,63 @@ double ProductFlops(const Product& p) {
   return 2 * p.positions * p.in_channels * p.out_channels * p.kernel_positions * p.groups;
 }
 
+namespace {
+
+ProductPlan SearchPlan(const Product& product, const SystemSpec& sys,
+                       double elementwise_efficiency);
+
+// Plans already searched, for every caller in the process: the agents time
+// the same few workloads again and again, and a transformer's layers or a
+// ResNet's blocks repeat their shapes. Bounded; cleared when full.
+class PlanMemo {
+ public:
+  ProductPlan Get(const Product& p, const SystemSpec& sys, double elementwise_efficiency) {
+    const Key key = {p.positions,
+                     p.in_channels,
+                     p.out_channels,
+                     p.kernel_positions,
+                     p.groups,
+                     p.input_stride,
+                     p.weights_per_kernel_position ? 1.0 : 0.0,
+                     static_cast<double>(sys.tiles_per_ipu),
+                     static_cast<double>(sys.worker_threads),
+                     sys.amp_input_channels,
+                     sys.amp_output_channels,
+                     sys.amp_cycles_per_position,
+                     sys.exchange_bytes_per_tile_cycle,
+                     sys.sram_bandwidth_bps / sys.clock_hz,
+                     elementwise_efficiency};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = plans_.find(key);
+      if (it != plans_.end()) return it->second;
+    }
+    const ProductPlan plan = SearchPlan(p, sys, elementwise_efficiency);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    plans_.emplace(key, plan);
+    return plan;
+  }
+
+ private:
+  using Key = std::array<double, 15>;
+  static constexpr size_t kMaxPlans = 4096;
+  std::mutex mu_;
+  std::map<Key, ProductPlan> plans_;
+};
+
+}  // namespace
+
 ProductPlan PlanProduct(const Product& product, const SystemSpec& sys,
                         double elementwise_efficiency) {
+  static PlanMemo* memo = new PlanMemo();
+  return memo->Get(product, sys, elementwise_efficiency);
+}
+
+namespace {
+
+ProductPlan SearchPlan(const Product& product, const SystemSpec& sys,
+                       double elementwise_efficiency) {
   ProductPlan none;
   if (product.positions <= 0 || product.in_channels <= 0 || product.out_channels <= 0 ||
       product.kernel_positions <= 0 || product.groups <= 0) {
@@ -142,4 +201,5 @@ ProductPlan PlanProduct(const Product& product, const SystemSpec& sys,
   return best;
 }
 
+}  // namespace
 }  // namespace vipu::fabric::model

@@ -15,17 +15,17 @@ namespace vipu::fabric::model {
 // pass is positions batch x output map, in_channels its input channels,
 // kernel_positions kh x kw and input_stride its stride.
 struct Product {
-  double positions = 0;        // output positions (rows)
-  double in_channels = 0;      // reduced dimension, per kernel position
-  double out_channels = 0;     // output columns
-  double kernel_positions = 1; // reduction repeated over these (kh x kw)
-  double groups = 1;           // independent products of this shape (heads x batch)
-  double input_stride = 1;     // input positions per output position, per axis
+  double positions = 0;         // output positions (rows)
+  double in_channels = 0;       // reduced dimension, per kernel position
+  double out_channels = 0;      // output columns
+  double kernel_positions = 1;  // reduction repeated over these (kh x kw)
+  double groups = 1;            // independent products of this shape (heads x batch)
+  double input_stride = 1;      // input positions per output position, per axis
   // The second operand (weights) differs per kernel position, as a kernel
   // does; false when one operand is shared by every kernel position (the
   // output gradient of a weight-gradient pass).
   bool weights_per_kernel_position = true;
-  bool attention = false;      // reported as attention rather than matmul
+  bool attention = false;  // reported as attention rather than matmul
 };
 
 struct ProductPlan {

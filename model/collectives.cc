@@ -2,6 +2,7 @@
 #include "model/collectives.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace vipu::fabric::model {
 
@@ -42,13 +43,29 @@ double IntraIldRingBandwidth(const ReplicaLayout& layout, const SystemSpec& syst
   return 2 * per_direction / sharing;  // bidirectional ring pair
 }
 
+double CrossIldSyncSeconds(uint32_t ilds, const SystemSpec& system) {
+  if (ilds <= 1) return 0;
+  const double reach =
+      system.cluster_topology == ClusterTopology::kSwitched ? 1.0 : std::ceil(ilds / 2.0);
+  return 2 * reach * system.gw_link_latency_s;
+}
+
+double IntraIldRingStepSeconds(const SystemSpec& system, const Calibration& cal) {
+  return cal.superstep_s + system.ipu_link_latency_s;
+}
+
+double GwRingStepSeconds(uint32_t ilds, const SystemSpec& system) {
+  return system.gw_link_latency_s + CrossIldSyncSeconds(ilds, system);
+}
+
 CollectiveTime GradientReductionTime(double bytes, const ReplicaLayout& layout,
                                      const SystemSpec& system, const Calibration& cal) {
   CollectiveTime t;
   if (layout.replicas <= 1 || bytes <= 0) return t;
   const double ring_bps = IntraIldRingBandwidth(layout, system, cal);
   if (layout.ilds <= 1) {
-    t.ipu_link_s = RingAllReduceSeconds(bytes, layout.replicas, ring_bps, cal.ring_step_latency_s);
+    t.ipu_link_s = RingAllReduceSeconds(bytes, layout.replicas, ring_bps,
+                                        IntraIldRingStepSeconds(system, cal));
     t.total_s = t.ipu_link_s;
     return t;
   }
@@ -56,13 +73,14 @@ CollectiveTime GradientReductionTime(double bytes, const ReplicaLayout& layout,
   // across ILDs over GW-Links, all-gather in each ILD.
   const uint32_t in_ild = std::max<uint32_t>(1, layout.replicas / layout.ilds);
   const uint32_t across = std::min(layout.ilds, layout.replicas);
-  t.ipu_link_s = 2 * RingReduceScatterSeconds(bytes, in_ild, ring_bps, cal.ring_step_latency_s);
+  t.ipu_link_s =
+      2 * RingReduceScatterSeconds(bytes, in_ild, ring_bps, IntraIldRingStepSeconds(system, cal));
   // Every IPU of a machine holds one shard; the machine's GW-Links carry all.
   const double shard = bytes / in_ild;
   const double machine_bytes = shard * kIpusPerMachine;
-  const double gw_bps = system.gw_link_bps_per_machine * cal.ethernet_efficiency;
-  t.gw_link_s = RingAllReduceSeconds(machine_bytes, across, gw_bps,
-                                     cal.gw_step_latency_s + system.gw_link_latency_s);
+  const double gw_bps = system.gw_link_bps_per_machine * system.ethernet_payload_efficiency;
+  t.gw_link_s =
+      RingAllReduceSeconds(machine_bytes, across, gw_bps, GwRingStepSeconds(layout.ilds, system));
   t.total_s = t.ipu_link_s + t.gw_link_s;
   return t;
 }

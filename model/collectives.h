@@ -35,6 +35,23 @@ ReplicaLayout LayoutFor(uint32_t replicas, uint32_t ipus_per_replica, const Syst
 double IntraIldRingBandwidth(const ReplicaLayout& layout, const SystemSpec& system,
                              const Calibration& cal);
 
+// A sync of IPUs in `ilds` IPU-Link domains, which crosses GW-Links: a
+// gather to one ILD and the release back, each a GW network step per ILD
+// it passes. Looped GW-Links join the ILDs in a ring, so the farthest is
+// ilds/2 steps away; switched GW-Links reach every ILD in one step through
+// the switch. 0 within one ILD, where the Sync-Links' hardware signal is
+// far below the model's resolution.
+double CrossIldSyncSeconds(uint32_t ilds, const SystemSpec& system);
+
+// One step of a ring collective inside an ILD: a compute set (its sync,
+// exchange set-up and launch) plus an IPU-Link hop.
+double IntraIldRingStepSeconds(const SystemSpec& system, const Calibration& cal);
+
+// One step of the ring across ILDs: a GW network step, then the sync of
+// every IPU taking part, which GCL's syncful collectives need before the
+// next step.
+double GwRingStepSeconds(uint32_t ilds, const SystemSpec& system);
+
 struct CollectiveTime {
   double total_s = 0;
   double ipu_link_s = 0;  // reduce-scatter + all-gather inside ILDs

@@ -12,6 +12,50 @@ namespace {
 constexpr double kBytesPerValue = 2;
 constexpr double kBytesPerTouch = 2 * kBytesPerValue;
 
+// A matrix product (m, k, n), repeated `groups` times: its forward pass and
+// the backward pass's input gradient (m, n, k) and weight gradient, which
+// reduces over the m rows: k positions of n outputs.
+void AddMatMul(UnitWork& u, double m, double k, double n, double groups = 1,
+               bool attention = false) {
+  Product fwd;
+  fwd.positions = m;
+  fwd.in_channels = k;
+  fwd.out_channels = n;
+  fwd.groups = groups;
+  fwd.attention = attention;
+  u.forward.push_back(fwd);
+  Product dgrad = fwd;
+  dgrad.in_channels = n;
+  dgrad.out_channels = k;
+  u.backward.push_back(dgrad);
+  Product wgrad = fwd;
+  wgrad.positions = k;
+  wgrad.in_channels = m;
+  wgrad.out_channels = n;
+  u.backward.push_back(wgrad);
+}
+
+// Attention of `pairs` (heads x sequences) of length s: scores Q K^T over
+// the head dimension, then probabilities x values. Backward: the value and
+// probability gradients, then the query and key gradients.
+void AddAttention(UnitWork& u, double s, double head_dim, double pairs) {
+  auto product = [&](double in, double out) {
+    Product p;
+    p.positions = s;
+    p.in_channels = in;
+    p.out_channels = out;
+    p.groups = pairs;
+    p.attention = true;
+    return p;
+  };
+  u.forward.push_back(product(head_dim, s));   // Q K^T
+  u.forward.push_back(product(s, head_dim));   // P V
+  u.backward.push_back(product(head_dim, s));  // dO V^T
+  u.backward.push_back(product(s, head_dim));  // P^T dO
+  u.backward.push_back(product(s, head_dim));  // dS K
+  u.backward.push_back(product(s, head_dim));  // dS^T Q
+}
+
 UnitWork TransformerLayer(const Workload& w, uint32_t index) {
   const TransformerShape& t = w.transformer;
   const double h = t.hidden;
@@ -22,14 +66,19 @@ UnitWork TransformerLayer(const Workload& w, uint32_t index) {
   UnitWork u;
   u.name = absl::StrCat(t.decoder ? "decoder " : "encoder ", index);
   u.gemms = {{tokens, h, 3 * h}, {tokens, h, h}, {tokens, h, ffn}, {tokens, ffn, h}};
+  for (const Gemm& g : u.gemms) AddMatMul(u, g.m, g.k, g.n);
   // Per head and sequence: scores s x s over head_dim, then weights x values.
   u.attention_flops = 2.0 * 2.0 * s * s * head_dim * t.heads * w.micro_batch;
+  const double pairs = static_cast<double>(t.heads) * w.micro_batch;
+  AddAttention(u, s, head_dim, pairs);
   // Touches per token: biases, dropouts and residuals on the hidden state,
   // two layer norms, GELU on the FFN width, and on each score: scale/mask,
   // softmax (three passes) and dropout.
   const double touches_per_token = 9 * h + 8 * h + 3 * ffn + 7.0 * t.heads * s;
   u.elementwise_bytes = tokens * touches_per_token * kBytesPerTouch;
-  u.ops = 16;
+  // Two layer norms (3 each), the softmax (5), four bias adds, three
+  // dropouts, two residual adds, the score scale and mask, and GELU.
+  u.ops = 2 * 3 + 5 + 4 + 3 + 2 + 1 + 1;
   u.params = 4 * h * h + 2 * h * ffn + 9 * h + ffn;
   u.param_tensors = 16;
   u.output_bytes = tokens * h * kBytesPerValue;
@@ -54,7 +103,8 @@ void BuildTransformer(const Workload& w, NetworkWork& net) {
   emb.name = "embedding";
   // Word + position (+ segment) lookups, sum, layer norm, dropout.
   emb.elementwise_bytes = tokens * 10 * h * kBytesPerTouch;
-  emb.ops = 6;
+  // Three lookups, two adds, the layer norm (3) and dropout.
+  emb.ops = 3 + 2 + 3 + 1;
   emb.params = (v + t.max_positions + 2) * h + 2 * h;
   emb.param_tensors = 5;
   emb.output_bytes = tokens * h * kBytesPerValue;
@@ -65,20 +115,25 @@ void BuildTransformer(const Workload& w, NetworkWork& net) {
     head.name = "lm head";
     head.gemms = {{tokens, h, v}};
     head.elementwise_bytes = tokens * (4 * v + 4 * h) * kBytesPerTouch;
-    head.ops = 6;
+    // The final layer norm (3) and the softmax cross-entropy (5 + 1).
+    head.ops = 3 + 6;
     head.params = 2 * h;  // final layer norm; projection is the embedding
     head.param_tensors = 2;
     head.saved_bytes = tokens * h * kBytesPerValue;  // the projection's input
+    for (const Gemm& g : head.gemms) AddMatMul(head, g.m, g.k, g.n);
   } else {
     const double masked = mb * t.masked_tokens;
     head.name = "mlm+nsp heads";
     head.gemms = {{masked, h, h}, {masked, h, v}, {mb, h, h}, {mb, h, 2}};
     head.elementwise_bytes = masked * (4 * v + 8 * h) * kBytesPerTouch;
-    head.ops = 12;
+    // The masked-position gather, the transform's GELU and layer norm (3),
+    // four bias adds, the pooler's tanh and two softmax cross-entropies.
+    head.ops = 1 + 1 + 3 + 4 + 1 + 2 * 6;
     head.params = h * h + 3 * h + v + h * h + h + 2 * h + 2;
     head.param_tensors = 8;
     // The inputs of the two MLM products and of the two NSP ones.
     head.saved_bytes = 2 * (masked + mb) * h * kBytesPerValue;
+    for (const Gemm& g : head.gemms) AddMatMul(head, g.m, g.k, g.n);
   }
   // Token ids, positions, segments, attention mask (int32) and labels.
   const double label_values = t.decoder ? w.seq_len : 2.0 * t.masked_tokens + 1;
@@ -92,11 +147,47 @@ struct ConvSpec {
 
 // `input_kept` when another convolution of the unit already keeps the same
 // input (a block's projection shortcut reads the block input too).
+// `network_input` for the stem, whose input is the image: no input
+// gradient is computed for it.
 void AddConv(const ConvSpec& c, double mb, UnitWork& u, double bn_relu_touches,
-             bool input_kept = false) {
+             bool input_kept = false, bool network_input = false) {
   const double out_hw = std::ceil(c.in_hw / c.stride);
   const double rows = mb * out_hw * out_hw;
-  u.gemms.push_back({rows, c.in_ch * c.kernel * c.kernel, c.out_ch});
+  const double taps = c.kernel * c.kernel;
+  u.gemms.push_back({rows, c.in_ch * taps, c.out_ch});
+  Product fwd;
+  fwd.positions = rows;
+  fwd.in_channels = c.in_ch;
+  fwd.out_channels = c.out_ch;
+  fwd.kernel_positions = taps;
+  fwd.input_stride = c.stride;
+  u.forward.push_back(fwd);
+  if (!network_input) {
+    // The input gradient: a convolution back onto the input map, in which
+    // each input position gathers taps / stride^2 kernel taps on average
+    // (a 1x1 stride-2 kernel reaches a quarter of the positions).
+    Product dgrad;
+    dgrad.positions = mb * c.in_hw * c.in_hw;
+    dgrad.in_channels = c.out_ch;
+    dgrad.out_channels = c.in_ch;
+    dgrad.kernel_positions = taps / (c.stride * c.stride);
+    if (dgrad.kernel_positions < 1) {
+      dgrad.positions *= dgrad.kernel_positions;
+      dgrad.kernel_positions = 1;
+    }
+    u.backward.push_back(dgrad);
+  }
+  // The weight gradient reduces over the batch and output map: for each
+  // input channel and tap, out_ch sums. The output gradient it multiplies
+  // is the same for every tap.
+  Product wgrad;
+  wgrad.positions = c.in_ch;
+  wgrad.in_channels = rows;
+  wgrad.out_channels = c.out_ch;
+  wgrad.kernel_positions = taps;
+  wgrad.input_stride = c.stride;
+  wgrad.weights_per_kernel_position = false;
+  u.backward.push_back(wgrad);
   u.elementwise_bytes += rows * c.out_ch * bn_relu_touches * kBytesPerTouch;
   u.params += c.in_ch * c.out_ch * c.kernel * c.kernel + 2 * c.out_ch;
   u.param_tensors += 3;
@@ -114,11 +205,12 @@ void BuildResNet(const Workload& w, NetworkWork& net) {
 
   UnitWork& stem = net.first;
   stem.name = "stem";
-  AddConv({3, 64, 7, 2, img}, mb, stem, 4);
+  AddConv({3, 64, 7, 2, img}, mb, stem, 4, /*input_kept=*/false, /*network_input=*/true);
   const double stem_hw = std::ceil(img / 2);
   const double pool_hw = std::ceil(stem_hw / 2);
   stem.elementwise_bytes += mb * pool_hw * pool_hw * 64 * 3 * kBytesPerTouch;  // max-pool
-  stem.ops = 5;
+  // Batch norm (3), ReLU and the max-pool.
+  stem.ops = 3 + 1 + 1;
   stem.output_bytes = mb * pool_hw * pool_hw * 64 * kBytesPerValue;
 
   double in_ch = 64;
@@ -135,10 +227,11 @@ void BuildResNet(const Workload& w, NetworkWork& net) {
       AddConv({in_ch, mid, 1, 1, hw}, mb, u, 4);
       AddConv({mid, mid, 3, stride, hw}, mb, u, 4);
       AddConv({mid, 4 * mid, 1, 1, out_hw}, mb, u, 5);
-      u.ops = 13;
+      // Three batch norms (3 each), three ReLUs and the residual add.
+      u.ops = 3 * 3 + 3 + 1;
       if (b == 0) {
         AddConv({in_ch, 4 * mid, 1, stride, hw}, mb, u, 3, /*input_kept=*/true);
-        u.ops += 3;
+        u.ops += 3;  // the shortcut's batch norm
       }
       u.output_bytes = mb * out_hw * out_hw * 4 * mid * kBytesPerValue;
       u.recomputed = w.recompute;
@@ -152,8 +245,11 @@ void BuildResNet(const Workload& w, NetworkWork& net) {
   net.head_on_first_ipu = false;
   head.name = "pool+fc";
   head.gemms = {{mb, in_ch, static_cast<double>(cn.classes)}};
+  AddMatMul(head, mb, in_ch, cn.classes);
   head.elementwise_bytes = mb * (hw * hw * in_ch + 4.0 * cn.classes) * kBytesPerTouch;
-  head.ops = 4;
+  // The average pool (a reduction, 2), the bias add and the softmax
+  // cross-entropy (5 + 1).
+  head.ops = 2 + 1 + 6;
   head.params = in_ch * cn.classes + cn.classes;
   head.param_tensors = 2;
   head.saved_bytes = mb * in_ch * kBytesPerValue;  // the pooled features, the FC's input

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/amp_plan.h"
 #include "model/workload.h"
 
 namespace vipu::fabric::model {
@@ -22,10 +23,19 @@ struct Gemm {
 
 struct UnitWork {
   std::string name;
-  std::vector<Gemm> gemms;       // forward pass
-  double attention_flops = 0;    // forward QK^T and AV
+  std::vector<Gemm> gemms;     // forward pass
+  double attention_flops = 0;  // forward QK^T and AV
+  // The same products pass by pass, as the planner maps them to the tiles:
+  // the forward pass, and the backward pass's input- and weight-gradient
+  // products.
+  std::vector<Product> forward;
+  std::vector<Product> backward;
   double elementwise_bytes = 0;  // forward SRAM traffic of element-wise ops
-  double ops = 0;                // forward compute sets
+  // Forward compute sets of the ops that are not products: one for an
+  // element-wise op; three for a normalisation (a partial reduction on each
+  // tile, the combination across tiles, the apply); five for a softmax (two
+  // reductions and the apply). The products count their own.
+  double ops = 0;
   double params = 0;
   double param_tensors = 0;
   double output_bytes = 0;  // activations sent to the next unit

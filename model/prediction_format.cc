@@ -72,7 +72,10 @@ std::string PredictionJson(const Workload& w, const SystemSpec& sys, const StepP
                   ",\"optimizer\":", Quote(OptimizerName(w.optimizer)),
                   ",\"optimizer_state_offchip\":", Bool(w.optimizer_state_offchip),
                   ",\"replicated_tensor_sharding\":", Bool(w.replicated_tensor_sharding),
-                  ",\"recompute\":", Bool(w.recompute), ",\"packing\":", Num(w.packing), "}");
+                  ",\"recompute\":", Bool(w.recompute), ",\"packing\":", Num(w.packing),
+                  ",\"framework\":", Quote(FrameworkName(w.framework)),
+                  ",\"host_call_s\":", Num(w.host_call_s),
+                  ",\"replicated_input_streams\":", Bool(w.replicated_input_streams), "}");
   absl::StrAppend(
       &j, ",\"step_time_s\":", Num(p.step_time_s), ",\"samples_per_sec\":", Num(p.samples_per_sec),
       ",\"sequences_per_sec\":", Num(p.sequences_per_sec),
@@ -86,7 +89,8 @@ std::string PredictionJson(const Workload& w, const SystemSpec& sys, const StepP
       ",\"ipu_link_collectives_s\":", Num(p.ipu_link_collectives_s),
       ",\"gw_link_collectives_s\":", Num(p.gw_link_collectives_s),
       ",\"weight_update_s\":", Num(p.weight_update_s), ",\"host_io_s\":", Num(p.host_io_s),
-      ",\"host_overhead_s\":", Num(p.host_overhead_s), ",\"host_bound\":", Bool(p.host_bound),
+      ",\"host_overhead_s\":", Num(p.host_overhead_s),
+      ",\"host_round_trips_s\":", Num(p.host_round_trips_s), ",\"host_bound\":", Bool(p.host_bound),
       ",\"communication_fraction\":", Num(p.communication_fraction), ",\"ipus_used\":", p.ipus_used,
       ",\"ilds_spanned\":", p.ilds_spanned,
       ",\"model_flops_per_sample\":", Num(p.model_flops_per_sample),
@@ -204,8 +208,11 @@ std::string PredictionText(const Workload& w, const SystemSpec& sys, const StepP
                         Seconds(p.collectives_s), Seconds(p.ipu_link_collectives_s),
                         Seconds(p.gw_link_collectives_s));
   absl::StrAppendFormat(&t, "weight update  %s\n", Seconds(p.weight_update_s));
-  absl::StrAppendFormat(&t, "host           %s per step, input I/O %s (%s)\n",
-                        Seconds(p.host_overhead_s), Seconds(p.host_io_s),
+  absl::StrAppendFormat(&t,
+                        "host           %s per step (%s: round trips %s, framework %s), "
+                        "input I/O %s (%s)\n",
+                        Seconds(p.host_overhead_s), FrameworkName(w.framework),
+                        Seconds(p.host_round_trips_s), Seconds(w.host_call_s), Seconds(p.host_io_s),
                         p.host_bound ? "host-bound" : "overlapped");
   absl::StrAppendFormat(&t, "efficiency     %.1f model TFLOPS per IPU, %.1f%% of FP16 peak\n",
                         p.model_tflops_per_ipu, 100 * p.model_flops_utilization);

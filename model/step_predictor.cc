@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "model/amp_plan.h"
 #include "model/collectives.h"
 #include "model/layer_balance.h"
 #include "model/network_work.h"
@@ -35,25 +36,60 @@ struct UnitSeconds {
   }
 };
 
-// Forward once, backward as two products per forward product (input and
-// weight gradients) and twice the element-wise traffic, plus one more
-// forward when the unit is recomputed.
-UnitSeconds TrainingSeconds(const UnitWork& u, const SystemSpec& sys, const Calibration& cal) {
-  UnitSeconds fwd;
-  for (const Gemm& g : u.gemms) {
-    const double narrow = std::min({g.m, g.k, g.n});
-    const double eff = cal.matmul_efficiency * narrow / (narrow + cal.matmul_half_dim);
-    fwd.matmul += 2 * g.m * g.k * g.n * g.count / (sys.peak_fp16_flops * eff);
+// The plans of the products a prediction times, kept so that a shape met
+// again (every layer of a transformer, the repeated blocks of a ResNet) is
+// planned once.
+class PlanCache {
+ public:
+  PlanCache(const SystemSpec& sys, const Calibration& cal) : sys_(sys), cal_(cal) {}
+
+  const ProductPlan& Plan(const Product& p) {
+    for (const auto& [key, plan] : entries_) {
+      if (Same(key, p)) return plan;
+    }
+    entries_.emplace_back(p, PlanProduct(p, sys_, cal_.elementwise_efficiency));
+    return entries_.back().second;
   }
-  fwd.attention = u.attention_flops / (sys.peak_fp16_flops * cal.attention_efficiency);
-  fwd.elementwise = u.elementwise_bytes / (sys.sram_bandwidth_bps * cal.elementwise_efficiency);
-  fwd.overhead = u.ops * cal.op_overhead_s;
-  const double passes = 3.0 + (u.recomputed ? 1.0 : 0.0);
-  fwd.matmul *= passes;
-  fwd.attention *= passes;
-  fwd.elementwise *= passes;
-  fwd.overhead *= passes;
-  return fwd;
+
+ private:
+  static bool Same(const Product& a, const Product& b) {
+    return a.positions == b.positions && a.in_channels == b.in_channels &&
+           a.out_channels == b.out_channels && a.kernel_positions == b.kernel_positions &&
+           a.groups == b.groups && a.input_stride == b.input_stride &&
+           a.weights_per_kernel_position == b.weights_per_kernel_position;
+  }
+
+  const SystemSpec& sys_;
+  const Calibration& cal_;
+  std::vector<std::pair<Product, ProductPlan>> entries_;
+};
+
+// One micro-batch of a unit: its forward products once (twice when the
+// unit is recomputed) and its backward products; its element-wise traffic
+// and other ops once per forward pass and twice for the backward pass,
+// whose gradients touch about twice the values; every compute set pays its
+// fixed cost.
+UnitSeconds TrainingSeconds(const UnitWork& u, const SystemSpec& sys, const Calibration& cal,
+                            PlanCache& plans) {
+  UnitSeconds t;
+  const double forward_passes = u.recomputed ? 2.0 : 1.0;
+  double supersteps = 0;
+  auto add = [&](const std::vector<Product>& products, double times) {
+    for (const Product& p : products) {
+      const ProductPlan& plan = plans.Plan(p);
+      const double seconds = times * plan.cycles / (sys.clock_hz * cal.amp_efficiency);
+      (p.attention ? t.attention : t.matmul) += seconds;
+      supersteps += times * plan.supersteps;
+    }
+  };
+  add(u.forward, forward_passes);
+  add(u.backward, 1);
+  const double elementwise_passes = forward_passes + 2;
+  t.elementwise = elementwise_passes * u.elementwise_bytes /
+                  (sys.sram_bandwidth_bps * cal.elementwise_efficiency);
+  supersteps += elementwise_passes * u.ops;
+  t.overhead = supersteps * cal.superstep_s;
+  return t;
 }
 
 double StateBytesPerParam(Optimizer opt) {
@@ -127,10 +163,11 @@ struct UnitTimes {
 UnitTimes TimeUnits(const NetworkWork& net, uint32_t n_ipus, const SystemSpec& sys,
                     const Calibration& cal) {
   UnitTimes t;
+  PlanCache plans(sys, cal);
   t.units.reserve(net.units.size());
-  for (const UnitWork& u : net.units) t.units.push_back(TrainingSeconds(u, sys, cal));
-  t.first = TrainingSeconds(net.first, sys, cal);
-  t.head = TrainingSeconds(net.head, sys, cal);
+  for (const UnitWork& u : net.units) t.units.push_back(TrainingSeconds(u, sys, cal, plans));
+  t.first = TrainingSeconds(net.first, sys, cal, plans);
+  t.head = TrainingSeconds(net.head, sys, cal, plans);
   t.head_ipu = net.head_on_first_ipu ? 0 : n_ipus - 1;
   return t;
 }
@@ -231,10 +268,10 @@ CollectiveTime TimeStage(const StageContext& c, const StageLoad& load, StageTime
                         (sys.sram_bandwidth_bps * cal.elementwise_efficiency);
   const double offchip = w.optimizer_state_offchip
                              ? 2 * local * c.state_bytes /
-                                   (sys.streaming_memory_bps_per_ipu * cal.streaming_efficiency)
+                                   (sys.streaming_memory_bps_per_ipu * sys.pcie_payload_efficiency)
                              : 0;
   st.weight_update_s =
-      onchip + offchip + load.tensors * OpsPerTensor(w.optimizer) * cal.op_overhead_s;
+      onchip + offchip + load.tensors * OpsPerTensor(w.optimizer) * cal.superstep_s;
   return ct;
 }
 
@@ -278,7 +315,9 @@ double SetDeviceTimes(const Workload& w, const Slowest& slowest, const Calibrati
   const bool transformer = w.family == ModelFamily::kTransformer;
   p.pipeline_stages = n_ipus + ((transformer && n_ipus > 1) ? 1 : 0);
   p.beats_per_iteration = w.grad_accum + 2 * (p.pipeline_stages - 1);
-  p.beat_s = slowest.beat_work + cal.micro_batch_overhead_s;
+  // Each beat also reads the micro-batch's input stream and syncs the
+  // pipeline's copy between IPUs: two compute sets' fixed costs.
+  p.beat_s = slowest.beat_work + 2 * cal.superstep_s;
   p.pipeline_s = w.device_iterations * p.beats_per_iteration * p.beat_s;
   p.collectives_s = w.device_iterations * slowest.collectives;
   p.ipu_link_collectives_s = w.device_iterations * slowest.ipu_link;
@@ -287,26 +326,43 @@ double SetDeviceTimes(const Workload& w, const Slowest& slowest, const Calibrati
   return p.pipeline_s + p.collectives_s + p.weight_update_s;
 }
 
-// The host side and the step time, the slower of the IPUs and the hosts;
-// returns the hosts' time (input streams or the data loader).
-double SetHostTimes(const Workload& w, const SystemSpec& sys, const Calibration& cal,
-                    const NetworkWork& net, double device_s, StepPrediction& p) {
+// The host side and the step time; returns the hosts' time that the
+// IPUs' work does not hide (input streams or the data loader).
+double SetHostTimes(const Workload& w, const SystemSpec& sys, const NetworkWork& net,
+                    const ReplicaLayout& layout, double device_s, StepPrediction& p) {
   p.ipus_used = w.replicas * w.ipus_per_replica;
   p.samples_per_step =
       static_cast<uint64_t>(w.replicas) * w.grad_accum * w.micro_batch * w.device_iterations;
   const double samples = static_cast<double>(p.samples_per_step);
   const double machines = std::ceil(p.ipus_used / static_cast<double>(kIpusPerMachine));
+  // A broadcast stream sends each micro-batch once to a machine for all
+  // its replicas.
+  const double replicas_per_machine =
+      std::max(1.0, std::min<double>(w.replicas, kIpusPerMachine / w.ipus_per_replica));
+  const double streamed = w.replicated_input_streams ? samples : samples / replicas_per_machine;
   // Input streams are prefetched while the IPUs compute, so they only cost
   // time when they are the slower side.
-  p.host_io_s = samples * net.input_bytes_per_sample /
-                (machines * sys.host_link_bps_per_machine * cal.ethernet_efficiency);
+  p.host_io_s = streamed * net.input_bytes_per_sample /
+                (machines * sys.host_link_bps_per_machine * sys.ethernet_payload_efficiency);
   const double loader_s =
       w.host_loader_samples_per_s > 0 ? samples / w.host_loader_samples_per_s : 0;
-  const double host_limit = std::max(p.host_io_s, loader_s);
-  p.host_bound = host_limit > device_s;
-  p.host_overhead_s = cal.host_step_overhead_s;
-  p.step_time_s = std::max(device_s, host_limit) + p.host_overhead_s;
-  return host_limit;
+  const FrameworkHost host = HostMechanisms(w.framework);
+  // Each round trip of a host call is a network step to the gateways; the
+  // run's start and end also sync every IPU, across GW-Links when the
+  // partition spans ILDs.
+  p.host_round_trips_s =
+      host.round_trips * sys.gw_link_latency_s + 2 * CrossIldSyncSeconds(layout.ilds, sys);
+  p.host_overhead_s = p.host_round_trips_s + w.host_call_s;
+  double hidden_by_device = p.host_io_s;
+  double serial = 0;
+  if (host.loads_between_calls) {
+    serial = loader_s;
+  } else {
+    hidden_by_device = std::max(hidden_by_device, loader_s);
+  }
+  p.host_bound = hidden_by_device > device_s || serial > device_s;
+  p.step_time_s = std::max(device_s, hidden_by_device) + serial + p.host_overhead_s;
+  return std::max(0.0, hidden_by_device - device_s) + serial;
 }
 
 void SetThroughput(const Workload& w, const SystemSpec& sys, const NetworkWork& net,
@@ -323,7 +379,7 @@ void SetThroughput(const Workload& w, const SystemSpec& sys, const NetworkWork& 
 
 // Each stage's share of the whole step: its per-micro-batch and
 // per-iteration times multiplied out, the rest idle.
-void SpreadOverStep(const Workload& w, double device_s, double host_limit, StepPrediction& p) {
+void SpreadOverStep(const Workload& w, double host_limit, StepPrediction& p) {
   const double iterations = w.device_iterations;
   const double micro_batches = iterations * w.grad_accum;
   double max_exchange = 0;
@@ -332,7 +388,7 @@ void SpreadOverStep(const Workload& w, double device_s, double host_limit, StepP
     st.exchange_s = micro_batches * st.micro_batch_exchange_s;
     st.collectives_s *= iterations;
     st.weight_update_s *= iterations;
-    st.host_s = p.host_overhead_s + std::max(0.0, host_limit - device_s);
+    st.host_s = p.host_overhead_s + host_limit;
     st.idle_s = std::max(0.0, p.step_time_s - st.compute_s - st.exchange_s - st.collectives_s -
                                   st.weight_update_s - st.host_s);
     max_exchange = std::max(max_exchange, st.exchange_s);
@@ -397,9 +453,9 @@ absl::StatusOr<StepPrediction> PredictStep(const Workload& w, const SystemSpec& 
   p.ilds_spanned = context.layout.ilds;
   const Slowest slowest = TimeStages(context, p);
   const double device_s = SetDeviceTimes(w, slowest, cal, p);
-  const double host_limit = SetHostTimes(w, sys, cal, net, device_s, p);
+  const double host_limit = SetHostTimes(w, sys, net, context.layout, device_s, p);
   SetThroughput(w, sys, net, p);
-  SpreadOverStep(w, device_s, host_limit, p);
+  SpreadOverStep(w, host_limit, p);
   return p;
 }
 

@@ -23,10 +23,10 @@ struct StageTime {
   double params = 0;
   // One micro-batch (forward, backward, recomputation) on this IPU.
   double micro_batch_compute_s = 0;
-  double matmul_s = 0;                // of which: GEMMs
+  double matmul_s = 0;                // of which: matrix products and convolutions
   double attention_s = 0;             //           attention products
   double elementwise_s = 0;           //           element-wise ops
-  double op_overhead_s = 0;           //           per-op sync and launch
+  double op_overhead_s = 0;           //           compute sets' sync and launch
   double micro_batch_exchange_s = 0;  // activations/gradients to neighbours
   // Per step.
   double compute_s = 0;
@@ -56,7 +56,8 @@ struct StepPrediction {
   double gw_link_collectives_s = 0;
   double weight_update_s = 0;
   double host_io_s = 0;               // streaming inputs from the hosts (overlapped)
-  double host_overhead_s = 0;         // per-step host call
+  double host_overhead_s = 0;         // per-step host call: round trips + framework
+  double host_round_trips_s = 0;      // of which: the call's round trips and syncs
   bool host_bound = false;            // host I/O or the data loader sets the pace
   double communication_fraction = 0;  // (exchange + collectives) / step
   // Size and efficiency.

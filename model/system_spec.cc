@@ -46,7 +46,8 @@ constexpr double kStreamingBpsPerIpu = 16e9;
 // transport header (12) and ICRC (4), and takes preamble and inter-frame
 // gap (20) on the wire.
 constexpr double kRocePayload = 4096;
-constexpr double kEthernetPayloadEfficiency = kRocePayload / (kRocePayload + 18 + 20 + 8 + 12 + 4 + 20);
+constexpr double kEthernetPayloadEfficiency =
+    kRocePayload / (kRocePayload + 18 + 20 + 8 + 12 + 4 + 20);
 // PCIe Gen4: 128b/130b line code; 256-byte TLP payloads behind a 24-byte
 // header, sequence number, LCRC and framing.
 constexpr double kPciePayloadEfficiency = (128.0 / 130.0) * 256 / (256 + 24);

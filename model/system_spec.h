@@ -35,7 +35,7 @@ struct SystemSpec {
   double amp_input_channels = 16;
   double amp_output_channels = 16;
   double amp_cycles_per_position = 4;
-  uint32_t worker_threads = 6;             // hardware threads sharing a tile's issue
+  uint32_t worker_threads = 6;               // hardware threads sharing a tile's issue
   double exchange_bytes_per_tile_cycle = 0;  // what one tile can receive a cycle
 
   // Links (bytes/s are raw, per direction).

@@ -30,6 +30,7 @@ struct ConvPreset {
 constexpr ConvPreset kConvNets[] = {{"resnet50", 50}, {"resnet101", 101}, {"resnet152", 152}};
 
 constexpr const char* kOptimizerNames[] = {"sgd", "sgd-momentum", "adam", "lamb"};
+constexpr const char* kFrameworkNames[] = {"tf1", "tf2", "poptorch", "popart"};
 
 }  // namespace
 
@@ -97,6 +98,48 @@ absl::StatusOr<Optimizer> ParseOptimizer(std::string_view name) {
 
 std::string_view OptimizerName(Optimizer optimizer) {
   return kOptimizerNames[static_cast<int>(optimizer)];
+}
+
+absl::StatusOr<Framework> ParseFramework(std::string_view name) {
+  const std::string key = absl::AsciiStrToLower(std::string(name));
+  for (int i = 0; i < 4; ++i) {
+    if (key == kFrameworkNames[i]) return static_cast<Framework>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("framework: must be one of ",
+                                                 absl::StrJoin(kFrameworkNames, ", "), ", got \"",
+                                                 std::string(name), "\""));
+}
+
+std::string_view FrameworkName(Framework framework) {
+  return kFrameworkNames[static_cast<int>(framework)];
+}
+
+FrameworkHost HostMechanisms(Framework framework) {
+  FrameworkHost h;
+  switch (framework) {
+    case Framework::kTf1:
+    case Framework::kTf2:
+      // Infeed and outfeed queues: tf.data prefetches on host threads and
+      // the outfeed is dequeued by another thread, so a call is the run's
+      // start and end.
+      h.round_trips = 2;
+      h.loads_between_calls = false;
+      break;
+    case Framework::kPopTorch:
+      // poptorch.DataLoader's default mode (DataLoaderMode.Sync) builds the
+      // next batch between calls; each call also reads back its outputs
+      // (outputMode Final) and writes the optimizer's parameters.
+      h.round_trips = 4;
+      h.loads_between_calls = true;
+      break;
+    case Framework::kPopArt:
+      // Session.run: the step's data is pulled through prefetching stream
+      // callbacks; the anchors are read back in the call.
+      h.round_trips = 3;
+      h.loads_between_calls = false;
+      break;
+  }
+  return h;
 }
 
 double OptimizerStateBytes(Optimizer optimizer) {

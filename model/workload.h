@@ -16,6 +16,11 @@ enum class ModelFamily { kTransformer, kConvNet };
 
 enum class Optimizer { kSgd, kSgdMomentum, kAdam, kLamb };
 
+// The framework that drives the IPUs, for what its documented mechanisms
+// change on the host side: whether the next batch is loaded while the IPUs
+// run, and how many host round trips a host call makes.
+enum class Framework { kTf1, kTf2, kPopTorch, kPopArt };
+
 struct TransformerShape {
   uint32_t hidden = 768;
   uint32_t layers = 12;
@@ -61,6 +66,16 @@ struct Workload {
   // Rate the host data pipeline can feed, samples/s; 0 = not limiting
   // (generated or cached data).
   double host_loader_samples_per_s = 0;
+
+  // Host side.
+  Framework framework = Framework::kPopTorch;
+  // Seconds the framework spends on the host in each host call besides
+  // the round trips to the IPUs the model counts (its own loop, tensor
+  // conversions, callbacks). Measured per application; 0 when unknown.
+  double host_call_s = 0;
+  // Each replica streams its own samples (true), or one stream is
+  // broadcast to every replica of a machine (false).
+  bool replicated_input_streams = true;
 };
 
 // Presets: bert-base, bert-large, gpt2-small, gpt2-medium, resnet50,
@@ -74,6 +89,21 @@ uint32_t PipelineUnits(const Workload& workload);
 
 absl::StatusOr<Optimizer> ParseOptimizer(std::string_view name);
 std::string_view OptimizerName(Optimizer optimizer);
+
+// "tf1", "tf2", "poptorch" or "popart".
+absl::StatusOr<Framework> ParseFramework(std::string_view name);
+std::string_view FrameworkName(Framework framework);
+
+// What a framework does on the host in one host call.
+struct FrameworkHost {
+  // Host round trips a host call makes: the run's start and end syncs,
+  // plus the read-back of outputs and the write of optimizer parameters
+  // when the framework does them in the call itself.
+  double round_trips = 2;
+  // The next batch is produced between host calls, not while the IPUs run.
+  bool loads_between_calls = false;
+};
+FrameworkHost HostMechanisms(Framework framework);
 
 // FP32 state per parameter: none for SGD, the momentum (4), or Adam's and
 // LAMB's two moments (8).

@@ -2,6 +2,7 @@
 #include "model/ipu-model/predict_command.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -15,13 +16,16 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "fabric/enum_names.h"
+#include "model/collectives.h"
 #include "model/ipu_memory.h"
 #include "model/prediction_format.h"
 #include "model/step_predictor.h"
+#include "model/validation.h"
 
 namespace vipu::fabric::model {
 namespace {
@@ -48,6 +52,9 @@ struct PredictFlags {
   bool recompute = false;
   bool no_recompute = false;
   double host_loader_rate = 0;
+  std::optional<std::string> framework;
+  double host_call_ms = 0;
+  bool broadcast_inputs = false;
   bool json = false;
   int64_t repeat = 0;
 };
@@ -150,6 +157,16 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
   if (f.recompute) w.recompute = true;
   if (f.no_recompute) w.recompute = false;
   w.host_loader_samples_per_s = f.host_loader_rate;
+  if (f.framework) {
+    ASSIGN_OR_RETURN(Framework framework, ParseFramework(*f.framework));
+    w.framework = framework;
+  }
+  if (!(f.host_call_ms >= 0) || !std::isfinite(f.host_call_ms)) {
+    return Invalid(
+        absl::StrCat("host_call_ms: must be a finite number >= 0, got ", f.host_call_ms));
+  }
+  w.host_call_s = f.host_call_ms * 1e-3;
+  w.replicated_input_streams = !f.broadcast_inputs;
   return w;
 }
 
@@ -183,6 +200,19 @@ bool WrapLinksUsed(const SystemSpec& system, const StepPrediction& p) {
   return system.topology == IldTopology::kTorus && p.ipus_used >= system.ipus_per_ild;
 }
 
+// The GW-Links between the ILDs a partition spans come with the pod's
+// cabling: a ring of racks (looped) or switches (switched). Their sync
+// reach is what differs.
+std::string GwLinksText(const SystemSpec& system, const StepPrediction& p) {
+  const bool switched = system.cluster_topology == ClusterTopology::kSwitched;
+  return absl::StrFormat(
+      "gw links       %s: a sync of the %u ILDs takes %.1f us %s, and every step of the "
+      "cross-ILD ring waits for one\n",
+      switched ? "switched" : "looped", p.ilds_spanned,
+      1e6 * CrossIldSyncSeconds(p.ilds_spanned, system),
+      switched ? "through the switch" : "around the ring of racks");
+}
+
 std::string RoutingText(const std::string& routing, const SystemSpec& system,
                         const StepPrediction& p) {
   std::string name = routing;
@@ -194,10 +224,7 @@ std::string RoutingText(const std::string& routing, const SystemSpec& system,
       "\nrouting        ", name, ": wrap links ", WrapLinksUsed(system, p) ? "used" : "not used",
       "; DNC, SWNC and BTNC differ only in that (through-routing and the barley twist are not "
       "modelled)\n",
-      p.ilds_spanned > 1
-          ? "gw routing     RING (looped) and SWRING (switched GW-Links) time alike: "
-            "the switch itself is not modelled\n"
-          : "",
+      p.ilds_spanned > 1 ? GwLinksText(system, p) : "",
       "sync type      not modelled: every sync type gives the same step time\n");
 }
 
@@ -253,6 +280,61 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+std::string Percent(double v) { return absl::StrFormat("%+.1f%%", 100 * v); }
+
+// `ipu-model validate`: every published result, its source, the model's
+// prediction and the error; the calibration rows first and marked.
+int RunValidate(bool json, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<std::vector<ValidationRow>> rows = RunValidation();
+  if (!rows.ok()) {
+    err << "ipu-model: " << rows.status().message() << "\n";
+    return kExitFailure;
+  }
+  const ValidationSummary all = SummariseValidation(*rows, true);
+  const ValidationSummary paced = SummariseValidation(*rows, false);
+  if (json) {
+    std::string j = "{\"rows\":[";
+    for (size_t i = 0; i < rows->size(); ++i) {
+      const ValidationRow& r = (*rows)[i];
+      absl::StrAppendFormat(
+          &j,
+          "%s{\"role\":\"%s\",\"name\":\"%s\",\"system\":\"%s\",\"source\":\"%s\","
+          "\"configuration\":\"%s\",\"published\":%.9g,\"predicted\":%.9g,\"error\":%.9g,"
+          "\"host_input_unpublished\":%s}",
+          i ? "," : "", r.result.calibration ? "calibration" : "validation", r.result.name,
+          r.result.system, r.result.source, r.result.configuration, r.result.published, r.predicted,
+          r.error, r.result.host_input_unpublished ? "true" : "false");
+    }
+    absl::StrAppendFormat(&j,
+                          "],\"validation\":{\"rows\":%u,\"median_abs_error\":%.9g,"
+                          "\"worst_abs_error\":%.9g},\"validation_host_input_known\":{"
+                          "\"rows\":%u,\"median_abs_error\":%.9g,\"worst_abs_error\":%.9g}}",
+                          static_cast<unsigned>(all.rows), all.median_abs_error,
+                          all.worst_abs_error, static_cast<unsigned>(paced.rows),
+                          paced.median_abs_error, paced.worst_abs_error);
+    out << j << "\n";
+    return kExitOk;
+  }
+  out << absl::StrFormat("%-11s %-62s %-10s %11s %11s %8s\n", "role", "run", "system", "published",
+                         "predicted", "error");
+  for (const ValidationRow& r : *rows) {
+    out << absl::StrFormat("%-11s %-62s %-10s %11.1f %11.1f %8s%s\n",
+                           r.result.calibration ? "calibration" : "validation", r.result.name,
+                           r.result.system, r.result.published, r.predicted, Percent(r.error),
+                           r.result.host_input_unpublished ? " *" : "");
+    out << absl::StrFormat("%-11s   %s; source: %s\n", "", r.result.configuration, r.result.source);
+  }
+  out << "\n* paced by the host's real-data loader, whose rate the source does not give: the "
+         "prediction is the chip-bound rate\n";
+  out << absl::StrFormat("validation rows: %u, median |error| %.1f%%, worst %.1f%% (%s)\n",
+                         all.rows, 100 * all.median_abs_error, 100 * all.worst_abs_error,
+                         all.worst);
+  out << absl::StrFormat("without the * rows: %u, median |error| %.1f%%, worst %.1f%% (%s)\n",
+                         paced.rows, 100 * paced.median_abs_error, 100 * paced.worst_abs_error,
+                         paced.worst);
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -299,12 +381,24 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
                     "keep all activations (default for convnets)");
   predict->add_option("--host-loader-rate", f.host_loader_rate,
                       "samples/s the host data pipeline delivers (0: not limiting)");
+  predict->add_option("--framework", f.framework,
+                      "tf1, tf2, poptorch or popart: what the host does per call (poptorch)");
+  predict->add_option("--host-call-ms", f.host_call_ms,
+                      "framework time per host call besides its round trips, ms (0)");
+  predict->add_flag("--broadcast-inputs", f.broadcast_inputs,
+                    "one input stream per machine, broadcast to its replicas");
   predict->add_flag("--json", f.json, "print JSON");
   predict->add_option("--repeat", f.repeat, "time N predictions and print the mean");
+  bool validate_json = false;
+  CLI::App* validate =
+      app.add_subcommand("validate", "Predict every published result and print the error of each");
+  validate->add_flag("--json", validate_json, "print JSON");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    out << (app.got_subcommand(predict) ? predict->help() : app.help());
+    out << (app.got_subcommand(predict)    ? predict->help()
+            : app.got_subcommand(validate) ? validate->help()
+                                           : app.help());
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
@@ -314,6 +408,7 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
     err << "ipu-model: " << message << "\n";
     return kExitUsage;
   }
+  if (app.got_subcommand(validate)) return RunValidate(validate_json, out, err);
   return RunPredict(f, out, err);
 }
 

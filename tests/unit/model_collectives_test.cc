@@ -48,5 +48,33 @@ TEST(ModelCollectivesTest, ThreePhaseAddsGwLinkTime) {
   EXPECT_EQ(GradientReductionTime(100e6, LayoutFor(1, 4, sys), sys, cal).total_s, 0);
 }
 
+TEST(ModelCollectivesTest, CrossIldSyncFollowsTheGwTopology) {
+  const SystemSpec looped = *SystemSpecForPreset("pod256");
+  const SystemSpec switched = *SystemSpecForPreset("bow-pod256");
+  ASSERT_EQ(looped.cluster_topology, ClusterTopology::kLooped);
+  ASSERT_EQ(switched.cluster_topology, ClusterTopology::kSwitched);
+  EXPECT_EQ(CrossIldSyncSeconds(1, looped), 0);
+  // Two ILDs are one GW step apart either way: a gather and a release.
+  EXPECT_DOUBLE_EQ(CrossIldSyncSeconds(2, looped), 2 * looped.gw_link_latency_s);
+  EXPECT_DOUBLE_EQ(CrossIldSyncSeconds(2, looped), CrossIldSyncSeconds(2, switched));
+  // A ring of ILDs grows its reach; the switch reaches all in one step.
+  EXPECT_GT(CrossIldSyncSeconds(4, looped), CrossIldSyncSeconds(4, switched));
+  EXPECT_GT(CrossIldSyncSeconds(8, looped), CrossIldSyncSeconds(4, looped));
+  EXPECT_DOUBLE_EQ(CrossIldSyncSeconds(8, switched), CrossIldSyncSeconds(4, switched));
+  const Calibration& cal = DefaultCalibration();
+  EXPECT_GT(GwRingStepSeconds(2, looped), IntraIldRingStepSeconds(looped, cal));
+  EXPECT_DOUBLE_EQ(IntraIldRingStepSeconds(looped, cal),
+                   cal.superstep_s + looped.ipu_link_latency_s);
+}
+
+TEST(ModelCollectivesTest, GwPhaseGrowsWithTheIlds) {
+  const SystemSpec sys = *SystemSpecForPreset("pod256");
+  const Calibration& cal = DefaultCalibration();
+  const CollectiveTime two = GradientReductionTime(100e6, LayoutFor(32, 4, sys), sys, cal);
+  const CollectiveTime four = GradientReductionTime(100e6, LayoutFor(64, 4, sys), sys, cal);
+  EXPECT_EQ(two.gw_link_s > 0, true);
+  EXPECT_GT(four.gw_link_s, two.gw_link_s);
+}
+
 }  // namespace
 }  // namespace vipu::fabric::model

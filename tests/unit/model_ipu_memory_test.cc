@@ -8,6 +8,7 @@
 #include "model/ipu_memory.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
+#include "model/validation.h"
 #include "model/workload.h"
 
 namespace vipu::fabric::model {
@@ -166,6 +167,14 @@ TEST(ModelIpuMemoryTest, PublishedConfigurationsFit) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
     const Counted counted = Count(c.workload, c.system);
+    ASSERT_FALSE(counted.memory.ipus.empty());
+    EXPECT_TRUE(counted.memory.fits)
+        << counted.memory.ipus[counted.memory.fullest].TotalBytes() / 1e6 << " MB";
+  }
+  // And every run `ipu-model validate` replays, as it replays it.
+  for (const PublishedResult& r : PublishedResults()) {
+    SCOPED_TRACE(r.name);
+    const Counted counted = Count(r.workload, r.system);
     ASSERT_FALSE(counted.memory.ipus.empty());
     EXPECT_TRUE(counted.memory.fits)
         << counted.memory.ipus[counted.memory.fullest].TotalBytes() / 1e6 << " MB";

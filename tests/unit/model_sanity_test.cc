@@ -99,7 +99,10 @@ TEST(ModelSanityTest, RecomputationCostsAboutAQuarterOfTheLayers) {
   const StepPrediction without = Predict(w, "bow-pod16");
   const double ratio =
       with.stages[1].micro_batch_compute_s / without.stages[1].micro_batch_compute_s;
-  EXPECT_NEAR(ratio, 4.0 / 3.0, 1e-9);
+  // One more forward pass: a third more work, give or take how the
+  // backward pass's products (planned on their own shapes) compare with
+  // twice the forward ones.
+  EXPECT_NEAR(ratio, 4.0 / 3.0, 0.01);
 }
 
 TEST(ModelSanityTest, PipelineFillAndDrainAreCounted) {
@@ -174,6 +177,53 @@ TEST(ModelSanityTest, DecoderHeadScoresEveryPosition) {
   const StepPrediction g = Predict(gpt, "bow-pod16");
   const StepPrediction b = Predict(bert, "bow-pod16");
   EXPECT_GT(g.model_flops_per_sample, 1.3 * b.model_flops_per_sample);
+}
+
+TEST(ModelSanityTest, PopTorchLoadsTheNextBatchBetweenCalls) {
+  Workload w = *WorkloadPreset("resnet50");
+  w.micro_batch = 16;
+  w.grad_accum = 16;
+  w.replicas = 4;
+  const StepPrediction free_running = Predict(w, "bow-pod4");
+  // A loader half as fast as the IPUs: TF's infeed hides the IPUs' time
+  // behind it, poptorch.DataLoader's default mode adds the two.
+  w.host_loader_samples_per_s = 2 * free_running.samples_per_sec;
+  w.framework = Framework::kTf2;
+  const StepPrediction tf2 = Predict(w, "bow-pod4");
+  w.framework = Framework::kPopTorch;
+  const StepPrediction poptorch = Predict(w, "bow-pod4");
+  EXPECT_NEAR(tf2.step_time_s,
+              free_running.step_time_s - free_running.host_overhead_s + tf2.host_overhead_s, 1e-9);
+  EXPECT_GT(poptorch.step_time_s, 1.4 * tf2.step_time_s);
+  EXPECT_FALSE(tf2.host_bound);
+}
+
+TEST(ModelSanityTest, HostCallsCostTheirRoundTripsAndTheFrameworkTime) {
+  Workload w = BertLarge();
+  w.framework = Framework::kTf1;
+  const StepPrediction tf1 = Predict(w, "bow-pod16");
+  w.framework = Framework::kPopTorch;
+  const StepPrediction poptorch = Predict(w, "bow-pod16");
+  // Two round trips against four (outputs read back, optimizer written).
+  EXPECT_NEAR(poptorch.host_round_trips_s, 2 * tf1.host_round_trips_s, 1e-12);
+  w.host_call_s = 0.005;
+  const StepPrediction slow = Predict(w, "bow-pod16");
+  EXPECT_NEAR(slow.step_time_s - poptorch.step_time_s, 0.005, 1e-9);
+  EXPECT_NEAR(slow.host_overhead_s, poptorch.host_round_trips_s + 0.005, 1e-12);
+  // Across ILDs the run's start and end syncs cross GW-Links.
+  w.host_call_s = 0;
+  w.replicas = 64;
+  EXPECT_GT(Predict(w, "bow-pod256").host_round_trips_s, poptorch.host_round_trips_s);
+}
+
+TEST(ModelSanityTest, BroadcastInputsStreamOnceAMachine) {
+  Workload w = *WorkloadPreset("resnet50");
+  w.micro_batch = 16;
+  w.grad_accum = 4;
+  w.replicas = 16;
+  const double replicated = Predict(w, "bow-pod16").host_io_s;
+  w.replicated_input_streams = false;
+  EXPECT_NEAR(Predict(w, "bow-pod16").host_io_s, replicated / 4, 1e-12);
 }
 
 }  // namespace

@@ -1,0 +1,169 @@
+// The published results of the reference material, replayed through PredictStep.
+#include "model/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "model/step_predictor.h"
+#include "model/system_spec.h"
+
+namespace vipu::fabric::model {
+namespace {
+
+constexpr char kHardwareNotes[] = "shared/reference/ipu-hardware.md";
+
+Workload BertPretraining(const char* preset, uint32_t micro_batch, uint32_t grad_accum,
+                         uint32_t replicas, std::vector<uint32_t> split, Framework framework) {
+  Workload w = *WorkloadPreset(preset);
+  w.seq_len = 128;
+  w.micro_batch = micro_batch;
+  w.grad_accum = grad_accum;
+  w.replicas = replicas;
+  w.ipus_per_replica = static_cast<uint32_t>(split.size());
+  w.layers_per_ipu = std::move(split);
+  w.optimizer = Optimizer::kLamb;
+  w.optimizer_state_offchip = true;
+  w.replicated_tensor_sharding = true;
+  w.recompute = true;
+  w.framework = framework;
+  return w;
+}
+
+// graphcore/examples vision/cnns/pytorch/train/configs.yml, `resnet50`:
+// micro-batch 18, gradient accumulation 57, SGD with momentum, FP16
+// partials, recomputation from checkpoints, one IPU per replica.
+Workload ResNet50Benchmark(uint32_t replicas, uint32_t grad_accum) {
+  Workload w = *WorkloadPreset("resnet50");
+  w.micro_batch = 18;
+  w.grad_accum = grad_accum;
+  w.replicas = replicas;
+  w.optimizer = Optimizer::kSgdMomentum;
+  w.recompute = true;
+  w.framework = Framework::kPopTorch;
+  return w;
+}
+
+PublishedResult Row(std::string name, std::string system, std::string source,
+                    std::string configuration, double published, Workload w) {
+  PublishedResult r;
+  r.name = std::move(name);
+  r.system = std::move(system);
+  r.source = std::move(source);
+  r.configuration = std::move(configuration);
+  r.published = published;
+  r.workload = std::move(w);
+  return r;
+}
+
+}  // namespace
+
+std::vector<PublishedResult> PublishedResults() {
+  const std::string notes = kHardwareNotes;
+  std::vector<PublishedResult> rows;
+  PublishedResult base =
+      Row("BERT-Base pretrain_base_128_pod4 (PyTorch, SDK 3.3)", "bow-pod4",
+          notes + " 2.1 (EIDF, seed run)", "1 x 4 IPUs, mb 32, GA 2048, [0,4,4,4], LAMB off-chip",
+          4035.0, BertPretraining("bert-base", 32, 2048, 1, {0, 4, 4, 4}, Framework::kPopTorch));
+  base.calibration = true;
+  rows.push_back(base);
+  PublishedResult large = Row(
+      "BERT-Large pretrain_large_128_POD64 (PyTorch, SDK 3.3)", "bow-pod64",
+      notes + " 2.1 (EIDF, seed run)", "16 x 4 IPUs, mb 8, GA 512, [3,7,7,7], LAMB off-chip, RTS",
+      17692.1, BertPretraining("bert-large", 8, 512, 16, {3, 7, 7, 7}, Framework::kPopTorch));
+  large.calibration = true;
+  rows.push_back(large);
+  rows.push_back(Row("BERT-Large SL128 phase 1, unpacked (TF2, SDK 3.3)", "bow-pod16",
+                     notes + " 2.2 (Graphcore performance table)",
+                     "4 x 4 IPUs, mb 8, GA 2040 (TF2 config), [3,7,7,7]", 4527,
+                     BertPretraining("bert-large", 8, 2040, 4, {3, 7, 7, 7}, Framework::kTf2)));
+  rows.push_back(Row("BERT-Large SL128 phase 1, unpacked (TF2, SDK 3.0)", "bow-pod64",
+                     notes + " 2.2 (Graphcore performance table)",
+                     "16 x 4 IPUs, mb 8, GA 510 (assumed: 65280 / 128), [3,7,7,7]", 18199,
+                     BertPretraining("bert-large", 8, 510, 16, {3, 7, 7, 7}, Framework::kTf2)));
+  rows.push_back(Row("ResNet-50 v1.5 (PyTorch, SDK 3.0)", "bow-pod16",
+                     notes + " 2.2 (Graphcore performance table)",
+                     "16 x 1 IPU, mb 18, GA 57 (examples configs.yml `resnet50`), recompute", 37061,
+                     ResNet50Benchmark(16, 57)));
+  PublishedResult alcf =
+      Row("ResNet-50 resnet50-pod4, epoch 2, real data (PyTorch, SDK 3.1)", "bow-pod64",
+          notes + " 2.5 (ALCF, S14)", "4 x 1 IPU, global batch 16416: mb 18 x GA 228", 4476.7,
+          ResNet50Benchmark(4, 228));
+  alcf.host_input_unpublished = true;
+  rows.push_back(alcf);
+  const std::pair<uint32_t, double> scaling[] = {
+      {1, 3079}, {2, 2120}, {4, 3421}, {8, 3541}, {16, 3261}};
+  for (const auto& [ipus, rate] : scaling) {
+    PublishedResult r =
+        Row("ResNet-50, real data, " + std::to_string(ipus) + " IPU" + (ipus == 1 ? "" : "s") +
+                " (PyTorch, examples_utils)",
+            "bow-pod64", notes + " 2.5 (ALCF, S35)",
+            std::to_string(ipus) + " x 1 IPU, mb 18, GA 57 per replica (assumed: configs.yml)",
+            rate, ResNet50Benchmark(ipus, 57));
+    r.host_input_unpublished = true;
+    rows.push_back(r);
+  }
+  Workload tiny = *WorkloadPreset("bert-base");
+  tiny.name = "transformer";
+  tiny.transformer.hidden = 64;
+  tiny.transformer.layers = 3;
+  // graphcore/examples nlp/bert/pytorch/configs_pretraining.yml,
+  // `demo_tiny_128`: real data read by one loader worker.
+  tiny.transformer.heads = 8;
+  tiny.seq_len = 128;
+  tiny.micro_batch = 1;
+  tiny.grad_accum = 16;
+  tiny.ipus_per_replica = 4;
+  tiny.layers_per_ipu = {0, 1, 1, 1};
+  tiny.optimizer = Optimizer::kAdam;
+  tiny.optimizer_state_offchip = true;
+  tiny.framework = Framework::kPopTorch;
+  PublishedResult demo = Row("BERT demo_tiny_128, 3 layers, hidden 64 (PyTorch, SDK 3.3)",
+                             "bow-pod16", notes + " 2.5 (S36)",
+                             "1 x 4 IPUs, mb 1, GA 16, [0,1,1,1], AdamW off-chip, one loader "
+                             "worker (configs_pretraining.yml)",
+                             749.6, tiny);
+  demo.host_input_unpublished = true;
+  rows.push_back(demo);
+  return rows;
+}
+
+absl::StatusOr<std::vector<ValidationRow>> RunValidation(const Calibration& calibration) {
+  std::vector<ValidationRow> out;
+  for (PublishedResult& r : PublishedResults()) {
+    absl::StatusOr<SystemSpec> system = SystemSpecForPreset(r.system);
+    if (!system.ok()) return system.status();
+    absl::StatusOr<StepPrediction> p = PredictStep(r.workload, *system, calibration);
+    if (!p.ok()) return p.status();
+    ValidationRow row;
+    row.predicted = p->sequences_per_sec;
+    row.error = row.predicted / r.published - 1;
+    row.result = std::move(r);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+ValidationSummary SummariseValidation(const std::vector<ValidationRow>& rows,
+                                      bool with_unpublished_host_input) {
+  ValidationSummary s;
+  std::vector<double> errors;
+  for (const ValidationRow& r : rows) {
+    if (r.result.calibration) continue;
+    if (r.result.host_input_unpublished && !with_unpublished_host_input) continue;
+    const double e = std::abs(r.error);
+    errors.push_back(e);
+    if (e >= s.worst_abs_error) {
+      s.worst_abs_error = e;
+      s.worst = r.result.name;
+    }
+  }
+  s.rows = errors.size();
+  if (errors.empty()) return s;
+  std::sort(errors.begin(), errors.end());
+  const size_t n = errors.size();
+  s.median_abs_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+  return s;
+}
+
+}  // namespace vipu::fabric::model
