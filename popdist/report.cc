@@ -157,14 +157,15 @@ bool isAutoReportEnabled() {
 }
 
 std::string formatRunReport(const RunReport& report) {
-  return Object(0, [&report](Members& m) {
-           m.Add("format", Quote("vipu-report"));
-           m.Add("version", "1");
-           m.Add("instance", Instance());
-           m.Add("partition", Partition(report));
-           m.Add("run", Run(report));
-           m.Add("step", Step(report));
-         }) +
+  return Object(0,
+                [&report](Members& m) {
+                  m.Add("format", Quote("vipu-report"));
+                  m.Add("version", "1");
+                  m.Add("instance", Instance());
+                  m.Add("partition", Partition(report));
+                  m.Add("run", Run(report));
+                  m.Add("step", Step(report));
+                }) +
          "\n";
 }
 

@@ -23,9 +23,9 @@ namespace popdist {
 // add up to the step time.
 struct IpuStepTimes {
   unsigned ipu = 0;
-  double compute_s = 0;   // forward, backward and recomputation
-  double exchange_s = 0;  // activations and gradients to the neighbouring stages
-  double sync_s = 0;      // waiting at syncs: pipeline fill and drain, the slowest IPU
+  double compute_s = 0;        // forward, backward and recomputation
+  double exchange_s = 0;       // activations and gradients to the neighbouring stages
+  double sync_s = 0;           // waiting at syncs: pipeline fill and drain, the slowest IPU
   double collectives_s = 0;    // gradient reduction with the other replicas
   double weight_update_s = 0;  // optimizer maths and Streaming Memory traffic
   double host_s = 0;           // host overhead and host I/O not hidden by compute

@@ -383,8 +383,7 @@ class Trainer {
     report.steps = flags_.steps;
     report.modelled_time_s = total_time_;
     report.elapsed_s = elapsed_s;
-    report.samples_per_sec =
-        static_cast<double>(samples_per_step_) * flags_.steps / total_time_;
+    report.samples_per_sec = static_cast<double>(samples_per_step_) * flags_.steps / total_time_;
     report.step_source = absl::StrCat("in-process model of ", flags_.system);
     absl::StatusOr<model::StepPrediction> p = model::PredictStep(w_, spec_);
     if (p.ok()) {

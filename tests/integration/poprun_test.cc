@@ -603,10 +603,10 @@ TEST_F(PoprunTest, PythonPopdistUnderPoprunAndOutside) {
 TEST(PopdistPython, ImportsFromTheBuildTree) {
   const std::string python_dir =
       (std::filesystem::path(POPRUN_BIN).parent_path().parent_path() / "python").string();
-  CommandResult r = RunCommand(
-      {"/usr/bin/python3", "-c",
-       "import popdist; print(popdist.__file__); print(popdist.getNumInstances())"},
-      {{"PYTHONPATH", python_dir}});
+  CommandResult r =
+      RunCommand({"/usr/bin/python3", "-c",
+                  "import popdist; print(popdist.__file__); print(popdist.getNumInstances())"},
+                 {{"PYTHONPATH", python_dir}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, python_dir + "/popdist/__init__.py\n1\n");
   EXPECT_EQ(ReadFile(python_dir + "/popdist/__init__.py"),
@@ -643,8 +643,8 @@ TEST(PoprunAsRoot, SaysWhyMpirunRefusedAndWhatToAdd) {
                   "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"))
       << r.err;
   EXPECT_THAT(r.out, Not(HasSubstr("ran")));
-  for (const auto& [args, set] : std::vector<
-           std::pair<std::vector<std::string>, std::vector<std::string>>>{
+  for (const auto& [args, set] :
+       std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>>{
            {{"--allow-run-as-root=yes", "echo", "ran"}, {}},
            {{"--mpi-global-args=--allow-run-as-root", "echo", "ran"}, {}},
            {{"echo", "ran"}, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}}}) {
@@ -917,13 +917,20 @@ TEST(PoprunSample, AutoreportDirHoldsARunReportPerInstance) {
   auto server = ServerProcess::Start("bow-pod16");
   const std::string tmp = MakeTempDir();
   const std::string dir = tmp + "/training-profile-directory";
-  std::vector<std::string> args = {"--vipu-partition",   "rep",
-                                   "--num-replicas",     "4",
-                                   "--ipus-per-replica", "4",
-                                   "--num-instances",    "2",
-                                   "--autoreport-dir",   dir,
-                                   POPDIST_SAMPLE_TRAIN_BIN, "--config",
-                                   "pretrain_large_128_pod16", "--training-steps",
+  std::vector<std::string> args = {"--vipu-partition",
+                                   "rep",
+                                   "--num-replicas",
+                                   "4",
+                                   "--ipus-per-replica",
+                                   "4",
+                                   "--num-instances",
+                                   "2",
+                                   "--autoreport-dir",
+                                   dir,
+                                   POPDIST_SAMPLE_TRAIN_BIN,
+                                   "--config",
+                                   "pretrain_large_128_pod16",
+                                   "--training-steps",
                                    "2"};
   CommandResult r = Poprun(*server, args);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;

@@ -69,9 +69,10 @@ TEST_F(PopdistReport, EnabledByTheDirectoryUnlessAutoReportAllIsFalse) {
     Set({{"POPLAR_ENGINE_OPTIONS", off}});
     EXPECT_FALSE(popdist::isAutoReportEnabled()) << off;
   }
-  for (const char* on : {"", "{}", "{\"allowOutOfMemory\":\"true\"}",
-                         "{\"autoReport.all\":\"true\"}", "{\"autoReport.outputExecutionProfile\":"
-                                                          "\"false\"}"}) {
+  for (const char* on :
+       {"", "{}", "{\"allowOutOfMemory\":\"true\"}", "{\"autoReport.all\":\"true\"}",
+        "{\"autoReport.outputExecutionProfile\":"
+        "\"false\"}"}) {
     Set({{"POPLAR_ENGINE_OPTIONS", on}});
     EXPECT_TRUE(popdist::isAutoReportEnabled()) << on;
   }
