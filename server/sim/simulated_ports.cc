@@ -62,7 +62,10 @@ std::map<std::string, MachinePorts> AssignPorts(const std::vector<std::string>& 
       taken.insert(p.rdma);
     }
   }
-  const auto [first, last] = StablePortRange();
+  // Plain names, not a structured binding: the lambda below captures them.
+  const auto range = StablePortRange();
+  const uint32_t first = range.first;
+  const uint32_t last = range.second;
   const uint32_t span = first <= last ? last - first + 1 : 0;
   uint32_t next = span == 0 ? 0 : std::random_device()() % span;
   // The next free port of the stable range from where the last search
