@@ -59,11 +59,20 @@ LinkTopology LinkTopology::Build(const ClusterLayout& layout) {
   auto ipu_of = [&](uint32_t ild, uint32_t m, uint32_t slot) {
     return layout.IpuAt(ild, m * kIpusPerMachine + slot).ipu;
   };
+  t.machine_of_.reserve(static_cast<size_t>(machines) * ilds);
+  t.port_link_.reserve(static_cast<size_t>(machines) * ilds * kPortsPerMachine);
+  t.links_.reserve(static_cast<size_t>(machines) * ilds * 9);  // 4 rungs and rails, 2 + 2, 1 GW
+  auto mark = [&](const LinkEnd& end, uint32_t index) {
+    auto [it, added] =
+        t.machine_of_.emplace(end.agent_id, static_cast<uint32_t>(t.machine_of_.size()));
+    if (added) t.port_link_.resize(t.port_link_.size() + kPortsPerMachine, kNoLink);
+    t.port_link_[static_cast<size_t>(it->second) * kPortsPerMachine + end.port] = index;
+  };
   auto add = [&](Link link) {
     link.name = absl::StrCat(EndName(link.a, link.kind), "-", EndName(link.b, link.kind));
-    const size_t index = t.links_.size();
-    t.by_port_[{link.a.agent_id, link.a.port}] = index;
-    t.by_port_[{link.b.agent_id, link.b.port}] = index;
+    const uint32_t index = static_cast<uint32_t>(t.links_.size());
+    mark(link.a, index);
+    mark(link.b, index);
     t.links_.push_back(std::move(link));
   };
   auto ipu_link = [&](uint32_t ild, uint32_t m, uint32_t port_a, uint32_t slot_a, uint32_t m_b,
@@ -120,16 +129,22 @@ LinkTopology LinkTopology::Build(const ClusterLayout& layout) {
 
 std::map<uint32_t, const Link*> LinkTopology::PortsOf(const std::string& agent_id) const {
   std::map<uint32_t, const Link*> out;
-  for (auto it = by_port_.lower_bound({agent_id, 0});
-       it != by_port_.end() && it->first.first == agent_id; ++it) {
-    out[it->first.second] = &links_[it->second];
+  auto it = machine_of_.find(agent_id);
+  if (it == machine_of_.end()) return out;
+  const size_t first = static_cast<size_t>(it->second) * kPortsPerMachine;
+  for (uint32_t port = 0; port < kPortsPerMachine; ++port) {
+    const uint32_t index = port_link_[first + port];
+    if (index != kNoLink) out[port] = &links_[index];
   }
   return out;
 }
 
 const Link* LinkTopology::Find(const std::string& agent_id, uint32_t port) const {
-  auto it = by_port_.find({agent_id, port});
-  return it == by_port_.end() ? nullptr : &links_[it->second];
+  if (port >= kPortsPerMachine) return nullptr;
+  auto it = machine_of_.find(agent_id);
+  if (it == machine_of_.end()) return nullptr;
+  const uint32_t index = port_link_[static_cast<size_t>(it->second) * kPortsPerMachine + port];
+  return index == kNoLink ? nullptr : &links_[index];
 }
 
 LinkCounts LinkTopology::Counts() const {
@@ -163,8 +178,17 @@ std::vector<const Link*> PartitionLinks(const LinkTopology& topology, const Part
     machines.insert(p.ipu.agent_id);
   }
   const bool ring = partition.routing == RoutingType::kRingSwnc;
+  // Only links on the partition's machines' ports can be owned: a few per
+  // machine, instead of every link of a cluster of up to 16,384 machines.
+  std::vector<const Link*> candidates;
+  for (const std::string& machine : machines) {
+    for (const auto& [port, link] : topology.PortsOf(machine)) candidates.push_back(link);
+  }
+  std::sort(candidates.begin(), candidates.end());  // the topology's order
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<const Link*> out;
-  for (const Link& l : topology.links()) {
+  for (const Link* link : candidates) {
+    const Link& l = *link;
     if (l.wrap && !ring) continue;
     bool owned = false;
     switch (l.kind) {
@@ -178,7 +202,7 @@ std::vector<const Link*> PartitionLinks(const LinkTopology& topology, const Part
       default:
         break;
     }
-    if (owned) out.push_back(&l);
+    if (owned) out.push_back(link);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -99,8 +100,16 @@ class LinkTopology {
   LinkCounts Counts() const;
 
  private:
+  static constexpr uint32_t kNoLink = ~uint32_t{0};
+
   std::vector<Link> links_;
-  std::map<std::pair<std::string, uint32_t>, size_t> by_port_;
+  // The machines with a link end, numbered in the order they were met, and
+  // for machine m and port p the index in links_ of the link on that port at
+  // port_link_[m * kPortsPerMachine + p] (kNoLink: none). A few bytes per
+  // port instead of a tree node holding a copy of the agent id per link end:
+  // at 16,384 machines a map by (agent, port) cost about 28 MB.
+  std::unordered_map<std::string, uint32_t> machine_of_;
+  std::vector<uint32_t> port_link_;
   uint32_t agents_ = 0;
   uint32_t ilds_ = 0;
 };

@@ -38,13 +38,13 @@ void MembershipCache::Retag(Map<T>* map, uint64_t from, uint64_t to,
 }
 
 template <typename T>
-std::shared_ptr<const T> MembershipCache::Find(const Map<T>& map, std::string_view id,
+std::shared_ptr<const T> MembershipCache::Find(const Map<T>* map, std::string_view id,
                                                uint64_t read_epoch) const {
   if (read_epoch % 2 != 0) return nullptr;
   vipu::MutexLock lock(&mu_);
   if (epoch_.load(std::memory_order_relaxed) != read_epoch) return nullptr;
-  auto it = map.find(AbslView(id));
-  if (it == map.end() || it->second.tag != read_epoch) return nullptr;
+  auto it = map->find(AbslView(id));
+  if (it == map->end() || it->second.tag != read_epoch) return nullptr;
   return it->second.value;
 }
 
@@ -60,12 +60,12 @@ void MembershipCache::Put(Map<T>* map, uint64_t read_epoch, std::shared_ptr<cons
 
 std::shared_ptr<const fabric::Cluster> MembershipCache::FindCluster(std::string_view id,
                                                                     uint64_t read_epoch) const {
-  return Find(clusters_, id, read_epoch);
+  return Find(&clusters_, id, read_epoch);
 }
 
 std::shared_ptr<const fabric::Allocation> MembershipCache::FindAllocation(
     std::string_view id, uint64_t read_epoch) const {
-  return Find(allocations_, id, read_epoch);
+  return Find(&allocations_, id, read_epoch);
 }
 
 void MembershipCache::PutCluster(uint64_t read_epoch,

@@ -23,7 +23,7 @@
 //
 // Why a hit returns what the transaction's own snapshot holds. Let E_r be
 // even and the epoch still E_r at the lookup (time t). The epoch only grows,
-// so no BeginChange ran between the moment r E_r was read and t; and since
+// so no BeginChange ran between the moment E_r was read (r) and t; and since
 // E_r was even at r, no group that changes membership was in flight at r:
 // every such group before r had committed or rolled back before its
 // EndChange, i.e. before r. So the committed membership was one and the same
@@ -117,7 +117,7 @@ class MembershipCache {
   using Map = absl::flat_hash_map<std::string, Entry<T>>;
 
   template <typename T>
-  std::shared_ptr<const T> Find(const Map<T>& map, std::string_view id, uint64_t read_epoch) const
+  std::shared_ptr<const T> Find(const Map<T>* map, std::string_view id, uint64_t read_epoch) const
       ABSL_LOCKS_EXCLUDED(mu_);
   template <typename T>
   void Put(Map<T>* map, uint64_t read_epoch, std::shared_ptr<const T> value)

@@ -1,5 +1,6 @@
 // Pure placement cost at the design limit: a cluster of 16,384
-// machines (65,536 IPUs) in 1,024 ILDs of 64 IPUs, switched GW-Links. Times
+// machines (65,536 IPUs) in 1,024 ILDs of 64 IPUs, switched GW-Links (or
+// of --machines, a multiple of 16, as run_scale.sh passes it). Times
 // ClusterLayout::Build and fabric::Place for 64- and 256-IPU partitions when
 // 90% of the ILDs are full (the free ones last, so the scan sees every ILD),
 // and a refusal when no ILD has a free aligned block. No I/O, no server.
@@ -7,7 +8,8 @@
 // allowed machines and the used IPUs (MasksOf), then Place; the layout is
 // built once per cluster.
 //
-//   placement_scale_bench [--iterations N]   prints a markdown table (us)
+//   placement_scale_bench [--iterations N] [--machines M]   prints a markdown table (us);
+//   a size that cannot fit in the free ILDs gets a row of "-"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,8 +27,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using vipu::fabric::ClusterLayout;
 
-constexpr uint32_t kMachines = 16384;
-constexpr uint32_t kIlds = 1024;
+// The cluster's size: 16,384 machines in 1,024 ILDs unless --machines says.
+uint32_t g_machines = 16384;
+uint32_t g_ilds = 1024;
 
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -47,13 +50,17 @@ int main(int argc, char** argv) {
   int iterations = 200;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--machines") == 0) {
+      g_machines = std::max(16, std::atoi(argv[i + 1]) / 16 * 16);
+      g_ilds = g_machines / 16;
+    }
   }
   vipu::fabric::Cluster cluster{"pod64k",
                                 {},
-                                kIlds,
+                                g_ilds,
                                 vipu::fabric::IldTopology::kTorus,
                                 vipu::fabric::ClusterTopology::kSwitched};
-  for (uint32_t m = 0; m < kMachines; ++m) cluster.agent_ids.push_back("m" + std::to_string(m));
+  for (uint32_t m = 0; m < g_machines; ++m) cluster.agent_ids.push_back("m" + std::to_string(m));
 
   std::vector<double> build_us;
   auto layout = ClusterLayout::Build(cluster);
@@ -68,18 +75,25 @@ int main(int argc, char** argv) {
   }
   const std::vector<bool> agents(cluster.agent_ids.size(), true);  // every machine Up
   std::set<vipu::fabric::IpuRef> used, full;
-  const uint32_t free_from = kIlds - kIlds / 10;  // the last 10% of the ILDs are free
-  for (uint32_t ild = 0; ild < kIlds; ++ild) {
+  // The last 10% of the ILDs are free (at least one).
+  const uint32_t free_from = g_ilds - std::max<uint32_t>(1, g_ilds / 10);
+  for (uint32_t ild = 0; ild < g_ilds; ++ild) {
     for (uint32_t t = 0; t < 64; ++t) {
       if (ild < free_from) used.insert(layout->IpuAt(ild, t));
       if (t % 16 != 5) full.insert(layout->IpuAt(ild, t));  // no free aligned 64 or 16 anywhere
     }
   }
-  std::printf("| placement on %u machines, %u ILDs (p50 / p99) | us p50 | us p99 |\n", kMachines,
-              kIlds);
+  std::printf("| placement on %u machines, %u ILDs (p50 / p99) | us p50 | us p99 |\n", g_machines,
+              g_ilds);
   std::printf("|---|---|---|\n");
   Row("ClusterLayout::Build", build_us);
   for (uint32_t size : {64u, 256u}) {
+    const std::string fits = "Place " + std::to_string(size) + " IPUs, 90% of ILDs full, fits";
+    const std::string refuses = "Place " + std::to_string(size) + " IPUs, fragmented, refused";
+    if (size > 64 * (g_ilds - free_from)) {  // more than the free ILDs hold
+      std::printf("| %s | - | - |\n| %s | - | - |\n", fits.c_str(), refuses.c_str());
+      continue;
+    }
     vipu::fabric::PlacementRequest request;
     request.size = size;
     std::vector<double> fit_us, refuse_us;
@@ -97,8 +111,6 @@ int main(int argc, char** argv) {
       fit_us.push_back(Us(t0, t1));
       refuse_us.push_back(Us(t1, t2));
     }
-    const std::string fits = "Place " + std::to_string(size) + " IPUs, 90% of ILDs full, fits";
-    const std::string refuses = "Place " + std::to_string(size) + " IPUs, fragmented, refused";
     Row(fits.c_str(), fit_us);
     Row(refuses.c_str(), refuse_us);
   }

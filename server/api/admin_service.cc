@@ -26,8 +26,8 @@ void AdminService::Describe(const fabric::Agent& agent, const std::string& clust
         absl::ToUnixMillis(live->last_heartbeat));
     for (const auto& [name, value] : live->details) {
       auto* d = out->add_details();
-      d->set_name(name);
-      d->set_value(value);
+      d->set_name(std::string(name));
+      d->set_value(std::string(value));
     }
   } else {
     out->set_num_ipus(fabric::kIpusPerMachine);

@@ -51,13 +51,17 @@ absl::StatusOr<Registration> ToRegistration(const vipuagent::RegisterRequest& re
   r.live.ipuof_port = machine.ipuof_port();
   r.live.rdma_port = machine.rdma_port();
   r.live.machine_type = r.agent.machine_type;
-  for (const auto& d : machine.details()) r.live.details.emplace_back(d.name(), d.value());
+  // Gathered as pairs, then packed once (server/fleet/attributes.h).
+  std::vector<std::pair<std::string, std::string>> pairs;
+  pairs.reserve(static_cast<size_t>(machine.details_size()));
+  for (const auto& d : machine.details()) pairs.emplace_back(d.name(), d.value());
+  r.live.details = Attributes(pairs);
   r.live.ipus.resize(machine.ipus_size());
   for (const auto& ipu : machine.ipus()) {
     if (ipu.index() >= r.live.ipus.size()) continue;
-    for (const auto& a : ipu.attributes()) {
-      r.live.ipus[ipu.index()].emplace_back(a.name(), a.value());
-    }
+    pairs.clear();
+    for (const auto& a : ipu.attributes()) pairs.emplace_back(a.name(), a.value());
+    r.live.ipus[ipu.index()] = Attributes(pairs);
   }
   for (const auto& h : request.held()) {
     r.held.push_back({h.partition_id(), h.generation(), {h.ipus().begin(), h.ipus().end()}});

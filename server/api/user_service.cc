@@ -104,7 +104,7 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
     entry->set_agent(a.id);
     for (size_t i = 0; i < a.ipus.size(); ++i) {
       auto& attrs = (*entry->mutable_ipu_attributes())[static_cast<uint32_t>(i)];
-      for (const auto& [k, v] : a.ipus[i]) (*attrs.mutable_attributes())[k] = v;
+      for (const auto& [k, v] : a.ipus[i]) (*attrs.mutable_attributes())[std::string(k)] = v;
     }
   }
   return grpc::Status::OK;

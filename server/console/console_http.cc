@@ -185,14 +185,17 @@ uint64_t ConsoleServer::Refresh() {
     spdlog::warn("console: cannot read the pod's state: {}", snapshot.status().ToString());
     return version();
   }
-  std::string fingerprint = StateJson(**snapshot, security::Caller::System(), 0, false);
+  // A hash of the content: the JSON of a pod of 16,384 machines is tens of
+  // MB, kept between refreshes otherwise.
+  const size_t fingerprint =
+      std::hash<std::string>{}(StateJson(**snapshot, security::Caller::System(), 0, false));
   uint64_t changed = 0;
   bool sample = false;
   {
     vipu::MutexLock lock(&mu_);
     latest_ = *snapshot;
-    if (fingerprint != fingerprint_) {
-      fingerprint_ = std::move(fingerprint);
+    if (fingerprint != fingerprint_ || version_ == 0) {
+      fingerprint_ = fingerprint;
       changed = ++version_;
     }
     if (now >= next_sample_) {
@@ -392,18 +395,18 @@ void ConsoleServer::HandlePartition(const httplib::Request& req, httplib::Respon
   if (!caller) return;
   auto partition = deps_.controller->Get(*id, *caller);
   if (!partition.ok()) return Fail(res, partition.status());
-  fabric::Cluster cluster;
+  std::shared_ptr<const fabric::Cluster> cluster;
   fabric::MachineType machine_type = fabric::MachineType::kM2000;
   if (std::shared_ptr<const PodSnapshot> s = Latest()) {
     for (const ClusterView& c : s->clusters) {
-      if (c.cluster.id == partition->cluster_id) cluster = c.cluster;
+      if (c.cluster->id == partition->cluster_id) cluster = c.cluster;
     }
     if (!partition->ipus.empty()) {
       auto a = s->agents.find(partition->ipus.front().ipu.agent_id);
       if (a != s->agents.end()) machine_type = a->second.machine_type;
     }
   }
-  if (cluster.id.empty()) {
+  if (cluster == nullptr) {
     return Fail(res, absl::UnavailableError("partition: its cluster is not read yet; retry"));
   }
   auto layout = deps_.cluster_links->LayoutOf(cluster);
@@ -443,7 +446,7 @@ void ConsoleServer::HandlePartition(const httplib::Request& req, httplib::Respon
   j.EndArray();
   if (!gcds.ok()) j.Field("gcds_error", std::string(gcds.status().message()));
   j.Key("prediction");
-  const std::string prediction = BertLargePredictionJson(*partition, cluster, machine_type);
+  const std::string prediction = BertLargePredictionJson(*partition, *cluster, machine_type);
   std::string out = j.Take();
   absl::StrAppend(&out, prediction, "}");
   res.set_content(out, kJson);

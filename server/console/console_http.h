@@ -131,7 +131,7 @@ class ConsoleServer {
 
   mutable vipu::Mutex mu_;
   std::shared_ptr<const PodSnapshot> latest_ ABSL_GUARDED_BY(mu_);
-  std::string fingerprint_ ABSL_GUARDED_BY(mu_);
+  size_t fingerprint_ ABSL_GUARDED_BY(mu_) = 0;  // hash of the last state's JSON
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time next_sample_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   vipu::Mutex refresh_mu_;  // one change-detection pass at a time

@@ -36,7 +36,7 @@ Visible VisibleTo(const PodSnapshot& s, const security::Caller& caller) {
     v.clusters.insert(a.cluster_id);
   }
   if (caller.Unrestricted()) {
-    for (const ClusterView& c : s.clusters) v.clusters.insert(c.cluster.id);
+    for (const ClusterView& c : s.clusters) v.clusters.insert(c.cluster->id);
   }
   return v;
 }
@@ -59,13 +59,13 @@ void WriteCluster(JsonWriter& j, const PodSnapshot& s, const ClusterView& c,
                   const std::set<std::string>& seen) {
   const fabric::ClusterLayout& layout = c.links->layout;
   j.BeginObject()
-      .Field("id", c.cluster.id)
+      .Field("id", c.cluster->id)
       .Field("num_ilds", layout.num_ilds())
       .Field("machines_per_ild", layout.machines_per_ild())
-      .Field("topology", fabric::CliName(c.cluster.topology))
-      .Field("cluster_topology", fabric::CliName(c.cluster.cluster_topology));
+      .Field("topology", fabric::CliName(c.cluster->topology))
+      .Field("cluster_topology", fabric::CliName(c.cluster->cluster_topology));
   j.Key("machines").BeginArray();
-  const std::vector<std::string>& ids = c.cluster.agent_ids;
+  const std::vector<std::string>& ids = c.cluster->agent_ids;
   for (uint32_t i = 0; i < ids.size(); ++i) {
     const uint32_t ild = i / layout.machines_per_ild();
     const uint32_t m = i % layout.machines_per_ild();
@@ -210,10 +210,10 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
     const PartitionController& controller, absl::Time now) {
   auto s = std::make_shared<PodSnapshot>();
   s->unix_ms = absl::ToUnixMillis(now);
-  std::vector<fabric::Cluster> clusters;
+  std::vector<std::shared_ptr<const fabric::Cluster>> clusters;
   std::vector<fabric::Agent> agents;
   absl::Status read = store->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    ASSIGN_OR_RETURN(clusters, txn.ListClusters());
+    ASSIGN_OR_RETURN(clusters, txn.ClusterRefs());
     ASSIGN_OR_RETURN(s->allocations, txn.ListAllocations());
     ASSIGN_OR_RETURN(s->partitions, txn.ListPartitions());
     ASSIGN_OR_RETURN(s->shared, txn.SharedPartitions());
@@ -228,7 +228,8 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
     v.machine_type = a.machine_type;
     s->agents[a.id] = std::move(v);
   }
-  for (LiveAgent& live : registry.All()) {
+  // Liveness and health only: the agents' reports are not copied.
+  for (AgentStatus& live : registry.Statuses()) {
     auto it = s->agents.find(live.id);
     if (it == s->agents.end()) continue;  // registered but not (yet) in the database
     it->second.registered = true;
@@ -236,7 +237,7 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
     it->second.machine_type = live.machine_type;
     it->second.health = std::move(live.health);
   }
-  for (fabric::Cluster& cluster : clusters) {
+  for (std::shared_ptr<const fabric::Cluster>& cluster : clusters) {
     ClusterView view;
     ASSIGN_OR_RETURN(view.links, cluster_links->LinksOf(cluster));
     view.cluster = std::move(cluster);
@@ -247,7 +248,7 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
       view.link_down[i] = PortDown(s->agents, all[i].a) || PortDown(s->agents, all[i].b);
     }
     for (const fabric::Partition& p : s->partitions) {
-      if (p.cluster_id != view.cluster.id) continue;
+      if (p.cluster_id != view.cluster->id) continue;
       for (const fabric::Link* l : fabric::PartitionLinks(view.links->topology, p)) {
         view.link_owner[static_cast<size_t>(l - all.data())] = p.id;
       }
@@ -275,7 +276,7 @@ std::map<std::string, Counts> CountsOf(const PodSnapshot& s) {
     if (it != allocation_of.end()) ++out[it->second].faults;
   };
   for (const ClusterView& c : s.clusters) {
-    for (const std::string& agent : c.cluster.agent_ids) {
+    for (const std::string& agent : c.cluster->agent_ids) {
       auto a = s.agents.find(agent);
       if (a == s.agents.end()) continue;
       if (!a->second.up) fault(agent);
@@ -303,7 +304,7 @@ std::string StateJson(const PodSnapshot& s, const security::Caller& caller, uint
   if (with_time) j.Field("unix_ms", s.unix_ms);
   j.Key("clusters").BeginArray();
   for (const ClusterView& c : s.clusters) {
-    if (visible.clusters.count(c.cluster.id)) WriteCluster(j, s, c, holder, seen);
+    if (visible.clusters.count(c.cluster->id)) WriteCluster(j, s, c, holder, seen);
   }
   j.EndArray();
   j.Key("allocations").BeginArray();

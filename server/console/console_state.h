@@ -35,7 +35,7 @@ struct AgentView {
 };
 
 struct ClusterView {
-  fabric::Cluster cluster;
+  std::shared_ptr<const fabric::Cluster> cluster;  // the store's, shared: not copied
   std::shared_ptr<const ClusterLinks> links;
   // Per link (index into links->topology.links()): down as reported by
   // either end, and the partition owning it ("" for none).

@@ -73,7 +73,7 @@ class HealthMonitor {
   // The parts of a pass, in order. Logs agents going Down and Up again.
   void TrackLiveness(absl::Time now);
   // The links of every cluster, pushed to their agents in the background.
-  LinksByCluster PushTopology(const std::vector<fabric::Cluster>& clusters);
+  LinksByCluster PushTopology(const std::vector<std::shared_ptr<const fabric::Cluster>>& clusters);
   // Marks the faulty partitions in error, and starts the auto resets
   // DecideHealth asks for.
   void ActOnPartitions(const std::vector<fabric::Partition>& partitions,

@@ -34,11 +34,11 @@ absl::Status CheckAccess(storage::ReadTxn& txn, const security::Caller& caller,
 
 absl::Status FilterAllocations(const security::Caller& caller,
                                const fabric::PartitionRequest& request,
-                               std::vector<fabric::Allocation>* candidates) {
+                               AllocationRefs* candidates) {
   if (caller.Unrestricted()) return absl::OkStatus();
-  std::vector<fabric::Allocation> allowed;
-  for (fabric::Allocation& a : *candidates) {
-    if (caller.MayUseAllocation(a.id)) allowed.push_back(std::move(a));
+  AllocationRefs allowed;
+  for (std::shared_ptr<const fabric::Allocation>& a : *candidates) {
+    if (caller.MayUseAllocation(a->id)) allowed.push_back(std::move(a));
   }
   if (allowed.empty()) {
     std::string what = request.allocation_id.empty()
@@ -53,10 +53,10 @@ absl::Status FilterAllocations(const security::Caller& caller,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
-    storage::ReadTxn& txn, const fabric::PartitionRequest& request) {
+absl::StatusOr<AllocationRefs> CandidateAllocations(storage::ReadTxn& txn,
+                                                    const fabric::PartitionRequest& request) {
   if (!request.allocation_id.empty()) {
-    auto allocation = txn.GetAllocation(request.allocation_id);
+    auto allocation = txn.AllocationRef(request.allocation_id);
     if (!allocation.ok()) {
       if (absl::IsNotFound(allocation.status())) {
         return absl::NotFoundError(
@@ -64,15 +64,16 @@ absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
       }
       return allocation.status();
     }
-    if (!request.cluster_id.empty() && allocation->cluster_id != request.cluster_id) {
-      return absl::InvalidArgumentError(absl::StrCat("cluster_id: allocation '", allocation->id,
-                                                     "' is on cluster '", allocation->cluster_id,
-                                                     "', not '", request.cluster_id, "'"));
+    const fabric::Allocation& a = **allocation;
+    if (!request.cluster_id.empty() && a.cluster_id != request.cluster_id) {
+      return absl::InvalidArgumentError(absl::StrCat("cluster_id: allocation '", a.id,
+                                                     "' is on cluster '", a.cluster_id, "', not '",
+                                                     request.cluster_id, "'"));
     }
-    return std::vector<fabric::Allocation>{*allocation};
+    return AllocationRefs{*std::move(allocation)};
   }
   if (!request.cluster_id.empty()) {
-    auto cluster = txn.GetCluster(request.cluster_id);
+    auto cluster = txn.ClusterRef(request.cluster_id);
     if (!cluster.ok()) {
       if (absl::IsNotFound(cluster.status())) {
         return absl::NotFoundError(
@@ -81,10 +82,10 @@ absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
       return cluster.status();
     }
   }
-  ASSIGN_OR_RETURN(std::vector<fabric::Allocation> all, txn.ListAllocations());
-  std::vector<fabric::Allocation> out;
-  for (fabric::Allocation& a : all) {
-    if (request.cluster_id.empty() || a.cluster_id == request.cluster_id)
+  ASSIGN_OR_RETURN(AllocationRefs all, txn.AllocationRefs());
+  AllocationRefs out;
+  for (std::shared_ptr<const fabric::Allocation>& a : all) {
+    if (request.cluster_id.empty() || a->cluster_id == request.cluster_id)
       out.push_back(std::move(a));
   }
   if (out.empty()) {
@@ -97,7 +98,7 @@ absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
 }
 
 absl::Status CheckAllocationExists(storage::ReadTxn& txn, const std::string& allocation_id) {
-  auto a = txn.GetAllocation(allocation_id);
+  auto a = txn.AllocationRef(allocation_id);
   if (absl::IsNotFound(a.status())) {
     return absl::NotFoundError(
         absl::StrCat("allocation_id: allocation '", allocation_id, "' not found"));

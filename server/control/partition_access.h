@@ -4,6 +4,7 @@
 #ifndef VIPU_SERVER_CONTROL_PARTITION_ACCESS_H_
 #define VIPU_SERVER_CONTROL_PARTITION_ACCESS_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,15 +24,18 @@ absl::StatusOr<fabric::Partition> LoadPartition(storage::ReadTxn& txn, const std
 absl::Status CheckAccess(storage::ReadTxn& txn, const security::Caller& caller,
                          const fabric::Partition& p, const char* action);
 
+// The store's shared allocations (storage::ReadTxn::AllocationRef): a
+// candidate of 16,384 machines is not copied.
+using AllocationRefs = std::vector<std::shared_ptr<const fabric::Allocation>>;
+
 // Keeps the allocations `caller` may use; PERMISSION_DENIED when the request
 // names one it may not, or none is left.
 absl::Status FilterAllocations(const security::Caller& caller,
-                               const fabric::PartitionRequest& request,
-                               std::vector<fabric::Allocation>* candidates);
+                               const fabric::PartitionRequest& request, AllocationRefs* candidates);
 
 // Allocations a request may be placed in, in the order they are tried.
-absl::StatusOr<std::vector<fabric::Allocation>> CandidateAllocations(
-    storage::ReadTxn& txn, const fabric::PartitionRequest& request);
+absl::StatusOr<AllocationRefs> CandidateAllocations(storage::ReadTxn& txn,
+                                                    const fabric::PartitionRequest& request);
 
 // NOT_FOUND naming `allocation_id` as a request field when it does not
 // exist; the store's error otherwise.

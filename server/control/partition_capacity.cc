@@ -13,10 +13,12 @@ absl::StatusOr<std::vector<PartitionController::AllocationCapacity>> PartitionCo
     const security::Caller& caller) const {
   std::vector<AllocationCapacity> out;
   absl::Status status = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    auto allocations = txn.ListAllocations();
+    // Shared with the store's membership cache: no allocation is copied.
+    auto allocations = txn.AllocationRefs();
     if (!allocations.ok()) return allocations.status();
     const absl::Time now = absl::Now();
-    for (const fabric::Allocation& allocation : *allocations) {
+    for (const std::shared_ptr<const fabric::Allocation>& ref : *allocations) {
+      const fabric::Allocation& allocation = *ref;
       if (!caller.MayUseAllocation(allocation.id)) continue;
       auto view = ViewOf(txn, cluster_links_, allocation, *registry_, now);
       if (!view.ok()) return view.status();

@@ -64,13 +64,14 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
     }
     if (!absl::IsNotFound(existing.status())) return existing.status();
 
-    ASSIGN_OR_RETURN(std::vector<fabric::Allocation> candidates,
-                     CandidateAllocations(txn, request));
+    // Shared with the store's membership cache: no allocation is copied.
+    ASSIGN_OR_RETURN(AllocationRefs candidates, CandidateAllocations(txn, request));
     RETURN_IF_ERROR(FilterAllocations(caller, request, &candidates));
 
     const absl::Time now = absl::Now();
     std::vector<std::string> exhausted;
-    for (const fabric::Allocation& allocation : candidates) {
+    for (const std::shared_ptr<const fabric::Allocation>& candidate : candidates) {
+      const fabric::Allocation& allocation = *candidate;
       ASSIGN_OR_RETURN(PlacementView view,
                        ViewOf(txn, cluster_links_, allocation, *registry_, now));
       // Defaults depend on the candidate's layout: resolved per allocation.

@@ -19,18 +19,20 @@ std::vector<std::string> PartitionProblems(const fabric::Partition& partition,
   std::set<std::string> machines;
   for (const fabric::PartitionIpu& ipu : partition.ipus) machines.insert(ipu.ipu.agent_id);
   for (const std::string& agent : machines) {
-    std::optional<LiveAgent> live = registry.Get(agent);
+    // Liveness and health only: the agent's reports are not copied.
+    std::optional<AgentStatus> live = registry.StatusOf(agent);
     if (!live) {
       problems.push_back(NotConnectedText(agent));
       continue;
     }
-    if (!registry.IsUp(agent, now)) {
+    if (now - live->last_heartbeat >= registry.timeout()) {  // as IsUp
       problems.push_back(absl::StrFormat("agent %s: down (no heartbeat for %.1f s)", agent,
                                          absl::ToDoubleSeconds(now - live->last_heartbeat)));
       continue;
     }
-    health[agent] = live->health;
+    if (!live->health.healthy()) health[agent] = std::move(live->health);
   }
+  if (health.empty()) return problems;  // no fault reported: no link or IPU to look at
   for (const fabric::PartitionIpu& ipu : partition.ipus) {
     auto h = health.find(ipu.ipu.agent_id);
     if (h == health.end()) continue;

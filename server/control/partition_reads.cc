@@ -66,12 +66,12 @@ absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
 absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs(
     const std::string& id, std::optional<uint32_t> gcd, const security::Caller& caller) {
   fabric::Partition partition;
-  fabric::Cluster cluster;
+  std::shared_ptr<const fabric::Cluster> cluster;  // the store's, shared: not copied
   std::map<std::string, fabric::MachineEndpoint> endpoints;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
     ASSIGN_OR_RETURN(partition, LoadPartition(txn, id));
     RETURN_IF_ERROR(CheckAccess(txn, caller, partition, "get the ipuof config of"));
-    ASSIGN_OR_RETURN(cluster, txn.GetCluster(partition.cluster_id));
+    ASSIGN_OR_RETURN(cluster, txn.ClusterRef(partition.cluster_id));
     for (const fabric::PartitionIpu& ipu : partition.ipus) {
       const std::string& agent_id = ipu.ipu.agent_id;
       if (endpoints.count(agent_id)) continue;

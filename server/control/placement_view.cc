@@ -2,6 +2,7 @@
 #include "server/control/placement_view.h"
 
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,21 +14,18 @@ namespace vipu::server {
 namespace {
 
 // The machines of `layout` (by index) placement may use: in `allocation` and
-// Up at `now`; the allocation's agents that are not Up go to *down. One
-// registry lock (Pulses, by id) swept against the layout in id order, and the
-// allocation matched in the cluster's order, instead of a locked map lookup
-// and a hash lookup for each of up to 16,384 machines per create.
-std::vector<bool> AllowedMachines(const fabric::ClusterLayout& layout,
+// Up at `now`; the allocation's agents that are not Up go to *down. The Up
+// machines come from the registry's bitmap of the layout (rebuilt only when
+// an agent registers, comes back or may have timed out), and the allocation
+// is matched in the cluster's order, instead of a locked map lookup and a
+// hash lookup for each of up to 16,384 machines per create.
+std::vector<bool> AllowedMachines(const std::shared_ptr<const fabric::ClusterLayout>& layout,
                                   const fabric::Allocation& allocation,
                                   const AgentRegistry& registry, absl::Time now,
                                   std::vector<std::string>* down) {
-  const std::vector<std::string>& ids = layout.cluster().agent_ids;
-  std::vector<bool> up(ids.size(), false);
-  fabric::SortedAgentCursor cursor(layout);
-  for (const AgentPulse& pulse : registry.Pulses()) {
-    if (now - pulse.last_heartbeat >= registry.timeout()) continue;  // as IsUp
-    if (auto index = cursor.Find(pulse.id)) up[*index] = true;
-  }
+  const std::vector<std::string>& ids = layout->cluster().agent_ids;
+  const std::shared_ptr<const std::vector<bool>> up_machines = registry.UpMachines(layout, now);
+  const std::vector<bool>& up = *up_machines;
   std::vector<bool> allowed(ids.size(), false);
   size_t next = 0;  // where the allocation's next agent usually is
   for (const std::string& agent : allocation.agent_ids) {
@@ -35,7 +33,7 @@ std::vector<bool> AllowedMachines(const fabric::ClusterLayout& layout,
     if (next < ids.size() && ids[next] == agent) {
       index = static_cast<uint32_t>(next);
     } else {
-      index = layout.MachineIndex(agent);
+      index = layout->MachineIndex(agent);
     }
     if (!index) {  // not in the cluster: never placed on, down only if not Up
       if (!registry.IsUp(agent, now)) down->push_back(agent);
@@ -75,12 +73,13 @@ void MarkIpuUsed(const fabric::ClusterLayout& layout, const fabric::IpuRef& ipu,
 absl::StatusOr<PlacementView> ViewOf(storage::ReadTxn& txn, ClusterLinksCache* cluster_links,
                                      const fabric::Allocation& allocation,
                                      const AgentRegistry& registry, absl::Time now) {
-  ASSIGN_OR_RETURN(const fabric::Cluster cluster, txn.GetCluster(allocation.cluster_id));
+  ASSIGN_OR_RETURN(const std::shared_ptr<const fabric::Cluster> cluster,
+                   txn.ClusterRef(allocation.cluster_id));
   PlacementView view;
   ASSIGN_OR_RETURN(view.layout, cluster_links->LayoutOf(cluster));
-  ASSIGN_OR_RETURN(const auto used, txn.UsedIpus(cluster.id));
+  ASSIGN_OR_RETURN(const auto used, txn.UsedIpus(cluster->id));
   const std::vector<bool> allowed =
-      AllowedMachines(*view.layout, allocation, registry, now, &view.down);
+      AllowedMachines(view.layout, allocation, registry, now, &view.down);
   view.masks = fabric::MasksOf(*view.layout, allowed, used);
   return view;
 }
@@ -88,24 +87,30 @@ absl::StatusOr<PlacementView> ViewOf(storage::ReadTxn& txn, ClusterLinksCache* c
 absl::StatusOr<std::optional<std::vector<fabric::PartitionIpu>>> RelocationTarget(
     storage::ReadTxn& txn, ClusterLinksCache* cluster_links, const fabric::Partition& p,
     const AgentRegistry& registry, absl::Time now) {
-  ASSIGN_OR_RETURN(const fabric::Cluster cluster, txn.GetCluster(p.cluster_id));
+  ASSIGN_OR_RETURN(const std::shared_ptr<const fabric::Cluster> cluster,
+                   txn.ClusterRef(p.cluster_id));
   ASSIGN_OR_RETURN(const auto links, cluster_links->LinksOf(cluster));
   const std::vector<std::string> problems = PartitionProblems(p, *links, registry, now);
   if (problems.empty()) return std::nullopt;
-  ASSIGN_OR_RETURN(const fabric::Allocation allocation, txn.GetAllocation(p.allocation_id));
-  ASSIGN_OR_RETURN(PlacementView view, ViewOf(txn, cluster_links, allocation, registry, now));
+  ASSIGN_OR_RETURN(const std::shared_ptr<const fabric::Allocation> allocation,
+                   txn.AllocationRef(p.allocation_id));
+  ASSIGN_OR_RETURN(PlacementView view, ViewOf(txn, cluster_links, *allocation, registry, now));
   const fabric::ClusterLayout& layout = *view.layout;
   fabric::IldMasks& masks = view.masks;
   for (const fabric::PartitionIpu& ipu : p.ipus) {
     masks.used[ipu.ild] &= ~(uint64_t{1} << ipu.topology_id);
   }
-  for (const std::string& agent : allocation.agent_ids) {
-    std::optional<LiveAgent> live = registry.Get(agent);
-    if (!live) continue;  // not Up: ViewOf did not allow it
-    for (const auto& [ipu, error] : live->health.ipu_errors) {
+  // The faults the allocation's registered agents report: only the agents
+  // that report one are copied, not every agent's reports.
+  const std::vector<std::pair<std::string, AgentHealth>> faults = registry.Faults();
+  std::set<std::string_view> members;
+  if (!faults.empty()) members.insert(allocation->agent_ids.begin(), allocation->agent_ids.end());
+  for (const auto& [agent, health] : faults) {
+    if (!members.count(agent)) continue;
+    for (const auto& [ipu, error] : health.ipu_errors) {
       MarkIpuUsed(layout, fabric::IpuRef{agent, ipu}, &masks);
     }
-    for (const auto& [port, what] : live->health.links_down) {
+    for (const auto& [port, what] : health.links_down) {
       const fabric::Link* link = links->topology.Find(agent, port);
       if (link == nullptr) continue;
       for (const fabric::LinkEnd* end : {&link->a, &link->b}) {

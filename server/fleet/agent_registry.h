@@ -10,6 +10,7 @@
 #define VIPU_SERVER_FLEET_AGENT_REGISTRY_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,11 +20,11 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
+#include "fabric/topology.h"
 #include "fabric/types.h"
+#include "server/fleet/attributes.h"
 
 namespace vipu::server {
-
-using Attributes = std::vector<std::pair<std::string, std::string>>;
 
 // "agent ag3: not connected": the registry has no registration for the
 // agent (it never registered, or was forgotten). Partition errors, agent
@@ -50,7 +51,7 @@ struct LiveAgent {
   uint32_t ipuof_port = 0;
   uint32_t rdma_port = 0;  // 0: not reported
   fabric::MachineType machine_type = fabric::MachineType::kM2000;
-  Attributes details;            // ordered, as `get agent` prints them
+  Attributes details;            // ordered, as `get agent` prints them (server/fleet/attributes.h)
   std::vector<Attributes> ipus;  // by IPU#
   absl::Time registered;
   absl::Time last_heartbeat;
@@ -75,6 +76,16 @@ struct AgentEndpoint {
 struct AgentPulse {
   std::string id;
   absl::Time last_heartbeat;
+};
+
+// An agent's liveness and last reported health, without its reports of
+// machine details and IPU attributes (the health monitor, the console and
+// the metrics ask for these for every agent).
+struct AgentStatus {
+  std::string id;
+  absl::Time last_heartbeat;
+  fabric::MachineType machine_type = fabric::MachineType::kM2000;
+  AgentHealth health;
 };
 
 // An agent that should be told its topology (AgentRegistry::TopologyDue).
@@ -108,12 +119,30 @@ class AgentRegistry {
   // Of `ids[i]` (which should have been told `fingerprints[i]`), the agents
   // Up at `now` that have not been told it since they registered. One lock
   // for the lot: a cluster of 16,384 agents is checked every tick.
+  // `by_id` (optional) lists the indexes of `ids` in the order of the ids
+  // (fabric::ClusterLayout::by_agent_id() for a cluster's agents): the
+  // agents are then walked beside them instead of looked up one by one.
   std::vector<TopologyDueAgent> TopologyDue(const std::vector<std::string>& ids,
                                             const std::vector<uint64_t>& fingerprints,
-                                            absl::Time now) const;
+                                            absl::Time now,
+                                            const std::vector<uint32_t>* by_id = nullptr) const;
   void ForgetForTesting(const std::string& id);
 
   std::optional<LiveAgent> Get(const std::string& id) const;
+  // Liveness and health of one agent / of every agent (sorted by id),
+  // without copying their reports.
+  std::optional<AgentStatus> StatusOf(const std::string& id) const;
+  std::vector<AgentStatus> Statuses() const;
+  // The health of every registered agent whose last heartbeat reported a
+  // fault, sorted by id.
+  std::vector<std::pair<std::string, AgentHealth>> Faults() const;
+  // Which machines of `layout` (by index, as layout->cluster().agent_ids)
+  // are Up at `now`. Kept per layout and handed out again until an agent
+  // registers, is forgotten or comes back after a timeout, or the first of
+  // the Up machines may time out: a create on 16,384 machines costs no walk
+  // over the agents then. `layout` must not be null.
+  std::shared_ptr<const std::vector<bool>> UpMachines(
+      const std::shared_ptr<const fabric::ClusterLayout>& layout, absl::Time now) const;
   // Address and registration of an agent, without copying its reports.
   std::optional<AgentEndpoint> EndpointOf(const std::string& id) const;
   // Every registered agent's last heartbeat, sorted by id.
@@ -132,11 +161,32 @@ class AgentRegistry {
   void Stamp(LiveAgent& agent, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes a heartbeat's liveness and health unless it is older than the
   // report `agent` holds.
-  static void Apply(LiveAgent& agent, absl::Time now, AgentHealth health);
+  void Apply(LiveAgent& agent, absl::Time now, AgentHealth health)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A heartbeat at `now` of an agent last heard of at `last`: if a bitmap of
+  // UpMachines may hold the agent Down, those bitmaps are stale.
+  void NoteHeartbeat(absl::Time last, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable vipu::Mutex mu_;
   std::map<std::string, LiveAgent> agents_ ABSL_GUARDED_BY(mu_);
   uint64_t last_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // UpMachines' bitmaps: valid while up_version_ is `version` and `now` is
+  // in [from, until).
+  struct UpBitmap {
+    std::shared_ptr<const fabric::ClusterLayout> layout;
+    uint64_t version = 0;
+    absl::Time from;
+    absl::Time until;
+    std::shared_ptr<const std::vector<bool>> up;
+  };
+  static constexpr size_t kMaxUpBitmaps = 4;
+  // Grows at every registration, forgetting, and heartbeat of an agent a
+  // bitmap may hold Down.
+  uint64_t up_version_ ABSL_GUARDED_BY(mu_) = 0;
+  // The latest `now` a bitmap was made at.
+  mutable absl::Time up_latest_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  mutable std::vector<UpBitmap> up_bitmaps_ ABSL_GUARDED_BY(mu_);  // most recently used last
 };
 
 }  // namespace vipu::server

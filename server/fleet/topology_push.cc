@@ -90,7 +90,8 @@ void TopologyPusher::Push(const std::vector<std::shared_ptr<const ClusterLinks>>
   for (const auto& links : clusters) {
     const Plan& plan = PlanFor(links);
     const std::vector<std::string>& ids = links->layout.cluster().agent_ids;
-    for (TopologyDueAgent& agent : registry_->TopologyDue(ids, plan.fingerprints, now)) {
+    for (TopologyDueAgent& agent :
+         registry_->TopologyDue(ids, plan.fingerprints, now, &links->layout.by_agent_id())) {
       due.push_back(
           {links, ids[agent.index], std::move(agent.endpoint), plan.fingerprints[agent.index]});
     }

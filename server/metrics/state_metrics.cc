@@ -3,6 +3,7 @@
 
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,22 +17,31 @@ namespace {
 
 using Type = Metrics::Type;
 
+// What a collector reads: each asks only for the parts it reports, so that
+// a scrape of a pod of 16,384 machines does not read every agent and every
+// allocation's members once per gauge.
+enum Part : unsigned { kPartitions = 1, kAllocations = 2, kAgents = 4 };
+
 struct Snapshot {
   std::vector<fabric::Partition> partitions;
-  std::vector<fabric::Allocation> allocations;
-  std::vector<fabric::Agent> agents;
+  // Shared with the store's membership cache: not copied.
+  std::vector<std::shared_ptr<const fabric::Allocation>> allocations;
+  std::vector<fabric::Agent> agents;  // ordered by id
 };
 
 // One consistent read per collector; an error yields no samples (and a log
 // line) rather than a failed scrape.
-bool Load(storage::Store* store, Snapshot* out) {
+bool Load(storage::Store* store, unsigned parts, Snapshot* out) {
   absl::Status s = store->Read([&](storage::ReadTxn& txn) -> absl::Status {
-    ASSIGN_OR_RETURN(std::vector<fabric::Partition> partitions, txn.ListPartitions());
-    ASSIGN_OR_RETURN(std::vector<fabric::Allocation> allocations, txn.ListAllocations());
-    ASSIGN_OR_RETURN(std::vector<fabric::Agent> agents, txn.ListAgents());
-    out->partitions = std::move(partitions);
-    out->allocations = std::move(allocations);
-    out->agents = std::move(agents);
+    if (parts & kPartitions) {
+      ASSIGN_OR_RETURN(out->partitions, txn.ListPartitions());
+    }
+    if (parts & kAllocations) {
+      ASSIGN_OR_RETURN(out->allocations, txn.AllocationRefs());
+    }
+    if (parts & kAgents) {
+      ASSIGN_OR_RETURN(out->agents, txn.ListAgents());
+    }
     return absl::OkStatus();
   });
   if (!s.ok()) spdlog::warn("metrics: reading the database: {}", s.ToString());
@@ -45,7 +55,7 @@ std::vector<MetricSample> CountByState(storage::Store* store, std::initializer_l
   std::map<std::string, double> counts;
   for (State s : states) counts[fabric::WireName(s)] = 0;
   Snapshot snap;
-  if (!Load(store, &snap)) return {};
+  if (!Load(store, kPartitions, &snap)) return {};
   for (const fabric::Partition& p : snap.partitions) counts[fabric::WireName(p.*field)]++;
   std::vector<MetricSample> out;
   for (const auto& [state, n] : counts) out.push_back({{{"state", state}}, n});
@@ -54,35 +64,52 @@ std::vector<MetricSample> CountByState(storage::Store* store, std::initializer_l
 
 std::vector<MetricSample> AllocationIpus(storage::Store* store) {
   Snapshot snap;
-  if (!Load(store, &snap)) return {};
+  if (!Load(store, kPartitions | kAllocations, &snap)) return {};
   std::map<std::string, double> used;
   for (const fabric::Partition& p : snap.partitions) used[p.allocation_id] += p.size();
   std::vector<MetricSample> out;
-  for (const fabric::Allocation& a : snap.allocations) {
-    const double total = static_cast<double>(a.agent_ids.size() * fabric::kIpusPerMachine);
-    const double u = used[a.id];
-    out.push_back({{{"allocation", a.id}, {"state", "used"}}, u});
-    out.push_back({{{"allocation", a.id}, {"state", "free"}}, total - u});
+  for (const auto& a : snap.allocations) {
+    const double total = static_cast<double>(a->agent_ids.size() * fabric::kIpusPerMachine);
+    const double u = used[a->id];
+    out.push_back({{{"allocation", a->id}, {"state", "used"}}, u});
+    out.push_back({{{"allocation", a->id}, {"state", "free"}}, total - u});
   }
   return out;
 }
 
+// Whether each agent of the database (by id) is Up at `now`: one walk of the
+// registry's liveness (sorted by id, no reports copied) beside them.
+std::vector<bool> UpOf(const std::vector<fabric::Agent>& agents, const AgentRegistry* registry,
+                       absl::Time now) {
+  std::vector<bool> up(agents.size(), false);
+  const std::vector<AgentPulse> pulses = registry->Pulses();
+  auto pulse = pulses.begin();
+  for (size_t i = 0; i < agents.size(); ++i) {
+    while (pulse != pulses.end() && pulse->id < agents[i].id) ++pulse;
+    if (pulse != pulses.end() && pulse->id == agents[i].id) {
+      up[i] = now - pulse->last_heartbeat < registry->timeout();  // as IsUp
+    }
+  }
+  return up;
+}
+
 std::vector<MetricSample> AgentsByStatus(storage::Store* store, const AgentRegistry* registry) {
   Snapshot snap;
-  if (!Load(store, &snap)) return {};
-  const absl::Time now = absl::Now();
+  if (!Load(store, kAgents, &snap)) return {};
+  const std::vector<bool> up_of = UpOf(snap.agents, registry, absl::Now());
   double up = 0;
-  for (const fabric::Agent& a : snap.agents) up += registry->IsUp(a.id, now) ? 1 : 0;
+  for (bool u : up_of) up += u ? 1 : 0;
   return {{{{"status", "up"}}, up}, {{{"status", "down"}}, snap.agents.size() - up}};
 }
 
 std::vector<MetricSample> AgentUp(storage::Store* store, const AgentRegistry* registry) {
   Snapshot snap;
-  if (!Load(store, &snap)) return {};
-  const absl::Time now = absl::Now();
+  if (!Load(store, kAgents, &snap)) return {};
+  const std::vector<bool> up = UpOf(snap.agents, registry, absl::Now());
   std::vector<MetricSample> out;
-  for (const fabric::Agent& a : snap.agents) {
-    out.push_back({{{"agent", a.id}}, registry->IsUp(a.id, now) ? 1.0 : 0.0});
+  out.reserve(snap.agents.size());
+  for (size_t i = 0; i < snap.agents.size(); ++i) {
+    out.push_back({{{"agent", snap.agents[i].id}}, up[i] ? 1.0 : 0.0});
   }
   return out;
 }
@@ -90,7 +117,7 @@ std::vector<MetricSample> AgentUp(storage::Store* store, const AgentRegistry* re
 std::vector<MetricSample> HeartbeatAges(const AgentRegistry* registry) {
   const absl::Time now = absl::Now();
   std::vector<MetricSample> out;
-  for (const LiveAgent& a : registry->All()) {
+  for (const AgentPulse& a : registry->Pulses()) {
     out.push_back({{{"agent", a.id}}, absl::ToDoubleSeconds(now - a.last_heartbeat)});
   }
   return out;
@@ -99,7 +126,7 @@ std::vector<MetricSample> HeartbeatAges(const AgentRegistry* registry) {
 // What each agent's last heartbeat reported: IPUs in error, links down.
 std::vector<MetricSample> AgentFaults(const AgentRegistry* registry) {
   std::vector<MetricSample> out;
-  for (const LiveAgent& a : registry->All()) {
+  for (const AgentStatus& a : registry->Statuses()) {
     out.push_back(
         {{{"agent", a.id}, {"kind", "ipu"}}, static_cast<double>(a.health.ipu_errors.size())});
     out.push_back(

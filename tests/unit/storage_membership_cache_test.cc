@@ -114,11 +114,12 @@ class MembershipCacheTest : public ::testing::Test {
 };
 
 TEST_F(MembershipCacheTest, SecondReadIsTheSameObject) {
-  ASSERT_TRUE(W([](WriteTxn& txn) { return txn.InsertCluster(MakeCluster("c", {"a0", "a1"})); })
-                  .ok());
-  ASSERT_TRUE(
-      W([](WriteTxn& txn) { return txn.InsertAllocation(MakeAllocation("al", "c", {"a1"})); })
-          .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertCluster(MakeCluster("c", {"a0", "a1"}));
+              }).ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertAllocation(MakeAllocation("al", "c", {"a1"}));
+              }).ok());
   auto first = ReadCluster("c");
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_THAT((*first)->agent_ids, ElementsAre("a0", "a1"));
@@ -159,23 +160,25 @@ TEST_F(MembershipCacheTest, SecondReadIsTheSameObject) {
 }
 
 TEST_F(MembershipCacheTest, DeleteThenReadNeverReturnsTheDeleted) {
-  ASSERT_TRUE(W([](WriteTxn& txn) { return txn.InsertCluster(MakeCluster("c", {"a0", "a1"})); })
-                  .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertCluster(MakeCluster("c", {"a0", "a1"}));
+              }).ok());
   ASSERT_TRUE(ReadCluster("c").ok());  // cached
   ASSERT_TRUE(ReadCluster("c").ok());
   ASSERT_TRUE(W([](WriteTxn& txn) { return txn.DeleteCluster("c"); }).ok());
   EXPECT_EQ(ReadCluster("c").status().code(), absl::StatusCode::kNotFound);
 
   // Created again with other agents: the new content, not the old entry.
-  ASSERT_TRUE(W([](WriteTxn& txn) { return txn.InsertCluster(MakeCluster("c", {"a2", "a3"})); })
-                  .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertCluster(MakeCluster("c", {"a2", "a3"}));
+              }).ok());
   auto again = ReadCluster("c");
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_THAT((*again)->agent_ids, ElementsAre("a2", "a3"));
 
-  ASSERT_TRUE(
-      W([](WriteTxn& txn) { return txn.InsertAllocation(MakeAllocation("al", "c", {"a2"})); })
-          .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertAllocation(MakeAllocation("al", "c", {"a2"}));
+              }).ok());
   ASSERT_TRUE(ReadAllocation("al").ok());
   ASSERT_TRUE(W([](WriteTxn& txn) { return txn.DeleteAllocation("al"); }).ok());
   EXPECT_EQ(ReadAllocation("al").status().code(), absl::StatusCode::kNotFound);
@@ -202,8 +205,9 @@ TEST_F(MembershipCacheTest, EpochIsEvenOutsideChangesAndMovesWithEach) {
 }
 
 TEST_F(MembershipCacheTest, WritersOwnGroupSeesItsChanges) {
-  ASSERT_TRUE(W([](WriteTxn& txn) { return txn.InsertCluster(MakeCluster("c", {"a0", "a1"})); })
-                  .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertCluster(MakeCluster("c", {"a0", "a1"}));
+              }).ok());
   ASSERT_TRUE(ReadCluster("c").ok());  // cached at the current epoch
   absl::Status s = W([](WriteTxn& txn) -> absl::Status {
     // Before the group changes anything, the cached entry is right.
@@ -242,8 +246,9 @@ TEST_F(MembershipCacheTest, RolledBackChangeLeavesNothingBehind) {
 // A reader whose snapshot predates a delete keeps seeing the cluster (its
 // snapshot has it), and does not put it back in the cache for later readers.
 TEST_F(MembershipCacheTest, ReaderThatBeganBeforeAChangeDoesNotPoison) {
-  ASSERT_TRUE(W([](WriteTxn& txn) { return txn.InsertCluster(MakeCluster("c", {"a0", "a1"})); })
-                  .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertCluster(MakeCluster("c", {"a0", "a1"}));
+              }).ok());
   Gate snapshot_taken, deleted;
   std::atomic<bool> saw_old{false};
   std::thread reader([&] {
@@ -273,8 +278,9 @@ TEST_F(MembershipCacheTest, ReaderThatBeganBeforeAChangeDoesNotPoison) {
 // A reader that recorded its epoch before a change but took its snapshot
 // after it reads the new state, never the cached old one.
 TEST_F(MembershipCacheTest, ReaderWhoseSnapshotFollowsTheChangeSeesIt) {
-  ASSERT_TRUE(W([](WriteTxn& txn) { return txn.InsertCluster(MakeCluster("c", {"a0", "a1"})); })
-                  .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertCluster(MakeCluster("c", {"a0", "a1"}));
+              }).ok());
   ASSERT_TRUE(ReadCluster("c").ok());  // cached
   Gate began, deleted;
   absl::StatusCode code = absl::StatusCode::kOk;
@@ -297,8 +303,9 @@ TEST_F(MembershipCacheTest, ReaderWhoseSnapshotFollowsTheChangeSeesIt) {
 // A hit before any other read of the transaction fixes the snapshot there:
 // what the transaction reads afterwards is of the same moment.
 TEST_F(MembershipCacheTest, HitFixesTheSnapshot) {
-  ASSERT_TRUE(W([](WriteTxn& txn) { return txn.InsertCluster(MakeCluster("c", {"a0", "a1"})); })
-                  .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertCluster(MakeCluster("c", {"a0", "a1"}));
+              }).ok());
   ASSERT_TRUE(ReadCluster("c").ok());  // cached
   Gate hit, deleted;
   absl::StatusCode after = absl::StatusCode::kUnknown;
@@ -322,13 +329,14 @@ TEST_F(MembershipCacheTest, HitFixesTheSnapshot) {
 
 // A change to one allocation keeps the other entries (re-tagged).
 TEST_F(MembershipCacheTest, ChangeOfOneKeepsTheOthers) {
-  ASSERT_TRUE(W([](WriteTxn& txn) { return txn.InsertCluster(MakeCluster("c", {"a0", "a1"})); })
-                  .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertCluster(MakeCluster("c", {"a0", "a1"}));
+              }).ok());
   auto c = ReadCluster("c");
   ASSERT_TRUE(c.ok());
-  ASSERT_TRUE(
-      W([](WriteTxn& txn) { return txn.InsertAllocation(MakeAllocation("al", "c", {"a0"})); })
-          .ok());
+  ASSERT_TRUE(W([](WriteTxn& txn) {
+                return txn.InsertAllocation(MakeAllocation("al", "c", {"a0"}));
+              }).ok());
   auto c_after = ReadCluster("c");
   ASSERT_TRUE(c_after.ok());
   EXPECT_EQ(c->get(), c_after->get());
