@@ -87,25 +87,11 @@ absl::StatusOr<std::vector<uint32_t>> ParseLayerList(const std::string& text) {
     ASSIGN_OR_RETURN(dst, ToU32(field, value)); \
   } while (0)
 
-absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
-  Workload w;
-  const std::string key = absl::AsciiStrToLower(f.model);
-  const bool custom = key == "transformer";
-  if (custom) {
-    w.name = "transformer";
-    w.family = ModelFamily::kTransformer;
-    if (!f.hidden) return Invalid("hidden: required with --model transformer");
-    if (!f.layers) return Invalid("layers: required with --model transformer");
-    if (!f.heads) return Invalid("heads: required with --model transformer");
-    w.transformer.decoder = f.decoder;
-    if (f.decoder) {
-      w.transformer.max_positions = 1024;
-      w.optimizer = Optimizer::kAdam;
-    }
-  } else {
-    ASSIGN_OR_RETURN(Workload preset, WorkloadPreset(key));
-    w = preset;
-  }
+// The shape flags of `f` on `w`: a transformer's dimensions, or a
+// convolutional network's image size and classes; a flag of the other kind
+// is refused naming it.
+absl::Status ApplyShapeFlags(const PredictFlags& f, Workload* workload) {
+  Workload& w = *workload;
   const bool tf = w.family == ModelFamily::kTransformer;
   if (tf) {
     if (f.image_size) return Invalid("image_size: applies to convolutional models only");
@@ -135,6 +121,29 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
     if (f.image_size) ASSIGN_U32(w.convnet.image_size, "image_size", *f.image_size);
     if (f.classes) ASSIGN_U32(w.convnet.classes, "classes", *f.classes);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
+  Workload w;
+  const std::string key = absl::AsciiStrToLower(f.model);
+  const bool custom = key == "transformer";
+  if (custom) {
+    w.name = "transformer";
+    w.family = ModelFamily::kTransformer;
+    if (!f.hidden) return Invalid("hidden: required with --model transformer");
+    if (!f.layers) return Invalid("layers: required with --model transformer");
+    if (!f.heads) return Invalid("heads: required with --model transformer");
+    w.transformer.decoder = f.decoder;
+    if (f.decoder) {
+      w.transformer.max_positions = 1024;
+      w.optimizer = Optimizer::kAdam;
+    }
+  } else {
+    ASSIGN_OR_RETURN(Workload preset, WorkloadPreset(key));
+    w = preset;
+  }
+  RETURN_IF_ERROR(ApplyShapeFlags(f, &w));
   ASSIGN_U32(w.micro_batch, "micro_batch", f.micro_batch);
   ASSIGN_U32(w.grad_accum, "grad_accum", f.grad_accum);
   ASSIGN_U32(w.device_iterations, "device_iterations", f.device_iterations);
