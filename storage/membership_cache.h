@@ -74,6 +74,9 @@
 
 namespace vipu::storage {
 
+// Owned by the Store; holds shared, immutable clusters and allocations that
+// stay valid after they leave the cache. Thread-safe: readers and the
+// writer thread use it at once, under its mutex.
 class MembershipCache {
  public:
   MembershipCache() = default;

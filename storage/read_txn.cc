@@ -259,7 +259,8 @@ absl::StatusOr<std::shared_ptr<const Cluster>> ReadTxn::ClusterRef(std::string_v
 }
 
 absl::StatusOr<std::vector<std::shared_ptr<const Cluster>>> ReadTxn::ClusterRefs() {
-  ASSIGN_OR_RETURN(std::vector<std::string> ids, LoadIds(conn_, "SELECT id FROM clusters ORDER BY id"));
+  ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                   LoadIds(conn_, "SELECT id FROM clusters ORDER BY id"));
   std::vector<std::shared_ptr<const Cluster>> clusters;
   clusters.reserve(ids.size());
   for (const std::string& id : ids) {

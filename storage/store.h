@@ -38,7 +38,7 @@ struct UserRecord {
   int64_t created_unix_ms = 0;
 };
 
-class Connection;  // storage/connection.h: an sqlite3 handle and its prepared statements.
+class Connection;        // storage/connection.h: an sqlite3 handle and its prepared statements.
 class MembershipCache;   // storage/membership_cache.h: clusters and allocations in memory.
 class MembershipChange;  // storage/membership_cache.h: what one writer group changed of them.
 

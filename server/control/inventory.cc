@@ -52,8 +52,8 @@ absl::Status Inventory::RemoveAgent(const std::string& id) {
     }
     ASSIGN_OR_RETURN(const std::string cluster, txn.ClusterOfAgent(id));
     if (!cluster.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat("agent '", id, "' is in cluster '",
-                                                        cluster, "'; remove the cluster first"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("agent '", id, "' is in cluster '", cluster, "'; remove the cluster first"));
     }
     return txn.DeleteAgent(id);
   });
@@ -284,8 +284,8 @@ absl::Status Inventory::RemoveAllocation(const std::string& id) {
     }
     ASSIGN_OR_RETURN(const int64_t partitions, txn.CountPartitionsInAllocation(id));
     if (partitions > 0) {
-      return absl::FailedPreconditionError(absl::StrCat("allocation '", id, "' has ", partitions,
-                                                        " partitions; remove them first"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("allocation '", id, "' has ", partitions, " partitions; remove them first"));
     }
     return txn.DeleteAllocation(id);
   });

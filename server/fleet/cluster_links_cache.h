@@ -92,8 +92,7 @@ class ClusterLinksCache {
   // The entry of `cluster` if it holds an identical cluster, marked used;
   // else null. `source` (may be null) is `cluster` shared: equal to the
   // entry's, no comparison is made; found identical, the entry keeps it.
-  Entry* Find(const fabric::Cluster& cluster,
-              const std::shared_ptr<const fabric::Cluster>& source)
+  Entry* Find(const fabric::Cluster& cluster, const std::shared_ptr<const fabric::Cluster>& source)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::shared_ptr<const fabric::ClusterLayout>> Layout(
       const fabric::Cluster& cluster, const std::shared_ptr<const fabric::Cluster>& source)
