@@ -4,16 +4,27 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::server {
+namespace {
+
+// The store's NOT_FOUND in the words of the request: the field, then what
+// was not found ("allocation_id: allocation 'a' not found"). Any other
+// status is returned as it is.
+absl::Status NamedNotFound(const absl::Status& status, absl::string_view field,
+                           absl::string_view kind, absl::string_view id) {
+  if (!absl::IsNotFound(status)) return status;
+  return absl::NotFoundError(absl::StrCat(field, ": ", kind, " '", id, "' not found"));
+}
+
+}  // namespace
 
 absl::StatusOr<fabric::Partition> LoadPartition(storage::ReadTxn& txn, const std::string& id) {
   auto p = txn.GetPartition(id);
-  if (absl::IsNotFound(p.status())) {
-    return absl::NotFoundError(absl::StrCat("partition id: partition '", id, "' not found"));
-  }
+  if (!p.ok()) return NamedNotFound(p.status(), "partition id", "partition", id);
   return p;
 }
 
@@ -58,11 +69,8 @@ absl::StatusOr<AllocationRefs> CandidateAllocations(storage::ReadTxn& txn,
   if (!request.allocation_id.empty()) {
     auto allocation = txn.AllocationRef(request.allocation_id);
     if (!allocation.ok()) {
-      if (absl::IsNotFound(allocation.status())) {
-        return absl::NotFoundError(
-            absl::StrCat("allocation_id: allocation '", request.allocation_id, "' not found"));
-      }
-      return allocation.status();
+      return NamedNotFound(allocation.status(), "allocation_id", "allocation",
+                           request.allocation_id);
     }
     const fabric::Allocation& a = **allocation;
     if (!request.cluster_id.empty() && a.cluster_id != request.cluster_id) {
@@ -75,11 +83,7 @@ absl::StatusOr<AllocationRefs> CandidateAllocations(storage::ReadTxn& txn,
   if (!request.cluster_id.empty()) {
     auto cluster = txn.ClusterRef(request.cluster_id);
     if (!cluster.ok()) {
-      if (absl::IsNotFound(cluster.status())) {
-        return absl::NotFoundError(
-            absl::StrCat("cluster_id: cluster '", request.cluster_id, "' not found"));
-      }
-      return cluster.status();
+      return NamedNotFound(cluster.status(), "cluster_id", "cluster", request.cluster_id);
     }
   }
   ASSIGN_OR_RETURN(AllocationRefs all, txn.AllocationRefs());
@@ -98,12 +102,8 @@ absl::StatusOr<AllocationRefs> CandidateAllocations(storage::ReadTxn& txn,
 }
 
 absl::Status CheckAllocationExists(storage::ReadTxn& txn, const std::string& allocation_id) {
-  auto a = txn.AllocationRef(allocation_id);
-  if (absl::IsNotFound(a.status())) {
-    return absl::NotFoundError(
-        absl::StrCat("allocation_id: allocation '", allocation_id, "' not found"));
-  }
-  return a.status();
+  return NamedNotFound(txn.AllocationRef(allocation_id).status(), "allocation_id", "allocation",
+                       allocation_id);
 }
 
 }  // namespace vipu::server
