@@ -248,6 +248,11 @@ absl::Status ResolveGwRouting(const ClusterLayout& layout, PartitionRequest* out
 absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
                                                  const ClusterLayout& layout) {
   RETURN_IF_ERROR(ValidatePartitionRequest(request));
+  return ResolveValidatedDefaults(request, layout);
+}
+
+absl::StatusOr<PartitionRequest> ResolveValidatedDefaults(const PartitionRequest& request,
+                                                          const ClusterLayout& layout) {
   PartitionRequest out = request;
   const uint32_t size = request.size;
   const uint32_t ild_ipus = layout.ipus_per_ild();

@@ -39,6 +39,11 @@ absl::Status ValidatePartitionRequest(const PartitionRequest& request);
 // cluster, segments larger than an ILD, more ILDs than the cluster has).
 absl::StatusOr<PartitionRequest> ResolveDefaults(const PartitionRequest& request,
                                                  const ClusterLayout& layout);
+// ResolveDefaults of a request ValidatePartitionRequest has already
+// accepted, without validating it again: a create validates once and then
+// resolves once per candidate allocation.
+absl::StatusOr<PartitionRequest> ResolveValidatedDefaults(const PartitionRequest& request,
+                                                          const ClusterLayout& layout);
 
 // OK when `num_ilds` ILDs fit the cluster of `layout`; otherwise
 // INVALID_ARGUMENT saying what is too many: the ILDs asked for, under

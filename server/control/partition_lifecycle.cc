@@ -76,7 +76,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
                        ViewOf(txn, cluster_links_, allocation, *registry_, now));
       // Defaults depend on the candidate's layout: resolved per allocation.
       ASSIGN_OR_RETURN(fabric::PartitionRequest resolved,
-                       fabric::ResolveDefaults(request, *view.layout));
+                       fabric::ResolveValidatedDefaults(request, *view.layout));
       fabric::PlacementRequest placement{resolved.size, resolved.num_ilds, resolved.ipus};
       auto ipus = fabric::Place(*view.layout, view.masks, placement);
       if (!ipus.ok()) {
