@@ -11,7 +11,6 @@
 namespace vipu::fabric::model {
 namespace {
 
-constexpr char kHardwareNotes[] = "shared/reference/ipu-hardware.md";
 
 Workload BertPretraining(const char* preset, uint32_t micro_batch, uint32_t grad_accum,
                          uint32_t replicas, std::vector<uint32_t> split, Framework framework) {
@@ -59,35 +58,34 @@ PublishedResult Row(std::string name, std::string system, std::string source,
 }  // namespace
 
 std::vector<PublishedResult> PublishedResults() {
-  const std::string notes = kHardwareNotes;
   std::vector<PublishedResult> rows;
   PublishedResult base =
       Row("BERT-Base pretrain_base_128_pod4 (PyTorch, SDK 3.3)", "bow-pod4",
-          notes + " 2.1 (EIDF, seed run)", "1 x 4 IPUs, mb 32, GA 2048, [0,4,4,4], LAMB off-chip",
+          "EPCCed/eidf-docs, docs/services/graphcore/training/L2_multiple_IPU.md (EIDF, seed run)", "1 x 4 IPUs, mb 32, GA 2048, [0,4,4,4], LAMB off-chip",
           4035.0, BertPretraining("bert-base", 32, 2048, 1, {0, 4, 4, 4}, Framework::kPopTorch));
   base.calibration = true;
   rows.push_back(base);
   PublishedResult large = Row(
       "BERT-Large pretrain_large_128_POD64 (PyTorch, SDK 3.3)", "bow-pod64",
-      notes + " 2.1 (EIDF, seed run)", "16 x 4 IPUs, mb 8, GA 512, [3,7,7,7], LAMB off-chip, RTS",
+      "EPCCed/eidf-docs, docs/services/graphcore/training/L2_multiple_IPU.md (EIDF, seed run)", "16 x 4 IPUs, mb 8, GA 512, [3,7,7,7], LAMB off-chip, RTS",
       17692.1, BertPretraining("bert-large", 8, 512, 16, {3, 7, 7, 7}, Framework::kPopTorch));
   large.calibration = true;
   rows.push_back(large);
   rows.push_back(Row("BERT-Large SL128 phase 1, unpacked (TF2, SDK 3.3)", "bow-pod16",
-                     notes + " 2.2 (Graphcore performance table)",
+                     "Graphcore's published performance results table",
                      "4 x 4 IPUs, mb 8, GA 2040 (TF2 config), [3,7,7,7]", 4527,
                      BertPretraining("bert-large", 8, 2040, 4, {3, 7, 7, 7}, Framework::kTf2)));
   rows.push_back(Row("BERT-Large SL128 phase 1, unpacked (TF2, SDK 3.0)", "bow-pod64",
-                     notes + " 2.2 (Graphcore performance table)",
+                     "Graphcore's published performance results table",
                      "16 x 4 IPUs, mb 8, GA 510 (assumed: 65280 / 128), [3,7,7,7]", 18199,
                      BertPretraining("bert-large", 8, 510, 16, {3, 7, 7, 7}, Framework::kTf2)));
   rows.push_back(Row("ResNet-50 v1.5 (PyTorch, SDK 3.0)", "bow-pod16",
-                     notes + " 2.2 (Graphcore performance table)",
+                     "Graphcore's published performance results table",
                      "16 x 1 IPU, mb 18, GA 57 (examples configs.yml `resnet50`), recompute", 37061,
                      ResNet50Benchmark(16, 57)));
   PublishedResult alcf =
       Row("ResNet-50 resnet50-pod4, epoch 2, real data (PyTorch, SDK 3.1)", "bow-pod64",
-          notes + " 2.5 (ALCF, S14)", "4 x 1 IPU, global batch 16416: mb 18 x GA 228", 4476.7,
+          "argonne-lcf/user-guides, docs/ai-testbed/graphcore/example-programs.md (ALCF)", "4 x 1 IPU, global batch 16416: mb 18 x GA 228", 4476.7,
           ResNet50Benchmark(4, 228));
   alcf.host_input_unpublished = true;
   rows.push_back(alcf);
@@ -97,7 +95,7 @@ std::vector<PublishedResult> PublishedResults() {
     PublishedResult r =
         Row("ResNet-50, real data, " + std::to_string(ipus) + " IPU" + (ipus == 1 ? "" : "s") +
                 " (PyTorch, examples_utils)",
-            "bow-pod64", notes + " 2.5 (ALCF, S35)",
+            "bow-pod64", "argonne-lcf/ai-testbed-userdocs, docs/graphcore/Scaling-ResNet50.md (ALCF)",
             std::to_string(ipus) + " x 1 IPU, mb 18, GA 57 per replica (assumed: configs.yml)",
             rate, ResNet50Benchmark(ipus, 57));
     r.host_input_unpublished = true;
@@ -119,7 +117,7 @@ std::vector<PublishedResult> PublishedResults() {
   tiny.optimizer_state_offchip = true;
   tiny.framework = Framework::kPopTorch;
   PublishedResult demo = Row("BERT demo_tiny_128, 3 layers, hidden 64 (PyTorch, SDK 3.3)",
-                             "bow-pod16", notes + " 2.5 (S36)",
+                             "bow-pod16", "a public Bow Pod16 BERT tutorial (demo_tiny_128, SDK 3.3)",
                              "1 x 4 IPUs, mb 1, GA 16, [0,1,1,1], AdamW off-chip, one loader "
                              "worker (configs_pretraining.yml)",
                              749.6, tiny);

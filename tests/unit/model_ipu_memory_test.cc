@@ -120,7 +120,7 @@ TEST(ModelIpuMemoryTest, BertLargeOnOneIpuDoesNotFit) {
 }
 
 // Every configuration of docs/model.md's calibration table (the published
-// runs, ../shared/seeds) and the console's partition figure fit.
+// runs) and the console's partition figure fit.
 TEST(ModelIpuMemoryTest, PublishedConfigurationsFit) {
   auto bert = [](const char* preset, uint32_t mb, uint32_t ga, uint32_t replicas,
                  std::vector<uint32_t> split) {
