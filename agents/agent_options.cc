@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "fabric/enum_names.h"
+#include "wire/server_members.h"
 
 #ifndef VIPU_VERSION
 #define VIPU_VERSION "dev"
@@ -117,27 +118,24 @@ absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t c
   return ports;
 }
 
+absl::StatusOr<std::vector<std::string>> ParseServerAddresses(std::string_view list) {
+  if (absl::StartsWith(A(list), "unix:")) {
+    if (list.size() == 5) return absl::InvalidArgumentError("server: unix: needs a path");
+    return std::vector<std::string>{std::string(list)};
+  }
+  // The agent API has no well-known port: every member names its own.
+  absl::StatusOr<std::vector<wire::ServerMember>> members =
+      wire::ParseServerMembers(list, std::nullopt);
+  if (!members.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("server: ", members.status().message()));
+  }
+  std::vector<std::string> targets;
+  for (const wire::ServerMember& m : *members) targets.push_back(m.Target());
+  return targets;
+}
+
 absl::Status ValidateServerAddress(std::string_view address) {
-  if (absl::StartsWith(A(address), "unix:")) {
-    if (address.size() == 5) return absl::InvalidArgumentError("server: unix: needs a path");
-    return absl::OkStatus();
-  }
-  const size_t colon = address.rfind(':');
-  if (colon == std::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("server: must be HOST:PORT, got '", A(address), "'"));
-  }
-  std::string_view host = address.substr(0, colon);
-  if (host.empty() || host == "[]") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("server: must name a host before the port, got '", A(address), "'"));
-  }
-  std::optional<uint32_t> port = ParsePort(address.substr(colon + 1));
-  if (!port || *port == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("server: port must be a number 1..65535, got '", A(address), "'"));
-  }
-  return absl::OkStatus();
+  return ParseServerAddresses(address).status();
 }
 
 absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view name) {
@@ -192,7 +190,10 @@ struct Flags {
 // Declares every flag on `app`, bound to `flags`, in --help order.
 void AddFlags(CLI::App& app, Flags& flags) {
   app.set_version_flag("--version", VIPU_VERSION);
-  app.add_option("--server", flags.server, "vipu-server address, HOST:PORT")->required();
+  app.add_option("--server", flags.server,
+                 "vipu-server's agent API: comma-separated list of members, each HOST:PORT or "
+                 "[V6]:PORT, tried in order (or one unix:PATH)")
+      ->required();
   flags.ids_option =
       app.add_option("--agent-ids", flags.agent_ids, "comma-separated agent ids, one machine each");
   flags.machines_option = app.add_option(
@@ -246,13 +247,15 @@ absl::StatusOr<std::vector<std::string>> AgentIdsOf(const Flags& flags) {
 
 // Checks the flags in --help order and converts them; the first error wins.
 absl::StatusOr<AgentOptions> Validate(const Flags& flags) {
-  if (absl::Status s = ValidateServerAddress(flags.server); !s.ok()) return s;
+  absl::StatusOr<std::vector<std::string>> servers = ParseServerAddresses(flags.server);
+  if (!servers.ok()) return servers.status();
   if (absl::Status s = ValidateTlsFlags(flags.tls_ca, flags.tls_cert, flags.tls_key); !s.ok()) {
     return s;
   }
   if (flags.host.empty()) return absl::InvalidArgumentError("host: must not be empty");
   AgentOptions options;
   options.server = flags.server;
+  options.servers = *std::move(servers);
   options.host = flags.host;
   options.exit_with_parent = flags.exit_with_parent;
   options.tls_ca = flags.tls_ca;

@@ -18,7 +18,9 @@
 namespace vipu::agents {
 
 struct AgentOptions {
-  std::string server;                  // --server HOST:PORT of vipu-server
+  std::string server;  // --server as given
+  // --server's members, in order: host:port targets, or one unix:path.
+  std::vector<std::string> servers;
   std::vector<std::string> agent_ids;  // --agent-ids, one machine each
   fabric::MachineType machine_type = fabric::MachineType::kM2000;
   std::string host = "127.0.0.1";  // --host: bound and advertised
@@ -58,7 +60,11 @@ absl::StatusOr<std::vector<std::string>> ParseAgentIds(std::string_view list);
 // ports must not repeat. Messages start with `field`.
 absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t count,
                                                  std::string_view field = "ports");
-// "host:port" with port 1..65535, "[v6]:port", or "unix:path".
+// --server: a comma-separated list of members, each "host:port" or
+// "[v6]:port" with port 1..65535 (wire/server_members.h), checked one by
+// one; or a single "unix:path". The targets in order; INVALID_ARGUMENT
+// starting "server: " and naming the bad entry.
+absl::StatusOr<std::vector<std::string>> ParseServerAddresses(std::string_view list);
 absl::Status ValidateServerAddress(std::string_view address);
 // trace|debug|info|warn|error
 absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view name);

@@ -47,7 +47,7 @@ absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const AgentOpt
                                       : p->ServeEachMachine(announce));
 
   RegistrationOptions registration;
-  registration.server_address = options.server;
+  registration.server_addresses = options.servers;
   registration.advertised_host = options.host;
   registration.batched = options.shared_port;
   registration.credentials = p->channel_credentials_;

@@ -18,26 +18,29 @@
 namespace vipu::agents {
 namespace {
 
-std::shared_ptr<grpc::Channel> MakeChannel(const RegistrationOptions& options) {
+std::shared_ptr<grpc::Channel> MakeChannel(const RegistrationOptions& options,
+                                           const std::string& address) {
   grpc::ChannelArguments args;
   // gRPC's own reconnect backoff (1 s growing to 120 s) would hide a server
   // that came back; keep it within ours.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(options.min_backoff.count()));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(options.min_backoff.count()));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(options.max_backoff.count()));
-  // The server's certificate is checked against the host of
-  // server_address, like any TLS client would.
+  // The server's certificate is checked against the host of the member's
+  // address, like any TLS client would.
   return grpc::CreateCustomChannel(
-      options.server_address,
-      options.credentials ? options.credentials : grpc::InsecureChannelCredentials(), args);
+      address, options.credentials ? options.credentials : grpc::InsecureChannelCredentials(),
+      args);
 }
 
 }  // namespace
 
 RegistrationClient::RegistrationClient(RegistrationOptions options,
                                        std::vector<SimulatedMachine*> machines)
-    : options_(std::move(options)),
-      stub_(vipuagent::AgentRegistry::NewStub(MakeChannel(options_))) {
+    : options_(std::move(options)) {
+  for (const std::string& address : options_.server_addresses) {
+    stubs_.push_back(vipuagent::AgentRegistry::NewStub(MakeChannel(options_, address)));
+  }
   for (SimulatedMachine* machine : machines) {
     Slot slot;
     slot.machine = machine;
@@ -81,6 +84,46 @@ RegistrationStats RegistrationClient::StatsForTesting() const {
 bool RegistrationClient::IdleForTesting() const {
   vipu::MutexLock lock(&mu_);
   return idle_;
+}
+
+std::string RegistrationClient::ServerForTesting() const { return CurrentServer(); }
+
+std::string RegistrationClient::CurrentServer() const {
+  vipu::MutexLock lock(&mu_);
+  return options_.server_addresses[current_];
+}
+
+bool RegistrationClient::FailOver(const grpc::Status& status) {
+  const size_t n = stubs_.size();
+  const grpc::StatusCode code = status.error_code();
+  if (n < 2 ||
+      (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED)) {
+    return false;
+  }
+  std::string from, to;
+  {
+    vipu::MutexLock lock(&mu_);
+    from = options_.server_addresses[current_];
+    current_ = (current_ + 1) % n;
+    to = options_.server_addresses[current_];
+    ++stats_.failovers;
+  }
+  ++misses_in_row_;
+  const bool at_once = misses_in_row_ < n;
+  spdlog::warn(
+      "vipu-server member {} does not answer ({}: {}); moving to {} and registering "
+      "every machine there{}",
+      from, static_cast<int>(code), status.error_message(), to,
+      at_once ? "" : " after a backoff (every member failed in turn)");
+  const Clock::time_point now = Clock::now();
+  for (Slot& slot : slots_) {
+    SetRegistered(slot, false);
+    if (at_once) {
+      slot.due = now;
+      slot.failing = false;
+    }
+  }
+  return at_once;
 }
 
 void RegistrationClient::Run() {
@@ -129,12 +172,19 @@ template <typename Call>
 grpc::Status RegistrationClient::Invoke(Call&& call) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + options_.rpc_timeout);
+  vipuagent::AgentRegistry::Stub* stub = nullptr;
   {
     vipu::MutexLock lock(&mu_);
     if (stopping_) return grpc::Status(grpc::StatusCode::CANCELLED, "stopping");
     in_flight_ = &context;
+    stub = stubs_[current_].get();
   }
-  grpc::Status status = call(&context);
+  grpc::Status status = call(*stub, &context);
+  const grpc::StatusCode code = status.error_code();
+  if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED &&
+      code != grpc::StatusCode::CANCELLED) {
+    misses_in_row_ = 0;  // the member answered
+  }
   vipu::MutexLock lock(&mu_);
   in_flight_ = nullptr;
   if (!status.ok() && !stopping_) ++stats_.failures;
@@ -150,10 +200,12 @@ void RegistrationClient::Register(Slot& slot) {
   *request.mutable_machine() = ToProto(machine);
   AppendHeld(machine.Held(), request.mutable_held());
   vipuagent::RegisterReply reply;
-  grpc::Status status = Invoke(
-      [&](grpc::ClientContext* context) { return stub_->Register(context, request, &reply); });
+  grpc::Status status =
+      Invoke([&](vipuagent::AgentRegistry::Stub& stub, grpc::ClientContext* context) {
+        return stub.Register(context, request, &reply);
+      });
   if (!status.ok()) {
-    RetryLater(slot, "register", status);
+    if (!FailOver(status)) RetryLater(slot, "register", status);
     return;
   }
   slot.interval = reply.heartbeat_interval_ms() == 0
@@ -164,7 +216,7 @@ void RegistrationClient::Register(Slot& slot) {
   slot.due = Clock::now() + slot.interval;
   SetRegistered(slot, true);
   spdlog::info("agent {}: registered with {} as {}:{} (heartbeat every {} ms)", machine.agent_id(),
-               options_.server_address, options_.advertised_host, machine.ipuof_port(),
+               CurrentServer(), options_.advertised_host, machine.ipuof_port(),
                slot.interval.count());
 }
 
@@ -176,8 +228,10 @@ void RegistrationClient::Heartbeat(Slot& slot) {
   AppendHeld(machine.Held(), request.mutable_held());
   AppendHealth(machine, &request);
   vipuagent::HeartbeatReply reply;
-  grpc::Status status = Invoke(
-      [&](grpc::ClientContext* context) { return stub_->Heartbeat(context, request, &reply); });
+  grpc::Status status =
+      Invoke([&](vipuagent::AgentRegistry::Stub& stub, grpc::ClientContext* context) {
+        return stub.Heartbeat(context, request, &reply);
+      });
   if (status.ok()) {
     vipu::MutexLock lock(&mu_);
     ++stats_.heartbeats;
@@ -197,15 +251,14 @@ void RegistrationClient::Heartbeat(Slot& slot) {
     slot.due = Clock::now();
     return;
   }
-  RetryLater(slot, "heartbeat", status);
+  if (!FailOver(status)) RetryLater(slot, "heartbeat", status);
 }
 
 void RegistrationClient::RetryLater(Slot& slot, std::string_view what, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::CANCELLED) return;  // stopping
   if (!slot.failing) {
     spdlog::warn("agent {}: {} to {} failed ({}: {}); retrying", slot.machine->agent_id(), what,
-                 options_.server_address, static_cast<int>(status.error_code()),
-                 status.error_message());
+                 CurrentServer(), static_cast<int>(status.error_code()), status.error_message());
   } else {
     spdlog::debug("agent {}: {} failed again ({})", slot.machine->agent_id(), what,
                   status.error_message());
@@ -249,8 +302,10 @@ void RegistrationClient::RegisterBatch(const std::vector<Slot*>& batch) {
     AppendHeld(machine.Held(), r->mutable_held());
   }
   vipuagent::RegisterBatchReply reply;
-  grpc::Status status = Invoke(
-      [&](grpc::ClientContext* context) { return stub_->RegisterBatch(context, request, &reply); });
+  grpc::Status status =
+      Invoke([&](vipuagent::AgentRegistry::Stub& stub, grpc::ClientContext* context) {
+        return stub.RegisterBatch(context, request, &reply);
+      });
   if (!status.ok()) {
     RetryBatchLater(batch, "register batch", status);
     return;
@@ -277,7 +332,7 @@ void RegistrationClient::RegisterBatch(const std::vector<Slot*>& batch) {
   }
   spdlog::info(
       "registered {} machines (first {}) with {} as {}, {} refused (heartbeat every {} ms)",
-      batch.size() - refused.size(), batch.front()->machine->agent_id(), options_.server_address,
+      batch.size() - refused.size(), batch.front()->machine->agent_id(), CurrentServer(),
       options_.advertised_host, refused.size(), interval.count());
 }
 
@@ -299,9 +354,10 @@ void RegistrationClient::HeartbeatBatch(const std::vector<Slot*>& batch) {
     }
   }
   vipuagent::HeartbeatBatchReply reply;
-  grpc::Status status = Invoke([&](grpc::ClientContext* context) {
-    return stub_->HeartbeatBatch(context, request, &reply);
-  });
+  grpc::Status status =
+      Invoke([&](vipuagent::AgentRegistry::Stub& stub, grpc::ClientContext* context) {
+        return stub.HeartbeatBatch(context, request, &reply);
+      });
   if (!status.ok()) {
     RetryBatchLater(batch, "heartbeat batch", status);
     return;
@@ -336,9 +392,10 @@ void RegistrationClient::HeartbeatBatch(const std::vector<Slot*>& batch) {
 void RegistrationClient::RetryBatchLater(const std::vector<Slot*>& batch, std::string_view what,
                                          const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::CANCELLED) return;  // stopping
+  if (FailOver(status)) return;
   if (!batch.front()->failing) {
     spdlog::warn("{} of {} machines (first {}) to {} failed ({}: {}); retrying", what, batch.size(),
-                 batch.front()->machine->agent_id(), options_.server_address,
+                 batch.front()->machine->agent_id(), CurrentServer(),
                  static_cast<int>(status.error_code()), status.error_message());
   }
   const Clock::time_point now = Clock::now();

@@ -4,7 +4,17 @@
 // that does not know a machine (it restarted with a fresh database) gets the
 // registration again. One background thread serves every machine.
 //
-// Borrows the machines, which must outlive it; owns the server stub and the
+// The server may have several members (a highly available vipu-server). All
+// calls go to one member at a time, the first listed at the start. When a
+// call to it fails with UNAVAILABLE (down, or a standby without a leader) or
+// DEADLINE_EXCEEDED (no answer), the client moves to the next member, in
+// list order and wrapping around, and registers every machine again there,
+// at once; once every member in turn has failed without an answer between,
+// moves come with the usual backoff. Registering and heartbeating twice is
+// harmless, so no call is held back for fear of a replay. With one member
+// nothing moves.
+//
+// Borrows the machines, which must outlive it; owns the server stubs and the
 // thread. Thread-safe: Stop() and the accessors may be called from any
 // thread; Start() is called once, by the owner.
 #ifndef VIPU_AGENTS_REGISTRATION_H_
@@ -31,10 +41,13 @@ struct RegistrationStats {
   uint64_t registrations = 0;  // Register calls the server accepted
   uint64_t heartbeats = 0;     // Heartbeat calls the server accepted
   uint64_t failures = 0;       // calls that did not reach or were refused by the server
+  uint64_t failovers = 0;      // moves to the next server member
 };
 
 struct RegistrationOptions {
-  std::string server_address;   // "host:port" (or "unix:path") of vipu-server
+  // The members of vipu-server, in order: "host:port" targets (or one
+  // "unix:path"), as ParseServerAddresses (agent_options.h) gives them.
+  std::vector<std::string> server_addresses;
   std::string advertised_host;  // where the server reaches the machines
   // Mutual TLS with the agent's certificate (tls::MutualTlsChannelCredentials);
   // null: plaintext.
@@ -74,6 +87,8 @@ class RegistrationClient {
   // held, which the thread releases only inside that wait: whoever reads
   // true under mu_ knows the thread is waiting.
   bool IdleForTesting() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The member the calls go to now.
+  std::string ServerForTesting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -102,19 +117,30 @@ class RegistrationClient {
   void Heartbeat(Slot& slot);
   void RetryLater(Slot& slot, std::string_view what, const grpc::Status& status);
   void SetRegistered(Slot& slot, bool registered) ABSL_LOCKS_EXCLUDED(mu_);
-  // Runs `call` with a deadline, cancellable by Stop(). CANCELLED when stopping.
+  // After a failed call: moves to the next member when the failure says the
+  // current one is down or silent and there is another, and then marks every
+  // machine for registering again. True when the caller should retry at
+  // once rather than back off (not every member has failed in a row yet).
+  bool FailOver(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  // The member the calls go to now, for logs.
+  std::string CurrentServer() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `call(stub, context)` on the current member's stub with a deadline,
+  // cancellable by Stop(). CANCELLED when stopping.
   template <typename Call>
   grpc::Status Invoke(Call&& call) ABSL_LOCKS_EXCLUDED(mu_);
 
   const RegistrationOptions options_;
-  std::unique_ptr<vipuagent::AgentRegistry::Stub> stub_;
+  std::vector<std::unique_ptr<vipuagent::AgentRegistry::Stub>> stubs_;  // one per member
   std::vector<Slot> slots_;
+  // Members that failed one after another with no answer between; thread only.
+  size_t misses_in_row_ = 0;
 
   mutable vipu::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   RegistrationStats stats_ ABSL_GUARDED_BY(mu_);
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool idle_ ABSL_GUARDED_BY(mu_) = false;
+  size_t current_ ABSL_GUARDED_BY(mu_) = 0;  // index into stubs_
   std::thread thread_;
 };
 

@@ -30,6 +30,7 @@
 #include "absl/time/clock.h"
 #include "bench/latency_summary.h"
 #include "fabric/types.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "vipuuser.grpc.pb.h"
 
@@ -54,7 +55,7 @@ absl::Status Populate(const std::string& path, int partitions) {
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");
-  auto store = vipu::storage::Store::Open(path);
+  auto store = vipu::storage::SqliteStore::Open(path);
   if (!store.ok()) return store.status();
   uint32_t machines = 0;
   for (int placed = 0; placed < partitions; ++machines) placed += (1 << (machines % 3));

@@ -15,6 +15,7 @@
 #include "fabric/placement.h"
 #include "fabric/pods.h"
 #include "fabric/topology.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace {
@@ -67,7 +68,7 @@ void BenchList(const std::string& dir) {
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/list-bench.db";
   std::filesystem::remove(path);
-  auto store = vipu::storage::Store::Open(path);
+  auto store = vipu::storage::SqliteStore::Open(path);
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
     std::exit(1);

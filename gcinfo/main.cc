@@ -4,17 +4,21 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gcinfo/device_listing.h"
 #include "popdist/ipuof_client.h"
+#include "wire/server_members.h"
 
 namespace {
 
 constexpr const char* kFooter =
     "The partition, as Poplar finds it:\n"
-    "  1. IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT (default 8090), IPUOF_VIPU_API_PARTITION_ID,\n"
-    "     IPUOF_VIPU_API_GCD_ID (default 0), IPUOF_VIPU_API_TIMEOUT (seconds): ask vipu-server;\n"
+    "  1. IPUOF_VIPU_API_HOST (comma-separated list of members, each HOST, HOST:PORT, [V6]\n"
+    "     or [V6]:PORT, tried in order), IPUOF_VIPU_API_PORT (default 8090, for members\n"
+    "     without a port), IPUOF_VIPU_API_PARTITION_ID, IPUOF_VIPU_API_GCD_ID (default 0),\n"
+    "     IPUOF_VIPU_API_TIMEOUT (seconds): ask vipu-server;\n"
     "  2. IPUOF_CONFIG_PATH: that IPUoF config file;\n"
     "  3. ~/.ipuof.conf.d/: <IPUOF_VIPU_API_PARTITION_ID>_gcd<N>_ipuof.conf, or the only config.\n";
 
@@ -25,11 +29,15 @@ std::string Explain(const vipu::ipuof::Environment& env, const absl::Status& sta
       status.code() == absl::StatusCode::kInvalidArgument) {
     return std::string(status.message());
   }
+  // Every member, each with the port it was tried on.
   auto port = env.find("IPUOF_VIPU_API_PORT");
+  uint32_t default_port = vipu::ipuof::kDefaultVipuPort;
+  if (port != env.end() && !port->second.empty()) {
+    absl::SimpleAtoi(port->second, &default_port);  // checked by Attach
+  }
+  auto members = vipu::wire::ParseServerMembers(host->second, default_port);
   return absl::StrCat(
-      "V-IPU server ", host->second, ":",
-      port == env.end() || port->second.empty() ? std::to_string(vipu::ipuof::kDefaultVipuPort)
-                                                : port->second,
+      "V-IPU server ", members.ok() ? vipu::wire::JoinTargets(*members) : host->second,
       " (IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT): ", absl::StatusCodeToString(status.code()),
       ": ", status.message());
 }

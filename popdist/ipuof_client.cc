@@ -19,6 +19,8 @@
 #include "google/protobuf/util/json_util.h"
 #include "vipu_agent.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
+#include "wire/member_channels.h"
+#include "wire/server_members.h"
 #include "wire/status.h"
 
 namespace vipu::ipuof {
@@ -166,26 +168,33 @@ absl::StatusOr<IpuofClient> IpuofClient::AttachToPartition(const std::string& ho
                                                            const std::string& partition_id,
                                                            uint32_t gcd, absl::Duration timeout,
                                                            const cli::ClientConfig& credentials) {
+  absl::StatusOr<std::vector<wire::ServerMember>> members = wire::ParseServerMembers(host, port);
+  if (!members.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("IPUOF_VIPU_API_HOST: ", members.status().message()));
+  }
   auto channel_credentials = cli::ChannelCredentials(credentials);
   if (!channel_credentials.ok()) return channel_credentials.status();
-  auto stub = virmgrpc::UserService::NewStub(
-      grpc::CreateChannel(HostPort(host, port), *channel_credentials));
-  grpc::ClientContext ctx;
-  ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-  cli::AddCallCredentials(credentials, &ctx);
+  wire::MemberChannels channels(*std::move(members), *channel_credentials);
   virmgrpc::GetPartitionIpuofConfigRequest request;
   request.set_partition_id(partition_id);
   request.mutable_gcd_id()->set_id(gcd);
   virmgrpc::GetPartitionIpuofConfigReply reply;
-  grpc::Status s = stub->GetPartitionIpuofConfig(&ctx, request, &reply);
-  if (!s.ok()) return wire::FromGrpc(s);
+  wire::MemberCallResult result = channels.Call(
+      wire::CallKind::kReadOnly, absl::ToChronoTime(absl::Now() + timeout),
+      [&](grpc::ClientContext* ctx) { cli::AddCallCredentials(credentials, ctx); },
+      [&](size_t member, grpc::ClientContext* ctx) {
+        return virmgrpc::UserService::NewStub(channels.channel(member))
+            ->GetPartitionIpuofConfig(ctx, request, &reply);
+      });
+  if (!result.status.ok()) return wire::FromGrpc(result.status);
   if (reply.ipuof_config().gcd_configs_size() == 0) {
     return absl::NotFoundError(
         absl::StrCat("partition ", partition_id, ": the server sent no config for GCD ", gcd));
   }
   absl::StatusOr<IpuofClient> client = FromGcd(reply.ipuof_config().gcd_configs(0));
   if (client.ok()) {
-    client->source_ = absl::StrCat("V-IPU server ", HostPort(host, port));
+    client->source_ = absl::StrCat("V-IPU server ", channels.member(result.member).Target());
     client->credentials_ = credentials;
   }
   return client;

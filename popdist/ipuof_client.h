@@ -7,7 +7,9 @@
 // message naming the machine and the IPU or link.
 //
 // Attaching, as Poplar does, in this order:
-//  1. IPUOF_VIPU_API_HOST, IPUOF_VIPU_API_PORT (default 8090),
+//  1. IPUOF_VIPU_API_HOST (a comma-separated list of the server's members,
+//     wire/server_members.h), IPUOF_VIPU_API_PORT (default 8090, for the
+//     members given without a port),
 //     IPUOF_VIPU_API_PARTITION_ID, IPUOF_VIPU_API_GCD_ID (default 0) and
 //     IPUOF_VIPU_API_TIMEOUT (seconds): ask vipu-server
 //     (GetPartitionIpuofConfig);
@@ -85,10 +87,14 @@ class IpuofClient {
   static absl::StatusOr<IpuofClient> Attach(
       const Environment& env, absl::Duration timeout = absl::Seconds(120),
       const std::string& cli_config_path = cli::kSystemConfigPath);
-  // GetPartitionIpuofConfig on vipu-server at host:port, over TLS and with
+  // GetPartitionIpuofConfig on vipu-server, whose members `host` lists
+  // (comma-separated HOST, HOST:PORT, [V6] or [V6]:PORT; `port` for entries
+  // without one), failing over as wire/member_channels.h says; over TLS and with
   // the user id and access key of `credentials` when it names a CA (only
   // its user_id, access_key and tls_* fields are used). The server's refusal
-  // comes back with its code and message (UNAUTHENTICATED for a wrong key).
+  // comes back with its code and message (UNAUTHENTICATED for a wrong key);
+  // a bad member list is INVALID_ARGUMENT naming IPUOF_VIPU_API_HOST and the
+  // entry.
   static absl::StatusOr<IpuofClient> AttachToPartition(
       const std::string& host, uint32_t port, const std::string& partition_id, uint32_t gcd,
       absl::Duration timeout, const cli::ClientConfig& credentials = cli::ClientConfig());
@@ -102,7 +108,8 @@ class IpuofClient {
   uint32_t gcd() const { return gcd_; }
   // Ordered by device id.
   const std::vector<IpuofDevice>& devices() const { return devices_; }
-  // How it attached: "V-IPU server <host:port>" or "IPUoF config <path>".
+  // How it attached: "V-IPU server <host:port>" (the member that answered)
+  // or "IPUoF config <path>".
   const std::string& source() const { return source_; }
   // True when Run speaks TLS to the machines.
   bool tls() const { return credentials_.tls(); }

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace vipu::cli::poprun {
 namespace {
@@ -180,6 +181,21 @@ absl::StatusOr<std::vector<std::string>> ServerAddressPerHost(const std::vector<
           "the host can reach and pass it with --vipu-server-host"));
     }
     out[i] = *route;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> MembersPerHost(
+    const std::vector<std::string>& hosts, const std::vector<wire::ServerMember>& members,
+    const HostProbe& probe) {
+  std::vector<std::string> out(hosts.size());
+  for (const wire::ServerMember& member : members) {
+    ASSIGN_OR_RETURN(auto per_host, ServerAddressPerHost(hosts, member.host, member.port, probe));
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      wire::ServerMember mapped = member;
+      mapped.host = per_host[i];
+      absl::StrAppend(&out[i], out[i].empty() ? "" : ",", mapped.Entry());
+    }
   }
   return out;
 }

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "poprun/poprun_options.h"
+#include "wire/server_members.h"
 
 namespace vipu::cli::poprun {
 
@@ -39,6 +40,16 @@ absl::StatusOr<std::vector<std::string>> ServerAddressPerHost(const std::vector<
                                                               const std::string& server_host,
                                                               uint32_t port,
                                                               const HostProbe& probe);
+
+// IPUOF_VIPU_API_HOST for the instances of each of `hosts`, in order: every
+// member of the server mapped by ServerAddressPerHost, written as it was
+// given (IPv6 bracketed, ":PORT" only when the entry had one) and joined
+// with ','. With one member given as a bare host, that host's address
+// alone, as ServerAddressPerHost gives it. Its FAILED_PRECONDITION for the
+// first member a host's instances could not reach.
+absl::StatusOr<std::vector<std::string>> MembersPerHost(
+    const std::vector<std::string>& hosts, const std::vector<wire::ServerMember>& members,
+    const HostProbe& probe);
 
 // --synchronise-python-venv, --synchronise-poplar-sdk and
 // --distribute-ssh-key: nothing to do when every host is this machine;

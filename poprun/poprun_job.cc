@@ -291,13 +291,16 @@ absl::Status PoprunJob::PrepareServerAndPartition() {
   if (server.from_vipu_config) {
     log_.Info("V-IPU server address picked up from 'vipu': " + server.config.Target());
   }
-  // Before anything is created: every host's instances must reach the server.
-  ASSIGN_OR_RETURN(auto per_host,
-                   ServerAddressPerHost(o.hosts, server.config.host, server.config.port, probe_));
+  // Before anything is created: every host's instances must reach every
+  // member of the server.
+  ASSIGN_OR_RETURN(auto members, server.config.Members());
+  ASSIGN_OR_RETURN(auto per_host, MembersPerHost(o.hosts, members, probe_));
   for (size_t i = 0; i < o.hosts.size(); ++i) {
     if (per_host[i] != server.config.host) {
-      log_.Info(absl::StrCat("Instances on ", o.hosts[i], " reach the V-IPU server at ",
-                             per_host[i], ":", server.config.port));
+      log_.Info(absl::StrCat(
+          "Instances on ", o.hosts[i], " reach the V-IPU server at ", per_host[i],
+          members.size() == 1 && !members[0].port_given ? absl::StrCat(":", server.config.port)
+                                                        : std::string()));
     }
   }
   launch_.vipu_host_per_host = std::move(per_host);

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "fabric/enum_names.h"
+#include "wire/server_members.h"
 
 namespace vipu::cli::poprun {
 namespace {
@@ -172,6 +173,12 @@ absl::Status SetHosts(PoprunOptions& o, const std::string& v) {
 
 absl::Status SetServerHost(PoprunOptions& o, const std::string& v) {
   if (v.empty()) return Invalid("--vipu-server-host", "must not be empty", v);
+  // Each member on its own; the port entries without one take is not known
+  // yet and does not matter here.
+  if (auto members = wire::ParseServerMembers(v, 1); !members.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--vipu-server-host: ", members.status().message()));
+  }
   o.vipu_server_host = v;
   return absl::OkStatus();
 }
@@ -335,12 +342,14 @@ void AddLaunchSizeOptions(std::vector<Option>& table) {
 
 void AddVipuOptions(std::vector<Option>& table) {
   table.push_back(Option("vipu-server-host")
-                      .Value("host", SetServerHost)
-                      .Help("The host (hostname or IP address) of the V-IPU server (default "
+                      .Value("hosts", SetServerHost)
+                      .Help("The V-IPU server: a comma-separated list of members, each "
+                            "HOST, HOST:PORT, [V6] or [V6]:PORT, tried in order (default "
                             "localhost)."));
   table.push_back(Option("vipu-server-port")
                       .Value("int", SetServerPort)
-                      .Help("The port number of the V-IPU server (default 8090)."));
+                      .Help("The port number of the V-IPU server's members given without one "
+                            "(default 8090)."));
   table.push_back(
       Option("vipu-server-timeout")
           .Value("int", SetServerTimeout)

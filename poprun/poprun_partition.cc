@@ -16,6 +16,7 @@
 #include "fabric/types.h"
 #include "poprun/poprun_validation.h"
 #include "vipu_admin.grpc.pb.h"
+#include "wire/server_members.h"
 
 namespace vipu::cli::poprun {
 namespace {
@@ -38,8 +39,9 @@ absl::Status CheckEnvNumber(const Environment& env, const char* name, uint64_t m
 absl::StatusOr<virmgrpc::ListPartitionsReply> ListPartitions(Connection& conn) {
   virmgrpc::ListPartitionsRequest request;
   virmgrpc::ListPartitionsReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); });
+  absl::Status s = conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().ListPartitions(c, request, &reply);
+  });
   if (!s.ok()) return s;
   return reply;
 }
@@ -90,8 +92,9 @@ void LogPartitionStatus(Connection& conn, const Logger& log, const std::string& 
   virmgrpc::GetPartitionStatusRequest request;
   request.set_partition_id(id);
   virmgrpc::GetPartitionStatusReply reply;
-  absl::Status st = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().GetPartitionStatus(c, request, &reply); });
+  absl::Status st = conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().GetPartitionStatus(c, request, &reply);
+  });
   log.Debug(absl::StrCat("Status for partition ", id, ": ",
                          st.ok() ? "OK" : std::string(st.message()), " (error ",
                          static_cast<int>(st.code()), ")"));
@@ -135,6 +138,12 @@ absl::Status ReadBack(Connection& conn, PartitionPlan& plan) {
 
 absl::StatusOr<ServerChoice> ResolveServer(const PoprunOptions& o, const Environment& env) {
   if (absl::Status s = CheckEnvNumber(env, "IPUOF_VIPU_API_PORT", 65535); !s.ok()) return s;
+  if (std::string v = env.Get("IPUOF_VIPU_API_HOST"); !v.empty() && !o.vipu_server_host) {
+    if (auto members = wire::ParseServerMembers(v, 1); !members.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("IPUOF_VIPU_API_HOST: ", members.status().message()));
+    }
+  }
   if (absl::Status s = CheckEnvNumber(env, "IPUOF_VIPU_API_TIMEOUT", 86400); !s.ok()) return s;
   ConnectionFlags flags;
   auto pick = [&](const std::optional<std::string>& flag, const char* var) {
@@ -200,15 +209,16 @@ absl::Status PartitionManager::Remove(const std::string& id) {
   virmgrpc::RemovePartitionRequest request;
   request.set_partition_id(id);
   virmgrpc::RemovePartitionReply reply;
-  return conn_.Call(
-      [&](grpc::ClientContext* c) { return conn_.user().RemovePartition(c, request, &reply); });
+  return conn_.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().RemovePartition(c, request, &reply);
+  });
 }
 
 absl::Status PartitionManager::CheckFitsAllocation(uint32_t size) {
   vipuadmin::ListAllocationsRequest request;
   vipuadmin::ListAllocationsReply reply;
-  absl::Status s = conn_.Call([&](grpc::ClientContext* c) {
-    return conn_.allocations().ListAllocations(c, request, &reply);
+  absl::Status s = conn_.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.allocations().ListAllocations(c, request, &reply);
   });
   if (absl::IsUnimplemented(s)) return absl::OkStatus();  // an older server: it decides
   if (!s.ok()) return s;
@@ -257,8 +267,9 @@ absl::Status PartitionManager::Create(const std::string& id) {
   log_.Info(absl::StrCat("Creating partition ", id, " with ", wanted->size, " IPUs and ",
                          options_.num_instances, " GCDs"));
   virmgrpc::CreatePartitionReply reply;
-  absl::Status s = conn_.Call(
-      [&](grpc::ClientContext* c) { return conn_.user().CreatePartition(c, request, &reply); });
+  absl::Status s = conn_.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().CreatePartition(c, request, &reply);
+  });
   if (!s.ok()) {
     return absl::Status(s.code(),
                         absl::StrCat("create partition ", id, ": ", std::string(s.message())));
@@ -286,8 +297,9 @@ absl::Status PartitionManager::WaitActive(const std::string& id) {
       virmgrpc::ResetPartitionRequest request;
       request.set_partition_id(id);
       virmgrpc::ResetPartitionReply reply;
-      absl::Status s = conn_.Call(
-          [&](grpc::ClientContext* c) { return conn_.user().ResetPartition(c, request, &reply); });
+      absl::Status s = conn_.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+        return stubs.user().ResetPartition(c, request, &reply);
+      });
       if (!s.ok()) last = s;
     }
   }
@@ -301,8 +313,9 @@ absl::Status PartitionManager::Reset(const std::string& id) {
   virmgrpc::ResetPartitionRequest request;
   request.set_partition_id(id);
   virmgrpc::ResetPartitionReply reply;
-  absl::Status s = conn_.Call(
-      [&](grpc::ClientContext* c) { return conn_.user().ResetPartition(c, request, &reply); });
+  absl::Status s = conn_.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().ResetPartition(c, request, &reply);
+  });
   if (!s.ok()) {
     return absl::Status(s.code(),
                         absl::StrCat("reset partition ", id, ": ", std::string(s.message())));

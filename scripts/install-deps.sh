@@ -52,6 +52,10 @@ packages=(
   # slurm/: libslurm-dev has slurm/spank.h, without which vipu_spank.so is not
   # built; tests/slurm runs the plugin under real munged, slurmctld and slurmd.
   slurmctld slurmd slurm-client munge libslurm-dev
+  # etcd, the store of the highly available vipu-server: the HA tests
+  # (tests/etcd_harness.h) run real etcd members on loopback ports, and
+  # etcdctl is how an operator backs up and inspects that store.
+  etcd-server etcd-client
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -62,4 +66,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # Debian's etcd-server enables and starts etcd.service, a single-member
+  # etcd on port 2379 that nobody asked for here (the tests start their own
+  # members; a production cluster is configured on purpose). Switch it off,
+  # but only when this run installed the package, so a configured etcd is
+  # left alone. Without a running systemd (a chroot, a container) the unit
+  # is only disabled, which cannot fail the script.
+  if [[ " ${missing[*]} " == *" etcd-server "* ]]; then
+    if [ -d /run/systemd/system ]; then
+      $SUDO systemctl disable --now etcd.service || true
+    elif command -v deb-systemd-helper >/dev/null; then
+      $SUDO deb-systemd-helper disable etcd.service || true
+    fi
+  fi
 fi

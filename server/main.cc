@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "fabric/pods.h"
 #include "server/config_file.h"
+#include "server/ha_member.h"
 #include "server/metrics/metrics_http.h"
 #include "server/security_setup.h"
 #include "server/server_options.h"
@@ -78,6 +79,21 @@ CLI::Option* AddServerFlags(CLI::App* app, ServerOptions* opt) {
       ->check(listen_check("--http-listen"));
   app->add_option("--metrics-listen", opt->metrics_listen, "older name of --http-listen")
       ->check(listen_check("--metrics-listen"));
+  app->add_option("--etcd-endpoints", opt->etcd_endpoints,
+                  "keep the state in etcd and run as one member of a highly available control "
+                  "plane: comma-separated http://HOST:PORT or https://HOST:PORT (docs/ha.md)");
+  app->add_option("--etcd-prefix", opt->etcd_prefix, "key prefix of the state in etcd")
+      ->capture_default_str();
+  app->add_option("--etcd-lease-ms", opt->etcd_lease_ms,
+                  "the leader's lease: how long a dead leader blocks the others")
+      ->check(CLI::Range(1000, 600000))
+      ->capture_default_str();
+  app->add_option("--advertise", opt->advertise,
+                  "host:port the other members and forwarded calls reach this member at "
+                  "(default: --listen unless it is a wildcard)");
+  app->add_option("--etcd-ca", opt->etcd_ca, "CA certificate of the etcd members (https)");
+  app->add_option("--etcd-cert", opt->etcd_cert, "client certificate for etcd (https)");
+  app->add_option("--etcd-key", opt->etcd_key, "key of --etcd-cert");
   return app->add_option("--config", opt->config,
                          "server configuration file: `key = value` with the flags' names "
                          "(default /etc/vipu/vipu-server.hcl when it exists)");
@@ -163,6 +179,7 @@ int main(int argc, char** argv) {
   }
   // Flags given on the command line win over the file.
   const bool config_given = config->count() > 0;
+  const bool db_on_command_line = app.get_option("--db")->count() > 0;
   if (absl::Status s = vipu::server::ApplyConfigFile(
           app, config_given ? opt.config : vipu::server::kDefaultConfigPath, config_given);
       !s.ok()) {
@@ -178,8 +195,31 @@ int main(int argc, char** argv) {
                  "one of them\n");
     return 2;
   }
+  if (!opt.etcd_endpoints.empty()) {
+    // What has no meaning for a member is refused, never ignored.
+    std::string refused;
+    // The default file describes the single-machine server the package
+    // installs; its `db` does not stop a member started with flags.
+    const bool db_in_file = !db_on_command_line && app.get_option("--db")->count() > 0;
+    if (db_on_command_line || (db_in_file && config_given)) {
+      refused = absl::StrCat(db_on_command_line ? "--db" : "db in " + opt.config,
+                             ": the state is in etcd with --etcd-endpoints");
+    } else if (!opt.simulate.empty()) {
+      refused =
+          "--simulate: a member does not start agents; run vipu-agent on its own (docs/ha.md)";
+    } else if (opt.secure || opt.init || !opt.tls_init.empty()) {
+      refused = "--secure, --init and --tls-init are not available with --etcd-endpoints yet";
+    }
+    if (!refused.empty()) {
+      std::fprintf(stderr, "vipu-server: %s\n", refused.c_str());
+      return 2;
+    }
+    // Files that live next to --db on one machine live under /var/lib/vipu.
+    opt.db = "/var/lib/vipu/vipu.db";
+  }
   vipu::server::ResolveSecurityDefaults(&opt);
   if (int code = vipu::server::RunSecurityCommands(opt); code >= 0) return code;
+  if (!opt.etcd_endpoints.empty()) return vipu::server::RunMember(opt, argv);
   std::optional<vipu::fabric::PodSpec> pod;
   if (!opt.simulate.empty()) {
     auto preset = vipu::fabric::PodPreset(opt.simulate);

@@ -16,6 +16,7 @@
 #include "server/security/listen_policy.h"
 #include "server/security/tls_init.h"
 #include "spdlog/spdlog.h"
+#include "storage/sqlite_store.h"
 #include "tls/credentials.h"
 
 namespace vipu::server {
@@ -218,7 +219,7 @@ int RunSecurityCommands(const ServerOptions& o) {
   // --init writes the database too: not while a server runs on it.
   auto lock = DatabaseLock::Acquire(o.db);
   if (!lock.ok()) return Fail(lock.status().message(), 1);
-  auto store = storage::Store::Open(o.db);
+  auto store = storage::SqliteStore::Open(o.db);
   if (!store.ok())
     return Fail(absl::StrCat("cannot open database ", o.db, ": ", store.status().message()), 1);
   std::printf("Initialised storage: %s\n", o.db.c_str());

@@ -47,6 +47,14 @@ struct ServerOptions {
   std::string audit_log;
   int64_t audit_log_max_bytes = int64_t{10} << 20;  // rotate beyond this size
   int audit_log_keep = 5;                           // rotated files kept
+
+  // A member of a highly available control plane (docs/ha.md): the state in
+  // etcd instead of --db, and a leader election among the members.
+  std::string etcd_endpoints;  // http(s)://HOST:PORT,...; empty: SQLite
+  std::string etcd_prefix = "/vipu/";
+  int etcd_lease_ms = 3000;    // the leader's lease
+  std::string advertise;       // host:port the other members reach this one at
+  std::string etcd_ca, etcd_cert, etcd_key;  // TLS to etcd (https endpoints)
 };
 
 }  // namespace vipu::server

@@ -17,8 +17,10 @@
 #include "server/api/audit_interceptor.h"
 #include "server/api/rpc_metrics_interceptor.h"
 #include "server/fleet/cluster_links_loader.h"
+#include "server/ha/role_interceptor.h"
 #include "server/metrics/state_metrics.h"
 #include "spdlog/spdlog.h"
+#include "storage/sqlite_store.h"
 
 namespace vipu::server {
 namespace {
@@ -132,7 +134,7 @@ absl::Status CreateDatabaseDirectory(const std::string& db) {
 }
 
 absl::StatusOr<std::unique_ptr<storage::Store>> OpenStore(const std::string& db) {
-  auto store = storage::Store::Open(db);
+  auto store = storage::SqliteStore::Open(db);
   if (!store.ok()) {
     // What an operator sees when the unit fails: a corrupt file, or a schema
     // newer than this binary.
@@ -222,6 +224,31 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
   return server;
 }
 
+absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::StartLeader(
+    const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
+    SystemdNotifier* notifier) {
+  if (notifier != nullptr) notifier->Status("leading: waiting for agents and reconciling them");
+  std::unique_ptr<VipuServer> server(new VipuServer(options, nullptr, std::move(store)));
+  server->role_ = role;
+  server->metrics_.AddCollector(
+      Metrics::Type::kGauge, "vipu_server_role",
+      "1 for the role this member has (leader or standby) in a highly available control plane.",
+      [role] {
+        return std::vector<MetricSample>{{{{"role", role->role_name()}}, 1.0}};
+      });
+  server->metrics_.AddCollector(
+      Metrics::Type::kGauge, "vipu_leader_info",
+      "1, labelled with the advertised address of the member that leads.", [role] {
+        return std::vector<MetricSample>{{{{"leader", role->leader_name()}}, 1.0}};
+      });
+  RETURN_IF_ERROR(server->StartSecurity());
+  RETURN_IF_ERROR(server->StartEndpoints());
+  RETURN_IF_ERROR(server->StartConsole());
+  server->AwaitKnownAgents();
+  server->Serve();
+  return server;
+}
+
 VipuServer::~VipuServer() {
   if (endpoints_) {
     endpoints_->SetServing(false);
@@ -264,6 +291,7 @@ absl::Status VipuServer::StartEndpoints() {
     if (AuditLog* audit = security_->audit_log(); audit != nullptr) {
       creators.push_back(std::make_unique<AuditInterceptorFactory>(audit));
     }
+    if (role_ != nullptr) creators.push_back(std::make_unique<RoleInterceptorFactory>(role_));
     builder.experimental().SetInterceptorCreators(std::move(creators));
   };
   ASSIGN_OR_RETURN(endpoints_, Endpoints::Start(spec));

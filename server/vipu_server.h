@@ -26,6 +26,7 @@
 #include "server/fleet/cluster_tester.h"
 #include "server/fleet/fault_injector.h"
 #include "server/fleet/grpc_agent_client.h"
+#include "server/ha/member_role.h"
 #include "server/metrics/metrics.h"
 #include "server/security_setup.h"
 #include "server/server_options.h"
@@ -54,6 +55,13 @@ class VipuServer {
   static absl::StatusOr<std::unique_ptr<VipuServer>> Start(
       const ServerOptions& options, const std::optional<fabric::PodSpec>& pod,
       SystemdNotifier* notifier = nullptr);
+  // The same for the leader of a highly available control plane: the state
+  // is `store` (in etcd, fenced by the leadership), there is no database lock
+  // and no simulated pod, the reconcile window starts now, and every reply
+  // says the member's role (`role`, borrowed; it must outlive the server).
+  static absl::StatusOr<std::unique_ptr<VipuServer>> StartLeader(
+      const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
+      SystemdNotifier* notifier = nullptr);
   ~VipuServer();
 
   VipuServer(const VipuServer&) = delete;
@@ -80,8 +88,10 @@ class VipuServer {
   // Reconciliation, recovery, the first health check, then ready.
   void Serve();
 
-  // Released last, once nothing of this server writes any more.
+  // Released last, once nothing of this server writes any more (none for
+  // the leader of a highly available control plane).
   std::unique_ptr<DatabaseLock> lock_;
+  const MemberRole* role_ = nullptr;
   const ServerOptions options_;
   const absl::Time reconcile_deadline_;
   std::unique_ptr<storage::Store> store_;

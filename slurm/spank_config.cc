@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "wire/server_members.h"
 
 namespace vipu::slurm {
 namespace {
@@ -87,6 +88,10 @@ absl::StatusOr<PluginConfig> ParsePluginArgs(const std::vector<std::string>& arg
   }
   if (!port_given) {
     return absl::InvalidArgumentError("plugin argument api-port=P is required");
+  }
+  if (auto members = wire::ParseServerMembers(config.api_host, config.api_port); !members.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("plugin argument api-host=", config.api_host,
+                                                   ": ", members.status().message()));
   }
   if (config.api_tls_cert.empty() != config.api_tls_key.empty()) {
     return absl::InvalidArgumentError("plugin arguments api-tls-cert and api-tls-key go together");

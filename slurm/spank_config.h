@@ -24,7 +24,10 @@ inline constexpr const char* kPartitionPrefix = "slurm_";
 // The plugstack.conf arguments. Keys are those of vipu-cli.hcl where one
 // exists, so an administrator copies them from the CLI's configuration.
 struct PluginConfig {
-  std::string api_host;                 // api-host=H (required)
+  // api-host=H (required): the server's members, comma-separated HOST,
+  // HOST:PORT, [V6] or [V6]:PORT (wire/server_members.h); api-port for
+  // the entries without a port.
+  std::string api_host;
   uint32_t api_port = 0;                // api-port=P (required, 1..65535)
   uint32_t api_timeout_seconds = 120;   // api-timeout=S: each call to vipu-server
   std::string api_user_id;              // api-user-id=U

@@ -1,11 +1,11 @@
 // The membership of clusters and allocations (their rows and the agents
-// they list, in order), kept in memory by the Store so that a read of a
+// they list, in order), kept in memory by the SqliteStore so that a read of a
 // cluster or allocation of 16,384 machines costs a hash lookup instead of
 // 16,384 rows, coherent with the SQLite snapshot of the transaction that
 // asks. Clusters and allocations are immutable once inserted: they are only
-// inserted and deleted (WriteTxn::Insert/DeleteCluster, Insert/DeleteAllocation
+// inserted and deleted (SqliteTxn::Insert/DeleteCluster, Insert/DeleteAllocation
 // are the only statements that touch clusters, cluster_agents, allocations and
-// allocation_agents), and the Store is the one writer of its file
+// allocation_agents), and the SqliteStore is the one writer of its file
 // (server/database_lock.h).
 //
 // The epoch (seqlock-style). A counter, even while no change of membership
@@ -14,7 +14,7 @@
 //     a cluster or allocation of a transaction group runs, and even again
 //     (EndChange) after that group's COMMIT or ROLLBACK. It only grows.
 //   - Every transaction records the epoch E_r before its SQLite snapshot is
-//     taken: Store::Read before BEGIN (the snapshot is taken later, at the
+//     taken: SqliteStore::Read before BEGIN (the snapshot is taken later, at the
 //     first read), the writer before BEGIN IMMEDIATE of its group.
 //   - An entry carries the epoch it is valid at (its tag). A lookup hits only
 //     if tag == E_r == the current epoch and E_r is even; a value loaded from
@@ -27,8 +27,8 @@
 // E_r was even at r, no group that changes membership was in flight at r:
 // every such group before r had committed or rolled back before its
 // EndChange, i.e. before r. So the committed membership was one and the same
-// state M over [r, t]. The snapshot is taken after r; ReadTxn makes sure it
-// exists before it trusts a hit (ReadTxn::ClusterRef begins the read at once
+// state M over [r, t]. The snapshot is taken after r; SqliteTxn makes sure it
+// exists before it trusts a hit (SqliteTxn::ClusterRef begins the read at once
 // when no statement has yet), so it is taken in [r, t] and holds M. The
 // entry, tagged E_r, was put (or re-tagged, below) while the epoch was E_r:
 // it holds M too. After t the transaction's snapshot does not move, so what

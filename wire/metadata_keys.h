@@ -15,6 +15,15 @@ inline constexpr char kShareMetadata[] = "vipu-share";
 // Trailing metadata on a mutating call refused while the server is not ready
 // (server/readiness.h): how many milliseconds to wait before retrying.
 inline constexpr char kRetryAfterMetadata[] = "retry-after-ms";
+// Initial metadata of every reply of a member of a highly available control
+// plane (docs/ha.md): "leader" or "standby", and the leader's advertised
+// host:port ("none" while nobody leads). A server on SQLite sends neither.
+inline constexpr char kRoleMetadata[] = "vipu-role";
+inline constexpr char kLeaderMetadata[] = "vipu-leader";
+// Set by a standby on the calls it forwards to the leader: the standby's
+// advertised address. A member that is not leader refuses a call that
+// carries it rather than forward it again.
+inline constexpr char kForwardedByMetadata[] = "vipu-forwarded-by";
 
 }  // namespace vipu::wire
 

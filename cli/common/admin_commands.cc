@@ -85,8 +85,9 @@ absl::Status CreateAgent(Connection& conn, const CommandIo& io, const std::strin
   request.set_host(host);
   request.set_port(port);
   vipuadmin::CreateAgentReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().CreateAgent(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().CreateAgent(c, request, &reply);
+  }));
   Success(io, "create agent", id);
   return absl::OkStatus();
 }
@@ -94,8 +95,9 @@ absl::Status CreateAgent(Connection& conn, const CommandIo& io, const std::strin
 absl::Status ListAgents(Connection& conn, const CommandIo& io) {
   vipuadmin::ListAgentsRequest request;
   vipuadmin::ListAgentsReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().ListAgents(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().ListAgents(c, request, &reply);
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAgentsTable(reply);
   return absl::OkStatus();
@@ -105,8 +107,9 @@ absl::Status GetAgent(Connection& conn, const CommandIo& io, const std::string& 
   vipuadmin::GetAgentRequest request;
   request.set_agent_id(id);
   vipuadmin::GetAgentReply reply;
-  RETURN_IF_ERROR(
-      conn.Call([&](grpc::ClientContext* c) { return conn.admin().GetAgent(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().GetAgent(c, request, &reply);
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAgentBox(reply.agent());
   return absl::OkStatus();
@@ -116,8 +119,9 @@ absl::Status RemoveAgent(Connection& conn, const CommandIo& io, const std::strin
   vipuadmin::RemoveAgentRequest request;
   request.set_agent_id(id);
   vipuadmin::RemoveAgentReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().RemoveAgent(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().RemoveAgent(c, request, &reply);
+  }));
   Success(io, "remove agent", id);
   return absl::OkStatus();
 }
@@ -132,8 +136,9 @@ absl::Status CreateCluster(Connection& conn, const CommandIo& io,
   cluster->set_topology(options.topology);
   cluster->set_cluster_topology(options.cluster_topology);
   vipuadmin::CreateClusterReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().CreateCluster(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().CreateCluster(c, request, &reply);
+  }));
   Success(io, "create cluster", options.id);
   return absl::OkStatus();
 }
@@ -141,8 +146,9 @@ absl::Status CreateCluster(Connection& conn, const CommandIo& io,
 absl::Status ListClusters(Connection& conn, const CommandIo& io) {
   vipuadmin::ListClustersRequest request;
   vipuadmin::ListClustersReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().ListClusters(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().ListClusters(c, request, &reply);
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderClustersTable(reply);
   return absl::OkStatus();
@@ -152,8 +158,9 @@ absl::Status RemoveCluster(Connection& conn, const CommandIo& io, const std::str
   vipuadmin::RemoveClusterRequest request;
   request.set_cluster_id(id);
   vipuadmin::RemoveClusterReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().RemoveCluster(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().RemoveCluster(c, request, &reply);
+  }));
   Success(io, "remove cluster", id);
   return absl::OkStatus();
 }
@@ -166,8 +173,9 @@ absl::Status CreateAllocation(Connection& conn, const CommandIo& io, const std::
   request.set_cluster_id(cluster_id);
   for (const auto& a : agents) request.add_agent_ids(a);
   vipuadmin::CreateAllocationReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().CreateAllocation(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().CreateAllocation(c, request, &reply);
+  }));
   Success(io, "create allocation", id);
   return absl::OkStatus();
 }
@@ -176,8 +184,9 @@ absl::Status RemoveAllocation(Connection& conn, const CommandIo& io, const std::
   vipuadmin::RemoveAllocationRequest request;
   request.set_allocation_id(id);
   vipuadmin::RemoveAllocationReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.admin().RemoveAllocation(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().RemoveAllocation(c, request, &reply);
+  }));
   Success(io, "remove allocation", id);
   return absl::OkStatus();
 }
@@ -186,8 +195,9 @@ absl::Status BackupDatabase(Connection& conn, const CommandIo& io, const std::st
   vipuadmin::BackupRequest request;
   request.set_path(path);
   vipuadmin::BackupReply reply;
-  RETURN_IF_ERROR(
-      conn.Call([&](grpc::ClientContext* c) { return conn.admin().Backup(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().Backup(c, request, &reply);
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << "backup (" << reply.path() << "): success. " << reply.size_bytes()
          << " bytes written on the server.\n";

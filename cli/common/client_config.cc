@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -113,9 +114,13 @@ std::string Environment::Get(const std::string& name) const {
   return it == vars.end() ? std::string() : it->second;
 }
 
+absl::StatusOr<std::vector<wire::ServerMember>> ClientConfig::Members() const {
+  return wire::ParseServerMembers(host, port);
+}
+
 std::string ClientConfig::Target() const {
-  bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
-  return ipv6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+  absl::StatusOr<std::vector<wire::ServerMember>> members = Members();
+  return members.ok() ? wire::JoinTargets(*members) : host;
 }
 
 absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
@@ -143,15 +148,21 @@ absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
   Resolver r(flags, env, std::move(file), file_name);
 
   ClientConfig config;
-  if (auto v = r.Find(kHost, flags.api_host)) {
-    if (v->value.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(v->source, ": must not be empty"));
+  std::optional<Sourced> host = r.Find(kHost, flags.api_host);
+  if (host) {
+    if (host->value.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(host->source, ": must not be empty"));
     }
-    config.host = v->value;
+    config.host = host->value;
   }
   if (auto v = r.Find(kPort, flags.api_port)) {
     ASSIGN_OR_RETURN(auto port, ParseRange(*v, 1, 65535, "must be an integer in 1..65535"));
     config.port = port;
+  }
+  // Each member on its own, once the port entries without one take is known.
+  if (absl::StatusOr<std::vector<wire::ServerMember>> members = config.Members(); !members.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(host ? host->source : std::string(kHost.flag),
+                                                   ": ", members.status().message()));
   }
   if (auto v = r.Find(kTimeout, flags.api_timeout)) {
     ASSIGN_OR_RETURN(auto timeout,

@@ -12,8 +12,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "wire/server_members.h"
 
 namespace vipu::cli {
 
@@ -51,6 +53,9 @@ struct ConnectionFlags {
 };
 
 struct ClientConfig {
+  // The server's members as given: a comma-separated list of HOST,
+  // HOST:PORT, [V6] or [V6]:PORT (wire/server_members.h); `port` applies to
+  // the entries without one. ResolveClientConfig checks every entry.
   std::string host = kDefaultHost;
   uint32_t port = kDefaultPort;
   uint32_t timeout_seconds = kDefaultTimeoutSeconds;
@@ -64,8 +69,12 @@ struct ClientConfig {
 
   bool tls() const { return !tls_ca.empty(); }
 
-  // host:port as dialled and as printed (`host: localhost:8090`); IPv6
-  // literals are bracketed.
+  // The members of `host`, in order, with `port` for entries without one.
+  // INVALID_ARGUMENT naming the bad entry (see wire::ParseServerMembers).
+  absl::StatusOr<std::vector<wire::ServerMember>> Members() const;
+  // Every member's host:port as dialled and as printed, joined with ','
+  // (`localhost:8090`; `a:8090,[::1]:8091`); IPv6 literals are bracketed.
+  // `host` itself when it does not parse.
   std::string Target() const;
 };
 

@@ -684,8 +684,11 @@ class CommandLine {
 
   void AddGlobalFlags() {
     app_.require_subcommand(0, 1);
-    AddText(&app_, "-H,--api-host", &api_host_, "vipu-server host (default localhost)");
-    AddText(&app_, "--api-port", &api_port_, "vipu-server port (default 8090)");
+    AddText(&app_, "-H,--api-host", &api_host_,
+            "vipu-server: comma-separated list of members, each HOST, HOST:PORT, [V6] or "
+            "[V6]:PORT, tried in order (default localhost)");
+    AddText(&app_, "--api-port", &api_port_,
+            "port of the vipu-server members given without one (default 8090)");
     AddText(&app_, "--api-timeout", &api_timeout_,
             "seconds to wait for each call and for partitions to become ACTIVE (default 120)");
     AddText(&app_, "--api-user-id", &api_user_id_, "user id sent to the server");

@@ -1,4 +1,5 @@
-// Connection: the CLIs' channel to vipu-server, with TLS, deadline, auth metadata, one-line errors.
+// Connection: the CLIs' channels to vipu-server's members, with failover, TLS, deadline, auth
+// metadata and one-line errors.
 #include "cli/common/connection.h"
 
 #include <chrono>
@@ -11,6 +12,21 @@
 #include "wire/status.h"
 
 namespace vipu::cli {
+namespace {
+
+// One line, whatever the transport put in the message.
+std::string OneLine(const grpc::Status& status) {
+  return absl::StrReplaceAll(status.error_message(), {{"\n", "; "}});
+}
+
+}  // namespace
+
+Stubs::Stubs(const std::shared_ptr<grpc::Channel>& channel)
+    : user_(virmgrpc::UserService::NewStub(channel)),
+      version_(virmgrpc::VersionService::NewStub(channel)),
+      admin_(vipuadmin::AdminService::NewStub(channel)),
+      allocations_(vipuadmin::AllocationService::NewStub(channel)),
+      user_admin_(vipuadmin::UserAdminService::NewStub(channel)) {}
 
 Connection::Connection(ClientConfig config) : config_(std::move(config)) {
   auto credentials = ChannelCredentials(config_);
@@ -18,40 +34,58 @@ Connection::Connection(ClientConfig config) : config_(std::move(config)) {
     init_status_ = credentials.status();
     credentials = grpc::InsecureChannelCredentials();  // never used: Call returns init_status_
   }
-  channel_ = grpc::CreateChannel(config_.Target(), *credentials);
-  user_ = virmgrpc::UserService::NewStub(channel_);
-  version_ = virmgrpc::VersionService::NewStub(channel_);
-  admin_ = vipuadmin::AdminService::NewStub(channel_);
-  allocations_ = vipuadmin::AllocationService::NewStub(channel_);
+  absl::StatusOr<std::vector<wire::ServerMember>> members = config_.Members();
+  if (!members.ok()) {
+    if (init_status_.ok()) init_status_ = members.status();
+    // Never dialled: Call returns init_status_.
+    members = std::vector<wire::ServerMember>{{"localhost", config_.port, false}};
+  }
+  members_ = std::make_unique<wire::MemberChannels>(*std::move(members), *credentials);
+  for (size_t i = 0; i < members_->size(); ++i) {
+    stubs_.push_back(std::make_unique<Stubs>(members_->channel(i)));
+  }
 }
 
-absl::Status Connection::Call(const std::function<grpc::Status(grpc::ClientContext*)>& rpc) {
+std::string Connection::AnsweringMember() const {
+  return members_->member(members_->preferred()).Target();
+}
+
+absl::Status Connection::Call(CallKind kind, const Rpc& rpc) {
   RETURN_IF_ERROR(init_status_);
-  grpc::ClientContext context;
-  for (const auto& [key, value] : extra_metadata_) context.AddMetadata(key, value);
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(config_.timeout_seconds));
-  AddCallCredentials(config_, &context);
-  grpc::Status status = rpc(&context);
+  const auto deadline =
+      std::chrono::system_clock::now() + std::chrono::seconds(config_.timeout_seconds);
+  wire::MemberCallResult result = members_->Call(
+      kind, deadline,
+      [&](grpc::ClientContext* context) {
+        for (const auto& [key, value] : extra_metadata_) context->AddMetadata(key, value);
+        AddCallCredentials(config_, context);
+      },
+      [&](size_t member, grpc::ClientContext* context) { return rpc(*stubs_[member], context); });
+  const grpc::Status& status = result.status;
   if (status.ok()) return absl::OkStatus();
 
-  // One line, whatever the transport put in the message.
-  std::string message = absl::StrReplaceAll(status.error_message(), {{"\n", "; "}});
   const absl::StatusCode code = wire::FromGrpcCode(status.error_code());
-  // The server itself may answer UNAVAILABLE (an agent is down); only a
-  // channel that never got ready means the server was not reached.
-  bool unreached = channel_->GetState(false) != GRPC_CHANNEL_READY;
-  if (unreached && (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                    status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)) {
-    return absl::Status(
-        code, absl::StrCat("cannot reach vipu-server at ", config_.Target(), ": ", message));
+  const std::string target = members_->member(result.member).Target();
+  // A member may itself answer UNAVAILABLE (an agent is down); only a
+  // call that reached no member means the server was not reached.
+  if (!result.reached) {
+    std::string message;
+    if (result.attempts.size() == 1) {
+      message = absl::StrCat(target, ": ", OneLine(status));
+    } else {
+      for (const wire::MemberAttempt& a : result.attempts) {
+        absl::StrAppend(&message, message.empty() ? "" : "; ", members_->member(a.member).Target(),
+                        ": ", OneLine(a.status));
+      }
+    }
+    return absl::Status(code, absl::StrCat("cannot reach vipu-server at ", message));
   }
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::Status(code,
-                        absl::StrCat("no reply from vipu-server at ", config_.Target(), " within ",
-                                     config_.timeout_seconds, "s (--api-timeout): ", message));
+    return absl::Status(
+        code, absl::StrCat("no reply from vipu-server at ", target, " within ",
+                           config_.timeout_seconds, "s (--api-timeout): ", OneLine(status)));
   }
-  return absl::Status(code, message);
+  return absl::Status(code, OneLine(status));
 }
 
 }  // namespace vipu::cli

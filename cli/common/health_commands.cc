@@ -97,8 +97,9 @@ absl::Status InjectFault(Connection& conn, const CommandIo& io,
   if (request.link) wire.set_link(*request.link);
   wire.set_duration_ms(request.duration_ms);
   vipuadmin::InjectFaultReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* ctx) { return conn.admin().InjectFault(ctx, wire, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* ctx) {
+    return stubs.admin().InjectFault(ctx, wire, &reply);
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << "inject fault (" << request.agent_id << "): " << reply.description() << "\n";
   return absl::OkStatus();
@@ -110,8 +111,9 @@ absl::Status TestCluster(Connection& conn, const CommandIo& io, const std::strin
   request.set_cluster_id(cluster_id);
   request.set_force(force);
   vipuadmin::TestClusterReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* ctx) { return conn.admin().TestCluster(ctx, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* ctx) {
+    return stubs.admin().TestCluster(ctx, request, &reply);
+  }));
   if (io.json) {
     RETURN_IF_ERROR(WriteJson(io.out, reply));
   } else {

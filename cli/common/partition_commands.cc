@@ -70,8 +70,9 @@ std::string IpuSummary(const virmgrpc::PartitionSpec& spec) {
 absl::StatusOr<virmgrpc::Partition> FindPartition(Connection& conn, const std::string& id) {
   virmgrpc::ListPartitionsRequest request;
   virmgrpc::ListPartitionsReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().ListPartitions(c, request, &reply);
+  }));
   for (const auto& p : reply.partitions()) {
     if (p.id() == id) return p;
   }
@@ -82,8 +83,9 @@ absl::StatusOr<virmgrpc::PartitionStatus> FetchStatus(Connection& conn, const st
   virmgrpc::GetPartitionStatusRequest request;
   request.set_partition_id(id);
   virmgrpc::GetPartitionStatusReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().GetPartitionStatus(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().GetPartitionStatus(c, request, &reply);
+  }));
   return reply.status();
 }
 
@@ -208,10 +210,11 @@ std::string RenderPartitionStatus(const virmgrpc::PartitionStatus& status) {
 absl::Status ServerVersion(Connection& conn, const CommandIo& io) {
   virmgrpc::VersionRequest request;
   virmgrpc::VersionReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.version().GetVersion(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.version().GetVersion(c, request, &reply);
+  }));
   io.out << "version: " << reply.version() << "\n"
-         << "host: " << conn.config().Target() << "\n";
+         << "host: " << conn.AnsweringMember() << "\n";
   return absl::OkStatus();
 }
 
@@ -220,8 +223,9 @@ absl::Status ListPartitions(Connection& conn, const CommandIo& io, const std::st
   virmgrpc::ListPartitionsRequest request;
   request.set_allocation_id(allocation_id);
   virmgrpc::ListPartitionsReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ListPartitions(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().ListPartitions(c, request, &reply);
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderPartitionsTable(reply, kind);
   return absl::OkStatus();
@@ -268,8 +272,8 @@ absl::StatusOr<virmgrpc::PartitionConfig::Gcd> FetchGcdConfig(Connection& conn,
   request.set_partition_id(id);
   request.mutable_gcd_id()->set_id(gcd);
   virmgrpc::GetPartitionIpuofConfigReply reply;
-  RETURN_IF_ERROR(conn.Call([&](grpc::ClientContext* c) {
-    return conn.user().GetPartitionIpuofConfig(c, request, &reply);
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().GetPartitionIpuofConfig(c, request, &reply);
   }));
   // The reply carries the requested GCD alone, or every GCD by index.
   const auto& gcds = reply.ipuof_config().gcd_configs();
@@ -284,8 +288,9 @@ absl::Status CreatePartition(Connection& conn, const CommandIo& io,
       std::chrono::steady_clock::now() + std::chrono::seconds(conn.config().timeout_seconds);
   const virmgrpc::CreatePartitionRequest request = ToWire(o);
   virmgrpc::CreatePartitionReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().CreatePartition(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().CreatePartition(c, request, &reply);
+  }));
 
   RETURN_IF_ERROR(WaitForPartition(conn, o.id, deadline));
   RETURN_IF_ERROR(WriteAllGcdConfigs(conn, io, o.id, NumGcds(conn, o.id, o.num_gcds)));
@@ -332,8 +337,9 @@ absl::Status RemovePartition(Connection& conn, const CommandIo& io, const std::s
   request.set_partition_id(id);
   request.set_force(force);
   virmgrpc::RemovePartitionReply reply;
-  absl::Status s = conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().RemovePartition(c, request, &reply); });
+  absl::Status s = conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().RemovePartition(c, request, &reply);
+  });
   if (!s.ok() && !absl::IsNotFound(s)) return s;
   if (absl::Status files = RemoveIpuofConfigs(io.home, id); !files.ok() && s.ok()) return files;
   RETURN_IF_ERROR(s);
@@ -349,8 +355,9 @@ absl::Status ResetPartition(Connection& conn, const CommandIo& io, const std::st
   request.set_partition_id(id);
   request.set_relocatable(relocatable);
   virmgrpc::ResetPartitionReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ResetPartition(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().ResetPartition(c, request, &reply);
+  }));
   RETURN_IF_ERROR(WaitForPartition(conn, id, deadline));
   std::error_code ec;
   if (!io.home.empty() && std::filesystem::exists(IpuofConfigPath(io.home, id, 0), ec)) {
@@ -363,8 +370,8 @@ absl::Status ResetPartition(Connection& conn, const CommandIo& io, const std::st
 absl::Status ListAllocations(Connection& conn, const CommandIo& io) {
   vipuadmin::ListAllocationsRequest request;
   vipuadmin::ListAllocationsReply reply;
-  RETURN_IF_ERROR(conn.Call([&](grpc::ClientContext* c) {
-    return conn.allocations().ListAllocations(c, request, &reply);
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.allocations().ListAllocations(c, request, &reply);
   }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderAllocationsTable(reply);
@@ -376,8 +383,9 @@ absl::Status ListIpuAttributes(Connection& conn, const CommandIo& io,
   virmgrpc::ListIPUAttributesRequest request;
   for (const auto& a : agents) request.add_agents(a);
   virmgrpc::ListIPUAttributesReply reply;
-  RETURN_IF_ERROR(conn.Call(
-      [&](grpc::ClientContext* c) { return conn.user().ListIPUAttributes(c, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.user().ListIPUAttributes(c, request, &reply);
+  }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderIpuAttributesTable(reply);
   return absl::OkStatus();

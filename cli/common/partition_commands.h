@@ -35,7 +35,7 @@ std::string RenderPartitionStatus(const virmgrpc::PartitionStatus& status);
 // "2024-05-01T12:00:00Z", or "never" for an unset timestamp.
 std::string FormatTimestamp(const google::protobuf::Timestamp& t);
 
-// `--server-version`: "version: X\nhost: H:P\n".
+// `--server-version`: "version: X\nhost: H:P\n", H:P the member that answered.
 absl::Status ServerVersion(Connection& conn, const CommandIo& io);
 
 absl::Status ListPartitions(Connection& conn, const CommandIo& io, const std::string& allocation_id,

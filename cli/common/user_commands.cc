@@ -71,9 +71,9 @@ absl::Status CreateUser(Connection& conn, const CommandIo& io, const std::string
   for (const std::string& a : allocations) request.add_allocations(a);
   request.set_admin(admin);
   vipuadmin::CreateUserReply reply;
-  auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
-  RETURN_IF_ERROR(
-      conn.Call([&](grpc::ClientContext* ctx) { return stub->CreateUser(ctx, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* ctx) {
+    return stubs.user_admin().CreateUser(ctx, request, &reply);
+  }));
   const std::string file = absl::StrCat(id, ".vipu-cli.hcl");
   io.out << "create user (" << id << "): success. Access key is '" << reply.access_key() << "'.\n";
   const std::string path = output_dir.empty() ? file : absl::StrCat(output_dir, "/", file);
@@ -89,9 +89,8 @@ absl::Status CreateUser(Connection& conn, const CommandIo& io, const std::string
 
 absl::Status ListUsers(Connection& conn, const CommandIo& io) {
   vipuadmin::ListUsersReply reply;
-  auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
-  RETURN_IF_ERROR(conn.Call([&](grpc::ClientContext* ctx) {
-    return stub->ListUsers(ctx, vipuadmin::ListUsersRequest(), &reply);
+  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* ctx) {
+    return stubs.user_admin().ListUsers(ctx, vipuadmin::ListUsersRequest(), &reply);
   }));
   if (io.json) return WriteJson(io.out, reply);
   io.out << RenderUsersTable(reply);
@@ -102,9 +101,9 @@ absl::Status RemoveUser(Connection& conn, const CommandIo& io, const std::string
   vipuadmin::RemoveUserRequest request;
   request.set_user_id(id);
   vipuadmin::RemoveUserReply reply;
-  auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
-  RETURN_IF_ERROR(
-      conn.Call([&](grpc::ClientContext* ctx) { return stub->RemoveUser(ctx, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* ctx) {
+    return stubs.user_admin().RemoveUser(ctx, request, &reply);
+  }));
   io.out << "remove user (" << id << "): success.\n";
   return absl::OkStatus();
 }
@@ -120,9 +119,9 @@ absl::Status UpdateUser(Connection& conn, const CommandIo& io, const std::string
   if (changes.admin) request.set_admin(*changes.admin);
   request.set_rotate_key(changes.rotate_key);
   vipuadmin::UpdateUserReply reply;
-  auto stub = vipuadmin::UserAdminService::NewStub(conn.channel());
-  RETURN_IF_ERROR(
-      conn.Call([&](grpc::ClientContext* ctx) { return stub->UpdateUser(ctx, request, &reply); }));
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* ctx) {
+    return stubs.user_admin().UpdateUser(ctx, request, &reply);
+  }));
   if (io.json) return WriteJson(io.out, reply);
   const vipuadmin::User& u = reply.user();
   io.out << "update user (" << id << "): success. Admin: " << (u.admin() ? "yes" : "no")

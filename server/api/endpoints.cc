@@ -24,6 +24,7 @@ struct Endpoints::Listener {
   std::vector<grpc::Service*> services;
   std::vector<std::string> roles;
   std::unique_ptr<VersionService> version;  // one per server: a service serves one server
+  std::unique_ptr<grpc::CallbackGenericService> generic;
   std::unique_ptr<grpc::Server> server;
   std::string address;
 };
@@ -90,6 +91,10 @@ absl::Status Endpoints::StartListener(Listener* l, const EndpointSpec& spec) {
   for (grpc::Service* s : l->services) builder.RegisterService(s);
   l->version = std::make_unique<VersionService>();
   builder.RegisterService(l->version.get());
+  if (spec.generic_service) {
+    l->generic = spec.generic_service();
+    builder.RegisterCallbackGenericService(l->generic.get());
+  }
   // The synchronous server keeps at most MAX_POLLERS idle threads per
   // completion queue and ends the others. Its default of 2 means that with
   // more clients than that in flight (a status read waiting for its

@@ -6,6 +6,7 @@
 #ifndef VIPU_SERVER_API_ENDPOINTS_H_
 #define VIPU_SERVER_API_ENDPOINTS_H_
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -30,6 +31,10 @@ struct EndpointSpec {
   std::vector<grpc::Service*> agent_services;
   // Called on every builder before it starts (interceptors, channel args).
   std::function<void(grpc::ServerBuilder&)> configure;
+  // When set, every listener also gets the generic service this returns
+  // (one per server), which receives each method no service above has: how
+  // a standby member forwards the API to the leader (server/ha/forwarder.h).
+  std::function<std::unique_ptr<grpc::CallbackGenericService>()> generic_service;
 };
 
 // Owns the grpc::Servers (and a VersionService each); borrows the services

@@ -109,7 +109,7 @@ class BatchedRegistrationTest : public ::testing::Test {
   }
   std::unique_ptr<RegistrationClient> Client(size_t batch_size) {
     RegistrationOptions options;
-    options.server_address = address_;
+    options.server_addresses = {address_};
     options.advertised_host = "127.0.0.9";
     options.batched = true;
     options.batch_size = batch_size;

@@ -131,7 +131,8 @@ TEST(AgentCommandLineTest, UnknownFlag) {
 }
 
 TEST(AgentCommandLineTest, BadValues) {
-  ExpectRefused({"--server", "nohost", "--agent-ids", "ag1"}, "server: must be HOST:PORT");
+  ExpectRefused({"--server", "nohost", "--agent-ids", "ag1"},
+                "server: entry 'nohost': needs a port (HOST:PORT)");
   ExpectRefused({"--server", "h:1", "--agent-ids", "ag1,ag1"}, "agent-ids: must not repeat");
   ExpectRefused({"--server", "h:1", "--agent-ids", "_ag"}, "agent-ids: must start with");
   ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--machine-type", "c600"},
@@ -233,6 +234,32 @@ TEST(ParsePortsTest, RefusesBadPorts) {
 TEST(ValidateServerAddressTest, Accepts) {
   for (const char* ok : {"127.0.0.1:8090", "localhost:1", "h:65535", "[::1]:8090", "unix:/tmp/s"}) {
     EXPECT_TRUE(ValidateServerAddress(ok).ok()) << ok;
+  }
+}
+
+TEST(ValidateServerAddressTest, ListsOfMembers) {
+  auto servers = ParseServerAddresses("127.0.0.1:1,h:2,[::1]:3");
+  ASSERT_TRUE(servers.ok()) << servers.status();
+  EXPECT_THAT(*servers, ::testing::ElementsAre("127.0.0.1:1", "h:2", "[::1]:3"));
+  servers = ParseServerAddresses("unix:/tmp/s");
+  ASSERT_TRUE(servers.ok());
+  EXPECT_THAT(*servers, ::testing::ElementsAre("unix:/tmp/s"));
+  CommandLineRun run = Parse({"--server", "a:1,b:2", "--agent-ids", "ag1"});
+  ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
+  EXPECT_EQ(run.parsed.options->server, "a:1,b:2");
+  EXPECT_THAT(run.parsed.options->servers, ::testing::ElementsAre("a:1", "b:2"));
+  // Each entry on its own, the bad one named.
+  for (const auto& [list, message] : std::vector<std::pair<std::string, std::string>>{
+           {"a:1,,b:2", "server: entry 2 of 'a:1,,b:2' is empty"},
+           {"a:1,b", "server: entry 'b': needs a port (HOST:PORT)"},
+           {"a:1,b:0", "server: entry 'b:0': port must be an integer in 1..65535"},
+           {"a:1,[::1:2", "server: entry '[::1:2': unbalanced '['"},
+           {"a:1, b:2", "server: entry ' b:2': must not contain spaces"},
+           {"a:1,a:1", "server: entry 'a:1' is listed twice"}}) {
+    absl::Status status = ValidateServerAddress(list);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << list;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(message)) << list;
+    ExpectRefused({"--server", list, "--agent-ids", "ag1"}, message);
   }
 }
 

@@ -121,7 +121,7 @@ class RegistryServer {
 
 RegistrationOptions Options(const std::string& address) {
   RegistrationOptions options;
-  options.server_address = address;
+  options.server_addresses = {address};
   options.advertised_host = "127.0.0.9";
   return options;
 }
@@ -325,6 +325,44 @@ TEST_F(RegistrationTest, StopWithoutStart) {
   RegistrationClient client(Options(server_.address()), {&ag1_});
   client.Stop();
   EXPECT_FALSE(client.RegisteredForTesting("ag1"));
+}
+
+// Several members: the first that answers takes the machines; when it goes
+// away, the next one gets them registered again.
+TEST(RegistrationFailoverTest, RegistersWithTheFirstMemberThatAnswersAndMovesWhenItGoesAway) {
+  SimulatedMachine ag1{"ag1", fabric::MachineType::kM2000};
+  ag1.set_ipuof_port(50001);
+  RegistryServer first, second;  // `first` is down to begin with
+  second.Start();
+  RegistrationOptions options = Options(first.address());
+  options.server_addresses.push_back(second.address());
+  RegistrationClient client(options, {&ag1});
+  client.Start();
+  ASSERT_TRUE(second.registry.WaitFor([&] { return second.registry.CountHeartbeats("ag1") >= 2; }));
+  EXPECT_EQ(client.ServerForTesting(), second.address());
+  EXPECT_GE(client.StatsForTesting().failovers, 1u);
+
+  // The member serving the machine goes away: the next one (wrapping
+  // around) gets a registration, then the heartbeats.
+  first.Start();
+  second.Stop();
+  ASSERT_TRUE(first.registry.WaitFor([&] {
+    return first.registry.CountRegisters("ag1") >= 1 && first.registry.CountHeartbeats("ag1") >= 1;
+  }));
+  EXPECT_TRUE(Eventually([&] { return client.ServerForTesting() == first.address(); }));
+  client.Stop();
+}
+
+TEST(RegistrationFailoverTest, OneMemberNeverMoves) {
+  SimulatedMachine ag1{"ag1", fabric::MachineType::kM2000};
+  RegistryServer only;
+  RegistrationClient client(Options(only.address()), {&ag1});
+  client.Start();
+  EXPECT_TRUE(Eventually([&] { return client.StatsForTesting().failures >= 3; }));
+  EXPECT_EQ(client.StatsForTesting().failovers, 0u);
+  only.Start();
+  ASSERT_TRUE(only.registry.WaitFor([&] { return only.registry.CountRegisters("ag1") >= 1; }));
+  client.Stop();
 }
 
 }  // namespace

@@ -106,6 +106,38 @@ TEST_F(ClientConfigTest, Ipv6HostIsBracketed) {
   EXPECT_EQ(config->Target(), "[::1]:8090");
 }
 
+TEST_F(ClientConfigTest, HostIsAListOfMembersWithThePortForThoseWithoutOne) {
+  ConnectionFlags flags;
+  flags.api_host = "a,b:9000,[::1],[::2]:7";
+  flags.api_port = "1000";
+  auto config = ResolveClientConfig(flags, env_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->host, "a,b:9000,[::1],[::2]:7");
+  EXPECT_EQ(config->Target(), "a:1000,b:9000,[::1]:1000,[::2]:7");
+  auto members = config->Members();
+  ASSERT_TRUE(members.ok());
+  ASSERT_EQ(members->size(), 4u);
+  EXPECT_EQ((*members)[1].port, 9000u);
+}
+
+TEST_F(ClientConfigTest, EverySourceOfTheHostIsCheckedEntryByEntry) {
+  env_.vars["VIPU_CLI_API_HOST"] = "a,:1";
+  auto config = ResolveClientConfig({}, env_);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(std::string(config.status().message()),
+            "VIPU_CLI_API_HOST: entry ':1': needs a host before ':'");
+
+  env_.vars.clear();
+  ConnectionFlags flags;
+  flags.config_file = WriteFile("members.hcl", "api-host = \"a,b:70000\"\n");
+  config = ResolveClientConfig(flags, env_);
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              ::testing::EndsWith(
+                  "members.hcl: api-host: entry 'b:70000': port must be an integer in 1..65535, "
+                  "got '70000'"));
+}
+
 struct BadValue {
   const char* flag_port;
   const char* flag_timeout;
@@ -145,7 +177,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "--api-timeout: must be a whole number of seconds in 1..86400, got abc"},
         BadValue{nullptr, "86401", nullptr,
                  "--api-timeout: must be a whole number of seconds in 1..86400, got 86401"},
-        BadValue{nullptr, nullptr, "", "--api-host: must not be empty"}));
+        BadValue{nullptr, nullptr, "", "--api-host: must not be empty"},
+        BadValue{nullptr, nullptr, "a,", "--api-host: entry 2 of 'a,' is empty"},
+        BadValue{nullptr, nullptr, "a,h:x",
+                 "--api-host: entry 'h:x': port must be an integer in "
+                 "1..65535, got 'x'"},
+        BadValue{nullptr, nullptr, "[::1", "--api-host: entry '[::1': unbalanced '['"},
+        BadValue{nullptr, nullptr, "a b", "--api-host: entry 'a b': must not contain spaces"}));
 
 TEST_F(ClientConfigTest, BadEnvironmentValueNamesTheVariable) {
   env_.vars["VIPU_CLI_API_PORT"] = "http";

@@ -188,6 +188,17 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{kV, W{"list", "partitions", "--api-timeout", "0"},
                   "--api-timeout: must be a whole number"},
         UsageCase{kV, W{"list", "partitions", "-H", ""}, "--api-host: must not be empty"},
+        // Each member of the list on its own, the bad one named.
+        UsageCase{kV, W{"list", "partitions", "-H", "a,,b"},
+                  "--api-host: entry 2 of 'a,,b' is empty"},
+        UsageCase{kV, W{"list", "partitions", "-H", "a,b:0"},
+                  "--api-host: entry 'b:0': port must be an integer in 1..65535, got '0'"},
+        UsageCase{kV, W{"list", "partitions", "-H", "a,[::1:8090"},
+                  "--api-host: entry '[::1:8090': unbalanced '['"},
+        UsageCase{kV, W{"list", "partitions", "-H", "a, b"},
+                  "--api-host: entry ' b': must not contain spaces"},
+        UsageCase{kA, W{"list", "agents", "--api-host", "h:1,h:1"},
+                  "--api-host: entry 'h:1' is listed twice"},
         UsageCase{kV, W{"list", "partitions", "--config", "/nonexistent/x.hcl"},
                   "/nonexistent/x.hcl"},
         UsageCase{kV, W{"--server-version", "--api-port", "0"}, "--api-port: must be an integer"}));

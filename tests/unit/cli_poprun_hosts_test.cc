@@ -73,6 +73,26 @@ TEST(PoprunHosts, RemoteHostsAreRefusedWhenTheServerIsOnlyOnLoopback) {
               HasSubstr("and no route to host far-unroutable; pass --vipu-server-host"));
 }
 
+TEST(PoprunHosts, EveryMemberIsMappedAndWrittenAsGiven) {
+  auto members = wire::ParseServerMembers("localhost,10.9.9.9:9000,127.0.0.1:9001", 8090);
+  ASSERT_TRUE(members.ok());
+  auto a = MembersPerHost({"local1", "far2"}, *members, FakeProbe(true));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(*a, ElementsAre("localhost,10.9.9.9:9000,127.0.0.1:9001",
+                              "10.0.0.5,10.9.9.9:9000,10.0.0.5:9001"));
+  // One member without a port: the host alone, as for a single server.
+  auto one = wire::ParseServerMembers("localhost", 8090);
+  ASSERT_TRUE(one.ok());
+  a = MembersPerHost({"far2"}, *one, FakeProbe(true));
+  ASSERT_TRUE(a.ok());
+  EXPECT_THAT(*a, ElementsAre("10.0.0.5"));
+  // A loopback member the far host cannot reach refuses the launch.
+  a = MembersPerHost({"far2"}, *members, FakeProbe(false));
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(std::string(a.status().message()),
+              HasSubstr("--host far2: the V-IPU server is at localhost:8090"));
+}
+
 TEST(PoprunHosts, SynchronisationOnlyForThisMachine) {
   PoprunOptions o;
   o.hosts = {"local1", "far2"};

@@ -132,6 +132,20 @@ TEST(PoprunOptions, ServerDefaultsAreUnsetUntilGiven) {
   EXPECT_EQ(o.vipu_server_timeout, std::optional<uint32_t>(300));
 }
 
+TEST(PoprunOptions, ServerHostIsAListOfMembersEachChecked) {
+  PoprunOptions o = Parse({"--vipu-server-host", "a,b:9000,[::1]:7", "p"});
+  EXPECT_EQ(o.vipu_server_host, std::optional<std::string>("a,b:9000,[::1]:7"));
+  EXPECT_EQ(Error({"--vipu-server-host=a,,b", "p"}),
+            "--vipu-server-host: entry 2 of 'a,,b' is empty");
+  EXPECT_EQ(Error({"--vipu-server-host", "a,b:99999", "p"}),
+            "--vipu-server-host: entry 'b:99999': port must be an integer in 1..65535, got "
+            "'99999'");
+  EXPECT_EQ(Error({"--vipu-server-host", "[::1", "p"}),
+            "--vipu-server-host: entry '[::1': unbalanced '['");
+  EXPECT_EQ(Error({"--vipu-server-host", "a, b", "p"}),
+            "--vipu-server-host: entry ' b': must not contain spaces");
+}
+
 TEST(PoprunOptions, StringOptionsRejectEmptyValues) {
   for (const char* opt : {"--vipu-server-host", "--vipu-partition", "--vipu-allocation",
                           "--vipu-cluster", "--import-config", "--export-config", "--host-file"}) {

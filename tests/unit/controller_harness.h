@@ -14,6 +14,7 @@
 #include "server/fleet/agent_driver.h"
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "tests/unit/temp_dir.h"
 
@@ -33,7 +34,7 @@ class ControllerHarness {
                                                                  server::AgentClient* client,
                                                                  int workers) {
     std::unique_ptr<ControllerHarness> h(new ControllerHarness(prefix));
-    auto store = storage::Store::Open(h->dir.File("vipu.db"));
+    auto store = storage::SqliteStore::Open(h->dir.File("vipu.db"));
     if (!store.ok()) return store.status();
     h->store = *std::move(store);
     h->driver = std::make_unique<server::AgentDriver>(&h->registry, client);

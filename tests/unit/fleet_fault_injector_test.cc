@@ -12,6 +12,7 @@
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
 #include "server/fleet/fault_injector.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "tests/unit/fake_agent_client.h"
 
@@ -26,7 +27,7 @@ class FaultInjectorTest : public ::testing::Test {
     char tmpl[] = "/tmp/fault_injector_XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    auto store = storage::Store::Open(dir_ + "/vipu.db");
+    auto store = storage::SqliteStore::Open(dir_ + "/vipu.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
     absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {

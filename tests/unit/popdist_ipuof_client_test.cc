@@ -18,6 +18,7 @@
 #include "model/workload.h"
 #include "popdist/ipuof_client.h"
 #include "popdist/workload_spec.h"
+#include "tests/integration/daemon_process.h"
 #include "vipu_agent.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
 
@@ -235,6 +236,40 @@ TEST(IpuofClientTest, AttachesThroughTheServerWithItsGcd) {
   auto missing = IpuofClient::Attach(env);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("no partition q"));
+}
+
+TEST(IpuofClientTest, AttachFailsOverToTheNextMemberOfTheServer) {
+  FakeUserService service;
+  Served served(&service);
+  const int dead = vipu::testing::FreePort();
+  Environment env = {
+      {"IPUOF_VIPU_API_HOST", absl::StrCat("127.0.0.1:", dead, ",127.0.0.1:", served.port())},
+      {"IPUOF_VIPU_API_PORT", "1"},  // every member has its own
+      {"IPUOF_VIPU_API_PARTITION_ID", "p"},
+      {"IPUOF_VIPU_API_TIMEOUT", "10"}};
+  auto client = IpuofClient::Attach(env, absl::Seconds(10), "");
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ(client->source(), absl::StrCat("V-IPU server 127.0.0.1:", served.port()));
+  // IPUOF_VIPU_API_PORT for the members without a port.
+  env["IPUOF_VIPU_API_HOST"] = absl::StrCat("127.0.0.1:", dead, ",127.0.0.1");
+  env["IPUOF_VIPU_API_PORT"] = std::to_string(served.port());
+  client = IpuofClient::Attach(env, absl::Seconds(10), "");
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ(client->source(), absl::StrCat("V-IPU server 127.0.0.1:", served.port()));
+}
+
+TEST(IpuofClientTest, AttachRefusesABadMemberListNamingTheEntry) {
+  for (const auto& [host, message] : std::vector<std::pair<std::string, std::string>>{
+           {"a,,b", "IPUOF_VIPU_API_HOST: entry 2 of 'a,,b' is empty"},
+           {"a,b:0", "IPUOF_VIPU_API_HOST: entry 'b:0': port must be an integer in 1..65535"},
+           {"[::1", "IPUOF_VIPU_API_HOST: entry '[::1': unbalanced '['"},
+           {"a b", "IPUOF_VIPU_API_HOST: entry 'a b': must not contain spaces"}}) {
+    auto client =
+        IpuofClient::Attach({{"IPUOF_VIPU_API_HOST", host}, {"IPUOF_VIPU_API_PARTITION_ID", "p"}},
+                            absl::Seconds(1), "");
+    EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << host;
+    EXPECT_THAT(std::string(client.status().message()), HasSubstr(message)) << host;
+  }
 }
 
 // The vipu CLIs' credentials, resolved as they resolve them: VIPU_CLI_*

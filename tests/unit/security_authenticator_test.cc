@@ -9,6 +9,7 @@
 #include "server/security/access_control.h"
 #include "server/security/authenticator.h"
 #include "server/security/user_directory.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace vipu::server::security {
@@ -24,7 +25,7 @@ class AuthTest : public ::testing::Test {
     std::string tmpl = (std::filesystem::temp_directory_path() / "vipu-auth-XXXXXX").string();
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    auto store = storage::Store::Open(dir_ + "/vipu.db");
+    auto store = storage::SqliteStore::Open(dir_ + "/vipu.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
     // One cluster with allocation "a1" (ag1) and "a2" (ag2).

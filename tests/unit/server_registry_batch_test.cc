@@ -17,6 +17,7 @@
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
 #include "server/fleet/grpc_agent_client.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace vipu::server {
@@ -53,7 +54,7 @@ class RegistryBatchTest : public ::testing::Test {
       ASSERT_NE(mkdtemp(tmpl), nullptr);
       dir_ = tmpl;
     }
-    auto store = storage::Store::Open(dir_ + "/vipu.db");
+    auto store = storage::SqliteStore::Open(dir_ + "/vipu.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
     inventory_ = std::make_unique<Inventory>(store_.get());

@@ -30,6 +30,12 @@ TEST(PluginArgs, EveryKeyIsTaken) {
   EXPECT_EQ(c->api_timeout_seconds, 120u);
 }
 
+TEST(PluginArgs, ApiHostIsAListOfMembers) {
+  auto c = ParsePluginArgs({"api-host=vipu1,vipu2:9000,[::1]", "api-port=8090"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->api_host, "vipu1,vipu2:9000,[::1]");
+}
+
 TEST(PluginArgs, InvalidValuesNameTheRule) {
   const std::pair<std::vector<std::string>, std::string> cases[] = {
       {{"api-host=h", "api-port=0"}, "api-port=0: must be an integer in 1..65535"},
@@ -41,6 +47,13 @@ TEST(PluginArgs, InvalidValuesNameTheRule) {
       {{"api-host=h", "api-port=1", "api-access-key=k"}, "api-access-key: not accepted"},
       {{"api-port=1"}, "api-host=H is required"},
       {{"api-host=h"}, "api-port=P is required"},
+      // The member list, each entry on its own.
+      {{"api-host=a,,b", "api-port=1"},
+       "plugin argument api-host=a,,b: entry 2 of 'a,,b' is empty"},
+      {{"api-host=a,b:0", "api-port=1"},
+       "plugin argument api-host=a,b:0: entry 'b:0': port must be an integer in 1..65535"},
+      {{"api-host=[::1", "api-port=1"}, "entry '[::1': unbalanced '['"},
+      {{"api-host=a, b", "api-port=1"}, "entry ' b': must not contain spaces"},
   };
   for (const auto& [args, message] : cases) {
     auto c = ParsePluginArgs(args);

@@ -16,13 +16,13 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "tests/unit/temp_dir.h"
 
@@ -107,7 +107,7 @@ class WriterBlocker {
 
 TEST(StorageGroupCommitTest, FailingCallbacksDoNotAffectTheirGroup) {
   TempDir dir;
-  auto opened = Store::Open(dir.File("vipu.db"));
+  auto opened = SqliteStore::Open(dir.File("vipu.db"));
   ASSERT_TRUE(opened.ok()) << opened.status();
   Store& store = **opened;
 
@@ -152,7 +152,7 @@ TEST(StorageGroupCommitTest, FailingCallbacksDoNotAffectTheirGroup) {
 
 TEST(StorageGroupCommitTest, SameIpuFromTwoCallbacksInOneGroup) {
   TempDir dir;
-  auto opened = Store::Open(dir.File("vipu.db"));
+  auto opened = SqliteStore::Open(dir.File("vipu.db"));
   ASSERT_TRUE(opened.ok()) << opened.status();
   Store& store = **opened;
   ASSERT_TRUE(store
@@ -218,37 +218,6 @@ TEST(StorageGroupCommitTest, SameIpuFromTwoCallbacksInOneGroup) {
   EXPECT_EQ(used, want);
 }
 
-TEST(StorageGroupCommitTest, ThrowingCallbackIsAnErrorAndLeavesNothing) {
-  TempDir dir;
-  auto opened = Store::Open(dir.File("vipu.db"));
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  absl::Status s = (*opened)->Write([](WriteTxn& txn) -> absl::Status {
-    txn.InsertAgent(MakeAgent("x")).IgnoreError();
-    throw std::runtime_error("boom");
-  });
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
-  EXPECT_THAT(std::string(s.message()), HasSubstr("boom"));
-  EXPECT_TRUE(AgentIds(**opened).empty());
-  // The writer thread survived.
-  EXPECT_TRUE((*opened)->Write([](WriteTxn& txn) { return txn.InsertAgent(MakeAgent("y")); }).ok());
-  EXPECT_EQ(AgentIds(**opened), std::set<std::string>{"y"});
-}
-
-TEST(StorageGroupCommitTest, WriteInsideWriteIsRefused) {
-  TempDir dir;
-  auto opened = Store::Open(dir.File("vipu.db"));
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  Store& store = **opened;
-  absl::Status inner;
-  absl::Status outer = store.Write([&](WriteTxn& txn) {
-    inner = store.Write([](WriteTxn& t) { return t.InsertAgent(MakeAgent("inner")); });
-    return txn.InsertAgent(MakeAgent("outer"));
-  });
-  EXPECT_TRUE(outer.ok()) << outer;
-  EXPECT_EQ(inner.code(), absl::StatusCode::kFailedPrecondition) << inner;
-  EXPECT_EQ(AgentIds(store), std::set<std::string>{"outer"});
-}
-
 // Collects WriteAsync outcomes; Await waits for `n` of them with a deadline.
 class AsyncResults {
  public:
@@ -273,7 +242,7 @@ class AsyncResults {
 
 TEST(StorageGroupCommitTest, WriteAsyncReportsOnceCommittedOnTheWriterThread) {
   TempDir dir;
-  auto opened = Store::Open(dir.File("vipu.db"));
+  auto opened = SqliteStore::Open(dir.File("vipu.db"));
   ASSERT_TRUE(opened.ok()) << opened.status();
   Store& store = **opened;
   AsyncResults results;
@@ -302,7 +271,7 @@ TEST(StorageGroupCommitTest, WriteAsyncReportsOnceCommittedOnTheWriterThread) {
 
 TEST(StorageGroupCommitTest, WriteAsyncErrorLeavesNothingAndSparesItsGroup) {
   TempDir dir;
-  auto opened = Store::Open(dir.File("vipu.db"));
+  auto opened = SqliteStore::Open(dir.File("vipu.db"));
   ASSERT_TRUE(opened.ok()) << opened.status();
   Store& store = **opened;
   AsyncResults results;
@@ -330,7 +299,7 @@ TEST(StorageGroupCommitTest, WriteAsyncErrorLeavesNothingAndSparesItsGroup) {
 TEST(StorageGroupCommitTest, DestructorCompletesQueuedAsyncWrites) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
-  auto opened = Store::Open(path);
+  auto opened = SqliteStore::Open(path);
   ASSERT_TRUE(opened.ok()) << opened.status();
   std::unique_ptr<Store> store = *std::move(opened);
   AsyncResults results;
@@ -351,7 +320,7 @@ TEST(StorageGroupCommitTest, DestructorCompletesQueuedAsyncWrites) {
   std::vector<absl::Status> got = results.Await(kWrites);
   ASSERT_EQ(got.size(), static_cast<size_t>(kWrites));
   for (const absl::Status& s : got) EXPECT_TRUE(s.ok()) << s;
-  auto reopened = Store::Open(path);
+  auto reopened = SqliteStore::Open(path);
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_EQ(AgentIds(**reopened).size(), static_cast<size_t>(kWrites));
 }
@@ -361,7 +330,7 @@ TEST(StorageGroupCommitTest, CommitWindowGroupsConcurrentWrites) {
   StoreOptions options;
   options.group_commit_window_us = 2000;
   options.read_connections = 1;
-  auto opened = Store::Open(dir.File("vipu.db"), options);
+  auto opened = SqliteStore::Open(dir.File("vipu.db"), options);
   ASSERT_TRUE(opened.ok()) << opened.status();
   Store& store = **opened;
   constexpr int kThreads = 16;
@@ -387,7 +356,7 @@ TEST(StorageGroupCommitTest, CommitWindowGroupsConcurrentWrites) {
 TEST(StorageGroupCommitTest, DestructorCompletesQueuedWrites) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
-  auto opened = Store::Open(path);
+  auto opened = SqliteStore::Open(path);
   ASSERT_TRUE(opened.ok()) << opened.status();
   std::unique_ptr<Store> store = *std::move(opened);
   constexpr int kWrites = 10;
@@ -409,7 +378,7 @@ TEST(StorageGroupCommitTest, DestructorCompletesQueuedWrites) {
   closer.join();
   for (auto& t : threads) t.join();
   for (int i = 0; i < kWrites; ++i) EXPECT_TRUE(results[i].ok()) << i << ": " << results[i];
-  auto reopened = Store::Open(path);
+  auto reopened = SqliteStore::Open(path);
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_EQ(AgentIds(**reopened).size(), static_cast<size_t>(kWrites));
 }
@@ -427,7 +396,7 @@ TEST(StorageGroupCommitTest, AcknowledgedWritesSurviveSigkill) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(fds[0]);
-    auto store = Store::Open(path);
+    auto store = SqliteStore::Open(path);
     if (!store.ok()) _exit(2);
     std::vector<std::thread> writers;
     for (uint32_t t = 0; t < 4; ++t) {
@@ -487,7 +456,7 @@ TEST(StorageGroupCommitTest, AcknowledgedWritesSurviveSigkill) {
       << "child exited early with status " << wstatus;
   ASSERT_GE(acked.size(), 300u);
 
-  auto store = Store::Open(path);
+  auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   std::set<std::string> present = AgentIds(**store);
   uint64_t max_acked_generation = 0;

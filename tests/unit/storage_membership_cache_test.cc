@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/membership_cache.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "tests/unit/temp_dir.h"
 
@@ -74,7 +75,7 @@ class Gate {
 class MembershipCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto store = Store::Open(dir_.path() + "/vipu.db");
+    auto store = SqliteStore::Open(dir_.path() + "/vipu.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
     ASSERT_TRUE(store_
@@ -110,7 +111,7 @@ class MembershipCacheTest : public ::testing::Test {
   }
 
   TempDir dir_{"vipu-membership"};
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<SqliteStore> store_;
 };
 
 TEST_F(MembershipCacheTest, SecondReadIsTheSameObject) {

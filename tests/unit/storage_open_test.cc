@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "storage/connection.h"
 #include "storage/schema.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "tests/unit/temp_dir.h"
 
@@ -86,7 +87,7 @@ TEST(StorageOpenTest, CreatesFileWithSchemaVersionAndWal) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
   {
-    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+    absl::StatusOr<std::unique_ptr<Store>> store = SqliteStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status();
     EXPECT_TRUE(fs::exists(path));
     EXPECT_TRUE(AgentIds(**store).empty());
@@ -121,7 +122,7 @@ int ThreadsNamed(const std::string& name) {
 TEST(StorageOpenTest, TheWriterThreadIsNamed) {
   TempDir dir;
   const int before = ThreadsNamed("vipu-writer");
-  auto store = Store::Open(dir.File("vipu.db"));
+  auto store = SqliteStore::Open(dir.File("vipu.db"));
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ(ThreadsNamed("vipu-writer"), before + 1);
 }
@@ -130,11 +131,11 @@ TEST(StorageOpenTest, ReopenKeepsData) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
   {
-    auto store = Store::Open(path);
+    auto store = SqliteStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status();
     ASSERT_TRUE(InsertAgents(**store, 3).ok());
   }
-  auto store = Store::Open(path);
+  auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_THAT(AgentIds(**store), ::testing::ElementsAre("ag0", "ag1", "ag2"));
 }
@@ -142,9 +143,9 @@ TEST(StorageOpenTest, ReopenKeepsData) {
 TEST(StorageOpenTest, RefusesNewerSchemaVersion) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
-  { ASSERT_TRUE(Store::Open(path).ok()); }
+  { ASSERT_TRUE(SqliteStore::Open(path).ok()); }
   RawExec(path, "PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
-  auto store = Store::Open(path);
+  auto store = SqliteStore::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
   EXPECT_THAT(Msg(store.status()),
@@ -158,7 +159,7 @@ TEST(StorageOpenTest, RefusesCorruptedFile) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
   {
-    auto store = Store::Open(path);
+    auto store = SqliteStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status();
     ASSERT_TRUE(InsertAgents(**store, 2000).ok());
   }
@@ -174,7 +175,7 @@ TEST(StorageOpenTest, RefusesCorruptedFile) {
     for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>((i * 131) ^ 0x5A);
     file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
   }
-  auto store = Store::Open(path);
+  auto store = SqliteStore::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
   EXPECT_THAT(Msg(store.status()), HasSubstr("quick_check"));
@@ -188,7 +189,7 @@ TEST(StorageOpenTest, RefusesFileThatIsNotADatabase) {
     std::ofstream file(path, std::ios::binary);
     file << std::string(8192, 'g');
   }
-  auto store = Store::Open(path);
+  auto store = SqliteStore::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
   EXPECT_THAT(Msg(store.status()), HasSubstr("not a database"));
@@ -196,7 +197,7 @@ TEST(StorageOpenTest, RefusesFileThatIsNotADatabase) {
 
 TEST(StorageOpenTest, RefusesUnwritableLocation) {
   TempDir dir;
-  auto store = Store::Open(dir.File("missing-dir/vipu.db"));
+  auto store = SqliteStore::Open(dir.File("missing-dir/vipu.db"));
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
   EXPECT_THAT(Msg(store.status()), HasSubstr("missing-dir/vipu.db"));
@@ -216,7 +217,7 @@ TEST(StorageOpenTest, RefusesInvalidOptions) {
   cases[2].options.busy_timeout_ms = -5;
   cases[2].message = "busy_timeout_ms: must be >= 0, got -5";
   for (const Case& c : cases) {
-    auto store = Store::Open(dir.File("vipu.db"), c.options);
+    auto store = SqliteStore::Open(dir.File("vipu.db"), c.options);
     ASSERT_FALSE(store.ok());
     EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(Msg(store.status()), c.message);
@@ -268,7 +269,7 @@ TEST(StorageOpenTest, BackupOpensWithSameContent) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
   std::string copy = dir.File("backup.db");
-  auto store = Store::Open(path);
+  auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE(InsertAgents(**store, 50).ok());
   uint64_t generation = 0;
@@ -284,7 +285,7 @@ TEST(StorageOpenTest, BackupOpensWithSameContent) {
   // Changes after the backup are not in it.
   ASSERT_TRUE((*store)->Write([](WriteTxn& txn) { return txn.InsertAgent(MakeAgent(999)); }).ok());
   {
-    auto restored = Store::Open(copy);
+    auto restored = SqliteStore::Open(copy);
     ASSERT_TRUE(restored.ok()) << restored.status();
     std::vector<std::string> ids = AgentIds(**restored);
     EXPECT_EQ(ids.size(), 50u);
@@ -302,7 +303,7 @@ TEST(StorageOpenTest, BackupOpensWithSameContent) {
   }
   // A second backup replaces the first.
   ASSERT_TRUE((*store)->Backup(copy).ok());
-  auto restored = Store::Open(copy);
+  auto restored = SqliteStore::Open(copy);
   ASSERT_TRUE(restored.ok()) << restored.status();
   EXPECT_EQ(AgentIds(**restored).size(), 51u);
   EXPECT_FALSE(fs::exists(copy + ".tmp"));
@@ -310,7 +311,7 @@ TEST(StorageOpenTest, BackupOpensWithSameContent) {
 
 TEST(StorageOpenTest, BackupToMissingDirectoryFails) {
   TempDir dir;
-  auto store = Store::Open(dir.File("vipu.db"));
+  auto store = SqliteStore::Open(dir.File("vipu.db"));
   ASSERT_TRUE(store.ok()) << store.status();
   absl::Status s = (*store)->Backup(dir.File("no/such/dir/backup.db"));
   EXPECT_FALSE(s.ok());
@@ -320,7 +321,7 @@ TEST(StorageOpenTest, BackupToMissingDirectoryFails) {
 TEST(StorageOpenTest, CorruptErrorsColumnIsReportedNotMisread) {
   TempDir dir;
   std::string path = dir.File("vipu.db");
-  auto store = Store::Open(path);
+  auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)
                   ->Write([](WriteTxn& txn) {

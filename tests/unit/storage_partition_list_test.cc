@@ -1,6 +1,6 @@
-// How LoadPartitions (read_txn.cc) merges the partition rows with their IPU
-// rows: partitions without IPUs anywhere in the list, per-row errors, every
-// query that shares the merge, and IPU rows without a partition row.
+// How LoadPartitions (sqlite_read_txn.cc) treats IPU rows without a
+// partition row, which only a damaged or hand-edited file holds. The merge's
+// ordinary cases are in the StoreContract suite (storage_contract.cc).
 #include <sqlite3.h>
 
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "tests/unit/temp_dir.h"
 
@@ -42,7 +43,7 @@ std::vector<std::string> Summaries(const std::vector<Partition>& partitions) {
 class StoragePartitionListTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto store = Store::Open(dir_.File("vipu.db"));
+    auto store = SqliteStore::Open(dir_.File("vipu.db"));
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
     ASSERT_TRUE(
@@ -107,79 +108,6 @@ class StoragePartitionListTest : public ::testing::Test {
   TempDir dir_{"vipu-storage"};
   std::unique_ptr<Store> store_;
 };
-
-TEST_F(StoragePartitionListTest, PartitionsWithoutIpusAnywhereKeepTheirNeighboursIpus) {
-  Insert("a-first-empty", "al1", {});
-  Insert("b", "al1", {{"a0", 0}, {"a0", 1}});
-  Insert("c-empty", "al1", {});
-  Insert("d-empty", "al1", {});
-  Insert("e", "al1", {{"a1", 3}});
-  Insert("f", "al1", {{"a1", 0}, {"a0", 2}, {"a1", 1}});
-  Insert("g-last-empty", "al1", {});
-  auto list = List();
-  ASSERT_TRUE(list.ok()) << list.status();
-  EXPECT_THAT(Summaries(*list),
-              ElementsAre("a-first-empty=[]", "b=[a0:0/r0 a0:1/r1]", "c-empty=[]", "d-empty=[]",
-                          "e=[a1:3/r0]", "f=[a1:0/r0 a0:2/r1 a1:1/r2]", "g-last-empty=[]"));
-}
-
-TEST_F(StoragePartitionListTest, EveryQuerySharingTheMergeGetsWholePartitions) {
-  Insert("p1", "al1", {{"a0", 0}, {"a1", 0}});
-  Insert("p2", "al2", {{"a2", 0}});
-  Insert("p3", "al1", {});
-  Insert("p4", "al2", {{"a3", 1}, {"a2", 1}});
-  Insert("p5", "al1", {{"a1", 2}});
-
-  auto al1 = List("al1");
-  ASSERT_TRUE(al1.ok()) << al1.status();
-  EXPECT_THAT(Summaries(*al1), ElementsAre("p1=[a0:0/r0 a1:0/r1]", "p3=[]", "p5=[a1:2/r0]"));
-  auto al2 = List("al2");
-  ASSERT_TRUE(al2.ok()) << al2.status();
-  EXPECT_THAT(Summaries(*al2), ElementsAre("p2=[a2:0/r0]", "p4=[a3:1/r0 a2:1/r1]"));
-
-  std::vector<Partition> on_a2;
-  std::vector<Partition> one;
-  ASSERT_TRUE(store_
-                  ->Read([&](ReadTxn& txn) {
-                    auto on = txn.PartitionsOnAgent("a2");
-                    if (!on.ok()) return on.status();
-                    on_a2 = *std::move(on);
-                    auto p = txn.GetPartition("p4");
-                    if (!p.ok()) return p.status();
-                    one.push_back(*std::move(p));
-                    return absl::OkStatus();
-                  })
-                  .ok());
-  EXPECT_THAT(Summaries(on_a2), ElementsAre("p2=[a2:0/r0]", "p4=[a3:1/r0 a2:1/r1]"));
-  EXPECT_THAT(Summaries(one), ElementsAre("p4=[a3:1/r0 a2:1/r1]"));
-}
-
-TEST_F(StoragePartitionListTest, ErrorsStayWithTheirOwnRow) {
-  Insert("p1", "al1", {{"a0", 0}}, {"agent a0: not connected"});
-  Insert("p2", "al1", {{"a0", 1}});
-  Insert("p3", "al1", {{"a1", 0}}, {"two \"quoted\"\nlines \\", "", "second"});
-  Insert("p4", "al1", {});
-  auto list = List();
-  ASSERT_TRUE(list.ok()) << list.status();
-  ASSERT_EQ(list->size(), 4u);
-  EXPECT_THAT((*list)[0].errors, ElementsAre("agent a0: not connected"));
-  EXPECT_TRUE((*list)[1].errors.empty());
-  EXPECT_THAT((*list)[2].errors, ElementsAre("two \"quoted\"\nlines \\", "", "second"));
-  EXPECT_TRUE((*list)[3].errors.empty());
-}
-
-TEST_F(StoragePartitionListTest, EmptyStoreAndUnknownAllocationListNothing) {
-  auto all = List();
-  ASSERT_TRUE(all.ok()) << all.status();
-  EXPECT_TRUE(all->empty());
-  Insert("p1", "al1", {{"a0", 0}});
-  auto none = List("al2");
-  ASSERT_TRUE(none.ok()) << none.status();
-  EXPECT_TRUE(none->empty());
-  auto unknown = List("no-such-allocation");
-  ASSERT_TRUE(unknown.ok()) << unknown.status();
-  EXPECT_TRUE(unknown->empty());
-}
 
 // IPU rows whose partition row is gone (before the first partition, between
 // two, after the last) are reported, not attached to a neighbour.

@@ -1,4 +1,4 @@
-// Changes of WriteTxn (declared in store.h). Each method is all-or-nothing
+// Changes of SqliteTxn (storage/sqlite_store.h). Each method is all-or-nothing
 // (its own SAVEPOINT) so a caller that ignores an error still commits a
 // consistent state. Constraint errors from SQLite are rewritten into
 // messages that name the object; the in-code checks before deletes give
@@ -10,7 +10,7 @@
 #include "base/status_macros.h"
 #include "storage/connection.h"
 #include "storage/membership_cache.h"
-#include "storage/store.h"
+#include "storage/sqlite_store.h"
 #include "storage/string_list_codec.h"
 
 namespace vipu::storage {
@@ -132,7 +132,7 @@ absl::Status InsertPartitionIpus(Connection* conn, const Partition& p) {
 
 }  // namespace
 
-absl::Status WriteTxn::InsertAgent(const Agent& agent) {
+absl::Status SqliteTxn::InsertAgent(const Agent& agent) {
   ASSIGN_OR_RETURN(Statement stmt,
                    conn_->Prepare("INSERT INTO agents (id, host, port, machine_type, created)"
                                   " VALUES (?1, ?2, ?3, ?4, ?5)"));
@@ -148,7 +148,7 @@ absl::Status WriteTxn::InsertAgent(const Agent& agent) {
   return s;
 }
 
-absl::Status WriteTxn::UpdateAgent(const Agent& agent) {
+absl::Status SqliteTxn::UpdateAgent(const Agent& agent) {
   ASSIGN_OR_RETURN(
       Statement stmt,
       conn_->Prepare("UPDATE agents SET host = ?2, port = ?3, machine_type = ?4 WHERE id = ?1"));
@@ -163,7 +163,7 @@ absl::Status WriteTxn::UpdateAgent(const Agent& agent) {
   return absl::OkStatus();
 }
 
-absl::Status WriteTxn::DeleteAgent(std::string_view id) {
+absl::Status SqliteTxn::DeleteAgent(std::string_view id) {
   ASSIGN_OR_RETURN(std::string cluster, ClusterOfAgent(id));
   if (!cluster.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("agent ", AbslView(id), " is in cluster ",
@@ -190,7 +190,7 @@ absl::Status WriteTxn::DeleteAgent(std::string_view id) {
   return absl::OkStatus();
 }
 
-absl::Status WriteTxn::InsertCluster(const Cluster& cluster) {
+absl::Status SqliteTxn::InsertCluster(const Cluster& cluster) {
   if (change_ != nullptr) change_->TouchCluster(cluster.id);
   Savepoint sp(conn_, "insert_cluster");
   RETURN_IF_ERROR(sp.status());
@@ -235,7 +235,7 @@ absl::Status WriteTxn::InsertCluster(const Cluster& cluster) {
   return sp.Release();
 }
 
-absl::Status WriteTxn::DeleteCluster(std::string_view id) {
+absl::Status SqliteTxn::DeleteCluster(std::string_view id) {
   if (change_ != nullptr) change_->TouchCluster(id);
   ASSIGN_OR_RETURN(
       Users allocations,
@@ -266,7 +266,7 @@ absl::Status WriteTxn::DeleteCluster(std::string_view id) {
   return absl::OkStatus();
 }
 
-absl::Status WriteTxn::InsertAllocation(const Allocation& allocation) {
+absl::Status SqliteTxn::InsertAllocation(const Allocation& allocation) {
   if (change_ != nullptr) change_->TouchAllocation(allocation.id);
   Savepoint sp(conn_, "insert_allocation");
   RETURN_IF_ERROR(sp.status());
@@ -314,7 +314,7 @@ absl::Status WriteTxn::InsertAllocation(const Allocation& allocation) {
   return sp.Release();
 }
 
-absl::Status WriteTxn::DeleteAllocation(std::string_view id) {
+absl::Status SqliteTxn::DeleteAllocation(std::string_view id) {
   if (change_ != nullptr) change_->TouchAllocation(id);
   ASSIGN_OR_RETURN(
       Users partitions,
@@ -338,7 +338,7 @@ absl::Status WriteTxn::DeleteAllocation(std::string_view id) {
   return absl::OkStatus();
 }
 
-absl::Status WriteTxn::InsertPartition(const Partition& partition) {
+absl::Status SqliteTxn::InsertPartition(const Partition& partition) {
   Savepoint sp(conn_, "insert_partition");
   RETURN_IF_ERROR(sp.status());
   {
@@ -363,7 +363,7 @@ absl::Status WriteTxn::InsertPartition(const Partition& partition) {
   return sp.Release();
 }
 
-absl::Status WriteTxn::UpdatePartition(const Partition& partition) {
+absl::Status SqliteTxn::UpdatePartition(const Partition& partition) {
   Savepoint sp(conn_, "update_partition");
   RETURN_IF_ERROR(sp.status());
   RETURN_IF_ERROR(UpdatePartitionState(partition));
@@ -377,7 +377,7 @@ absl::Status WriteTxn::UpdatePartition(const Partition& partition) {
   return sp.Release();
 }
 
-absl::Status WriteTxn::UpdatePartitionState(const Partition& partition) {
+absl::Status SqliteTxn::UpdatePartitionState(const Partition& partition) {
   ASSIGN_OR_RETURN(
       Statement stmt,
       conn_->Prepare(
@@ -396,7 +396,7 @@ absl::Status WriteTxn::UpdatePartitionState(const Partition& partition) {
   return absl::OkStatus();
 }
 
-absl::Status WriteTxn::DeletePartition(std::string_view id) {
+absl::Status SqliteTxn::DeletePartition(std::string_view id) {
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM partitions WHERE id = ?1"));
   stmt.BindText(1, id);
   RETURN_IF_ERROR(stmt.Run());  // partition_ipus rows cascade
@@ -406,7 +406,7 @@ absl::Status WriteTxn::DeletePartition(std::string_view id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> WriteTxn::NextGeneration() {
+absl::StatusOr<uint64_t> SqliteTxn::NextGeneration() {
   ASSIGN_OR_RETURN(
       int64_t next,
       conn_->QueryInt(

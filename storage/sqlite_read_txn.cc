@@ -1,4 +1,4 @@
-// Queries of ReadTxn (declared in store.h).
+// Queries of SqliteTxn (storage/sqlite_store.h): SQL for every ReadTxn method but users.
 #include <iterator>
 #include <utility>
 
@@ -6,7 +6,7 @@
 #include "base/status_macros.h"
 #include "storage/connection.h"
 #include "storage/membership_cache.h"
-#include "storage/store.h"
+#include "storage/sqlite_store.h"
 #include "storage/string_list_codec.h"
 
 namespace vipu::storage {
@@ -207,7 +207,7 @@ absl::StatusOr<Allocation> LoadAllocation(Connection* conn, std::string_view id)
 
 }  // namespace
 
-absl::StatusOr<Agent> ReadTxn::GetAgent(std::string_view id) {
+absl::StatusOr<Agent> SqliteTxn::GetAgent(std::string_view id) {
   ASSIGN_OR_RETURN(Statement stmt,
                    conn_->Prepare("SELECT id, host, port, machine_type FROM agents WHERE id = ?1"));
   stmt.BindText(1, id);
@@ -216,7 +216,7 @@ absl::StatusOr<Agent> ReadTxn::GetAgent(std::string_view id) {
   return AgentFromRow(stmt);
 }
 
-absl::StatusOr<std::vector<Agent>> ReadTxn::ListAgents() {
+absl::StatusOr<std::vector<Agent>> SqliteTxn::ListAgents() {
   ASSIGN_OR_RETURN(Statement stmt,
                    conn_->Prepare("SELECT id, host, port, machine_type FROM agents ORDER BY id"));
   std::vector<Agent> agents;
@@ -227,12 +227,12 @@ absl::StatusOr<std::vector<Agent>> ReadTxn::ListAgents() {
   }
 }
 
-absl::StatusOr<Cluster> ReadTxn::GetCluster(std::string_view id) {
+absl::StatusOr<Cluster> SqliteTxn::GetCluster(std::string_view id) {
   ASSIGN_OR_RETURN(std::shared_ptr<const Cluster> c, ClusterRef(id));
   return *c;
 }
 
-absl::StatusOr<std::vector<Cluster>> ReadTxn::ListClusters() {
+absl::StatusOr<std::vector<Cluster>> SqliteTxn::ListClusters() {
   ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const Cluster>> refs, ClusterRefs());
   std::vector<Cluster> clusters;
   clusters.reserve(refs.size());
@@ -240,14 +240,14 @@ absl::StatusOr<std::vector<Cluster>> ReadTxn::ListClusters() {
   return clusters;
 }
 
-absl::Status ReadTxn::BeginSnapshot() {
+absl::Status SqliteTxn::BeginSnapshot() {
   if (sqlite3_txn_state(conn_->db(), "main") != SQLITE_TXN_NONE) return absl::OkStatus();
   // Any read of the file starts the read transaction, and with it the snapshot.
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT 1 FROM clusters LIMIT 1"));
   return stmt.Step().status();
 }
 
-absl::StatusOr<std::shared_ptr<const Cluster>> ReadTxn::ClusterRef(std::string_view id) {
+absl::StatusOr<std::shared_ptr<const Cluster>> SqliteTxn::ClusterRef(std::string_view id) {
   if (cache_ != nullptr) {
     RETURN_IF_ERROR(BeginSnapshot());
     if (auto hit = cache_->FindCluster(id, epoch_)) return hit;
@@ -258,7 +258,7 @@ absl::StatusOr<std::shared_ptr<const Cluster>> ReadTxn::ClusterRef(std::string_v
   return value;
 }
 
-absl::StatusOr<std::vector<std::shared_ptr<const Cluster>>> ReadTxn::ClusterRefs() {
+absl::StatusOr<std::vector<std::shared_ptr<const Cluster>>> SqliteTxn::ClusterRefs() {
   ASSIGN_OR_RETURN(std::vector<std::string> ids,
                    LoadIds(conn_, "SELECT id FROM clusters ORDER BY id"));
   std::vector<std::shared_ptr<const Cluster>> clusters;
@@ -270,16 +270,16 @@ absl::StatusOr<std::vector<std::shared_ptr<const Cluster>>> ReadTxn::ClusterRefs
   return clusters;
 }
 
-absl::StatusOr<std::string> ReadTxn::ClusterOfAgent(std::string_view agent_id) {
+absl::StatusOr<std::string> SqliteTxn::ClusterOfAgent(std::string_view agent_id) {
   return conn_->QueryText("SELECT cluster_id FROM cluster_agents WHERE agent_id = ?1", agent_id);
 }
 
-absl::StatusOr<Allocation> ReadTxn::GetAllocation(std::string_view id) {
+absl::StatusOr<Allocation> SqliteTxn::GetAllocation(std::string_view id) {
   ASSIGN_OR_RETURN(std::shared_ptr<const Allocation> a, AllocationRef(id));
   return *a;
 }
 
-absl::StatusOr<std::vector<Allocation>> ReadTxn::ListAllocations() {
+absl::StatusOr<std::vector<Allocation>> SqliteTxn::ListAllocations() {
   ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const Allocation>> refs, AllocationRefs());
   std::vector<Allocation> allocations;
   allocations.reserve(refs.size());
@@ -287,7 +287,7 @@ absl::StatusOr<std::vector<Allocation>> ReadTxn::ListAllocations() {
   return allocations;
 }
 
-absl::StatusOr<std::shared_ptr<const Allocation>> ReadTxn::AllocationRef(std::string_view id) {
+absl::StatusOr<std::shared_ptr<const Allocation>> SqliteTxn::AllocationRef(std::string_view id) {
   if (cache_ != nullptr) {
     RETURN_IF_ERROR(BeginSnapshot());
     if (auto hit = cache_->FindAllocation(id, epoch_)) return hit;
@@ -298,7 +298,7 @@ absl::StatusOr<std::shared_ptr<const Allocation>> ReadTxn::AllocationRef(std::st
   return value;
 }
 
-absl::StatusOr<std::vector<std::shared_ptr<const Allocation>>> ReadTxn::AllocationRefs() {
+absl::StatusOr<std::vector<std::shared_ptr<const Allocation>>> SqliteTxn::AllocationRefs() {
   ASSIGN_OR_RETURN(std::vector<std::string> ids,
                    LoadIds(conn_, "SELECT id FROM allocations ORDER BY id"));
   std::vector<std::shared_ptr<const Allocation>> allocations;
@@ -310,12 +310,12 @@ absl::StatusOr<std::vector<std::shared_ptr<const Allocation>>> ReadTxn::Allocati
   return allocations;
 }
 
-absl::StatusOr<std::string> ReadTxn::AllocationOfAgent(std::string_view agent_id) {
+absl::StatusOr<std::string> SqliteTxn::AllocationOfAgent(std::string_view agent_id) {
   return conn_->QueryText("SELECT allocation_id FROM allocation_agents WHERE agent_id = ?1",
                           agent_id);
 }
 
-absl::StatusOr<Partition> ReadTxn::GetPartition(std::string_view id) {
+absl::StatusOr<Partition> SqliteTxn::GetPartition(std::string_view id) {
   ASSIGN_OR_RETURN(
       std::vector<Partition> found,
       LoadPartitions(conn_, "SELECT " PARTITION_COLUMNS " FROM partitions WHERE id = ?1",
@@ -329,7 +329,7 @@ absl::StatusOr<Partition> ReadTxn::GetPartition(std::string_view id) {
   return std::move(found[0]);
 }
 
-absl::StatusOr<std::vector<Partition>> ReadTxn::ListPartitions(std::string_view allocation_id) {
+absl::StatusOr<std::vector<Partition>> SqliteTxn::ListPartitions(std::string_view allocation_id) {
   if (allocation_id.empty()) {
     return LoadPartitions(conn_, "SELECT " PARTITION_COLUMNS " FROM partitions ORDER BY id",
                           "SELECT " IPU_COLUMNS
@@ -346,7 +346,7 @@ absl::StatusOr<std::vector<Partition>> ReadTxn::ListPartitions(std::string_view 
       allocation_id, "SELECT COUNT(*) FROM partitions WHERE allocation_id = ?1");
 }
 
-absl::StatusOr<std::vector<Partition>> ReadTxn::PartitionsOnAgent(std::string_view agent_id) {
+absl::StatusOr<std::vector<Partition>> SqliteTxn::PartitionsOnAgent(std::string_view agent_id) {
   if (agent_id.empty()) return std::vector<Partition>();
   return LoadPartitions(
       conn_,
@@ -360,16 +360,16 @@ absl::StatusOr<std::vector<Partition>> ReadTxn::PartitionsOnAgent(std::string_vi
       agent_id);
 }
 
-absl::StatusOr<int64_t> ReadTxn::CountPartitionsInCluster(std::string_view cluster_id) {
+absl::StatusOr<int64_t> SqliteTxn::CountPartitionsInCluster(std::string_view cluster_id) {
   return QueryCount(conn_, "SELECT COUNT(*) FROM partitions WHERE cluster_id = ?1", cluster_id);
 }
 
-absl::StatusOr<int64_t> ReadTxn::CountPartitionsInAllocation(std::string_view allocation_id) {
+absl::StatusOr<int64_t> SqliteTxn::CountPartitionsInAllocation(std::string_view allocation_id) {
   return QueryCount(conn_, "SELECT COUNT(*) FROM partitions WHERE allocation_id = ?1",
                     allocation_id);
 }
 
-absl::StatusOr<std::set<IpuRef>> ReadTxn::UsedIpus(std::string_view cluster_id) {
+absl::StatusOr<std::set<IpuRef>> SqliteTxn::UsedIpus(std::string_view cluster_id) {
   // Driven by the IPUs held (CROSS JOIN fixes the order): a probe of the
   // agent's cluster per held IPU, instead of a probe of partition_ipus per
   // machine of the cluster, 16,384 on every create of a large pod however

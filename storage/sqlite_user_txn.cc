@@ -1,11 +1,11 @@
-// Users and partition shares of the secure mode (declared in store.h).
+// Users and partition shares of the secure mode in SqliteTxn (storage/sqlite_store.h).
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "storage/absl_view.h"
 #include "storage/connection.h"
-#include "storage/store.h"
+#include "storage/sqlite_store.h"
 #include "storage/string_list_codec.h"
 
 namespace vipu::storage {
@@ -30,7 +30,7 @@ absl::StatusOr<UserRecord> UserFromRow(const Statement& row) {
 
 }  // namespace
 
-absl::StatusOr<UserRecord> ReadTxn::GetUser(std::string_view id) {
+absl::StatusOr<UserRecord> SqliteTxn::GetUser(std::string_view id) {
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(absl::StrCat("SELECT ", kUserColumns,
                                                                " FROM users WHERE id = ?1")));
   stmt.BindText(1, id);
@@ -39,7 +39,7 @@ absl::StatusOr<UserRecord> ReadTxn::GetUser(std::string_view id) {
   return UserFromRow(stmt);
 }
 
-absl::StatusOr<std::vector<UserRecord>> ReadTxn::ListUsers() {
+absl::StatusOr<std::vector<UserRecord>> SqliteTxn::ListUsers() {
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(absl::StrCat("SELECT ", kUserColumns,
                                                                " FROM users ORDER BY id")));
   std::vector<UserRecord> out;
@@ -52,18 +52,18 @@ absl::StatusOr<std::vector<UserRecord>> ReadTxn::ListUsers() {
   return out;
 }
 
-absl::StatusOr<int64_t> ReadTxn::CountUsers() {
+absl::StatusOr<int64_t> SqliteTxn::CountUsers() {
   return conn_->QueryInt("SELECT COUNT(*) FROM users");
 }
 
-absl::StatusOr<bool> ReadTxn::IsPartitionShared(std::string_view partition_id) {
+absl::StatusOr<bool> SqliteTxn::IsPartitionShared(std::string_view partition_id) {
   ASSIGN_OR_RETURN(Statement stmt,
                    conn_->Prepare("SELECT 1 FROM partition_shares WHERE partition_id = ?1"));
   stmt.BindText(1, partition_id);
   return stmt.Step();
 }
 
-absl::StatusOr<std::set<std::string>> ReadTxn::SharedPartitions() {
+absl::StatusOr<std::set<std::string>> SqliteTxn::SharedPartitions() {
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT partition_id FROM partition_shares"));
   std::set<std::string> out;
   for (;;) {
@@ -74,7 +74,7 @@ absl::StatusOr<std::set<std::string>> ReadTxn::SharedPartitions() {
   return out;
 }
 
-absl::Status WriteTxn::InsertUser(const UserRecord& user) {
+absl::Status SqliteTxn::InsertUser(const UserRecord& user) {
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(absl::StrCat("INSERT INTO users (", kUserColumns,
                                                                ") VALUES (?1, ?2, ?3, ?4, ?5)")));
   stmt.BindText(1, user.id)
@@ -89,7 +89,7 @@ absl::Status WriteTxn::InsertUser(const UserRecord& user) {
   return s;
 }
 
-absl::Status WriteTxn::DeleteUser(std::string_view id) {
+absl::Status SqliteTxn::DeleteUser(std::string_view id) {
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM users WHERE id = ?1"));
   stmt.BindText(1, id);
   RETURN_IF_ERROR(stmt.Run());
@@ -99,7 +99,7 @@ absl::Status WriteTxn::DeleteUser(std::string_view id) {
   return absl::OkStatus();
 }
 
-absl::Status WriteTxn::UpdateUser(const UserRecord& user) {
+absl::Status SqliteTxn::UpdateUser(const UserRecord& user) {
   ASSIGN_OR_RETURN(
       Statement stmt,
       conn_->Prepare(
@@ -115,7 +115,7 @@ absl::Status WriteTxn::UpdateUser(const UserRecord& user) {
   return absl::OkStatus();
 }
 
-absl::Status WriteTxn::SetPartitionShared(std::string_view partition_id, bool shared) {
+absl::Status SqliteTxn::SetPartitionShared(std::string_view partition_id, bool shared) {
   ASSIGN_OR_RETURN(
       Statement stmt,
       conn_->Prepare(shared ? "INSERT OR IGNORE INTO partition_shares (partition_id) VALUES (?1)"

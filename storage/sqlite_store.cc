@@ -1,6 +1,6 @@
-// Store: opening checks, the group-commit writer thread, the read pool and
-// online backup.
-#include "storage/store.h"
+// SqliteStore: opening checks, the group-commit writer thread, the read pool
+// and online backup.
+#include "storage/sqlite_store.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -101,7 +101,7 @@ absl::Status ConfigureWriter(Connection& conn) {
 
 }  // namespace
 
-class Store::Impl {
+class SqliteStore::Impl {
  public:
   Impl(StoreOptions options, std::unique_ptr<Connection> writer,
        std::vector<std::unique_ptr<Connection>> readers)
@@ -124,7 +124,7 @@ class Store::Impl {
     // Before the snapshot, which the first read after BEGIN takes.
     const uint64_t epoch = membership_.epoch();
     RETURN_IF_ERROR(lease.conn->Exec("BEGIN"));
-    ReadTxn txn(lease.conn, &membership_, epoch);
+    SqliteTxn txn(lease.conn, &membership_, epoch);
     absl::Status status = fn(txn);
     absl::Status end = lease.conn->Exec("COMMIT");
     return status.ok() ? end : status;
@@ -294,7 +294,7 @@ class Store::Impl {
       }
       absl::Status status = conn.Exec("SAVEPOINT write");
       if (status.ok()) {
-        WriteTxn txn(&conn, &membership_, epoch, &change);
+        SqliteTxn txn(&conn, &membership_, epoch, &change);
         status = RunCallback(*group[i]->fn, txn);
         if (sqlite3_get_autocommit(conn.db())) {
           // An I/O error or the like ended the transaction: nothing of the
@@ -392,7 +392,8 @@ class Store::Impl {
   std::function<void(double, size_t)> commit_observer_ ABSL_GUARDED_BY(observer_mu_);
 };
 
-absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                               StoreOptions options) {
   RETURN_IF_ERROR(ValidateOptions(options));
   absl::StatusOr<std::unique_ptr<Connection>> writer =
       Connection::Open(path, Connection::Mode::kReadWrite, options.busy_timeout_ms);
@@ -416,29 +417,29 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, Stor
   }
   spdlog::info("storage: opened {} (schema version {}, {} read connections)", path, kSchemaVersion,
                options.read_connections);
-  return std::unique_ptr<Store>(
-      new Store(std::make_unique<Impl>(options, *std::move(writer), std::move(readers))));
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStore(std::make_unique<Impl>(options, *std::move(writer), std::move(readers))));
 }
 
-Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Store::~Store() = default;
+SqliteStore::SqliteStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SqliteStore::~SqliteStore() = default;
 
-absl::Status Store::Read(const std::function<absl::Status(ReadTxn&)>& fn) {
+absl::Status SqliteStore::Read(const std::function<absl::Status(ReadTxn&)>& fn) {
   return impl_->Read(fn);
 }
-absl::Status Store::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
+absl::Status SqliteStore::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
   return impl_->Write(fn);
 }
-void Store::WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
-                       std::function<void(absl::Status)> done) {
+void SqliteStore::WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
+                             std::function<void(absl::Status)> done) {
   impl_->WriteAsync(std::move(fn), std::move(done));
 }
-absl::Status Store::Backup(const std::string& path) { return impl_->Backup(path); }
-uint64_t Store::commits() const { return impl_->commits(); }
-uint64_t Store::writes() const { return impl_->writes(); }
-uint64_t Store::pending_writes() const { return impl_->pending_writes(); }
-uint64_t Store::MembershipEpochForTesting() const { return impl_->membership_epoch(); }
-void Store::SetCommitObserver(std::function<void(double seconds, size_t writes)> observer) {
+absl::Status SqliteStore::Backup(const std::string& path) { return impl_->Backup(path); }
+uint64_t SqliteStore::commits() const { return impl_->commits(); }
+uint64_t SqliteStore::writes() const { return impl_->writes(); }
+uint64_t SqliteStore::pending_writes() const { return impl_->pending_writes(); }
+uint64_t SqliteStore::MembershipEpochForTesting() const { return impl_->membership_epoch(); }
+void SqliteStore::SetCommitObserver(std::function<void(double seconds, size_t writes)> observer) {
   impl_->SetCommitObserver(std::move(observer));
 }
 

@@ -1,0 +1,123 @@
+// Forwarder: a standby's generic service relaying each call to the leader.
+#include "server/ha/forwarder.h"
+
+#include <grpcpp/generic/generic_stub.h>
+
+#include <chrono>
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "wire/metadata_keys.h"
+
+namespace vipu::server {
+namespace {
+
+// This abseil has its own string_view: a std::string_view reaches StrCat,
+// StrSplit and StartsWith through this.
+absl::string_view V(std::string_view s) { return {s.data(), s.size()}; }
+
+// A call without a deadline still ends if the leader never answers.
+constexpr auto kDefaultDeadline = std::chrono::seconds(60);
+
+// Metadata that belongs to one hop, not to the caller.
+bool HopHeader(std::string_view key) {
+  return key.empty() || key.front() == ':' || absl::StartsWith(V(key), "grpc-") ||
+         key == "user-agent" || key == "content-type" || key == "te" || key == "host";
+}
+
+std::string LeaderAddressFor(const std::string& method, const MemberAddresses& leader) {
+  if (absl::StartsWith(method, "/vipuadmin.")) return leader.admin;
+  if (absl::StartsWith(method, "/vipuagent.")) return leader.agent;
+  return leader.user;
+}
+
+class ForwardReactor final : public grpc::ServerGenericBidiReactor {
+ public:
+  ForwardReactor(Forwarder* forwarder, grpc::GenericCallbackServerContext* ctx)
+      : forwarder_(forwarder), ctx_(ctx) {
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request message"));
+      return;
+    }
+    const MemberRole* role = forwarder_->role();
+    const auto& in = ctx_->client_metadata();
+    if (in.find(wire::kForwardedByMetadata) != in.end()) {
+      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          absl::StrCat("member ", role->self().user,
+                                       " is not the leader; try another member")));
+      return;
+    }
+    std::optional<MemberAddresses> leader = role->current_leader();
+    if (!leader || role->leader()) {
+      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          absl::StrCat("member ", role->self().user,
+                                       ": no leader elected yet; try again or another member")));
+      return;
+    }
+    for (const auto& [key, value] : in) {
+      std::string_view k(key.data(), key.size());
+      if (HopHeader(k) || k == wire::kForwardedByMetadata) continue;
+      upstream_.AddMetadata(std::string(k), std::string(value.data(), value.size()));
+    }
+    upstream_.AddMetadata(wire::kForwardedByMetadata, role->self().user);
+    auto deadline = ctx_->deadline();
+    if (deadline > std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
+      deadline = std::chrono::system_clock::now() + kDefaultDeadline;
+    }
+    upstream_.set_deadline(deadline);
+    leader_address_ = LeaderAddressFor(ctx_->method(), *leader);
+    stub_ = std::make_unique<grpc::GenericStub>(forwarder_->ChannelTo(leader_address_));
+    stub_->UnaryCall(&upstream_, ctx_->method(), grpc::StubOptions(), &request_, &response_,
+                     [this](grpc::Status status) { OnUpstreamDone(std::move(status)); });
+  }
+
+  void OnDone() override { delete this; }
+  void OnCancel() override { upstream_.TryCancel(); }
+
+ private:
+  void OnUpstreamDone(grpc::Status status) {
+    for (const auto& [key, value] : upstream_.GetServerTrailingMetadata()) {
+      std::string_view k(key.data(), key.size());
+      if (HopHeader(k)) continue;
+      ctx_->AddTrailingMetadata(std::string(k), std::string(value.data(), value.size()));
+    }
+    if (!status.ok()) {
+      if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+          status.error_message().find("failed to connect") != std::string::npos) {
+        status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                              absl::StrCat("the leader ", leader_address_,
+                                           " does not answer; try again or another member"));
+      }
+      Finish(status);
+      return;
+    }
+    StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
+  }
+
+  Forwarder* forwarder_;
+  grpc::GenericCallbackServerContext* ctx_;
+  grpc::ByteBuffer request_, response_;
+  grpc::ClientContext upstream_;
+  std::unique_ptr<grpc::GenericStub> stub_;
+  std::string leader_address_;
+};
+
+}  // namespace
+
+grpc::ServerGenericBidiReactor* Forwarder::CreateReactor(grpc::GenericCallbackServerContext* ctx) {
+  return new ForwardReactor(this, ctx);
+}
+
+std::shared_ptr<grpc::Channel> Forwarder::ChannelTo(const std::string& address) {
+  MutexLock lock(&mu_);
+  std::shared_ptr<grpc::Channel>& channel = channels_[address];
+  if (!channel) channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  return channel;
+}
+
+}  // namespace vipu::server

@@ -1,0 +1,48 @@
+// How a standby serves the whole API: every call it does not answer itself
+// goes to the leader unchanged, with the caller's metadata and deadline.
+#ifndef VIPU_SERVER_HA_FORWARDER_H_
+#define VIPU_SERVER_HA_FORWARDER_H_
+
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "server/ha/member_role.h"
+
+namespace vipu::server {
+
+// A generic gRPC service: registered on a standby's listeners beside the
+// version service, it receives every other method as bytes and sends them
+// to the leader's listener for that API (user: virmgrpc; admin: vipuadmin;
+// agent: vipuagent), which MemberRole names. The reply, its status and its
+// trailing metadata come back as the leader sent them. While nobody leads,
+// or when the leader does not answer, the caller gets UNAVAILABLE and a
+// client with a list of members tries the next one. A call another member
+// forwarded is refused, never forwarded again.
+//
+// Borrows `role`, which must outlive it; owns its channels to the leader.
+// Thread-safe.
+class Forwarder final : public grpc::CallbackGenericService {
+ public:
+  explicit Forwarder(const MemberRole* role) : role_(role) {}
+
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;
+
+  // The channel to `address`, made once and kept.
+  std::shared_ptr<grpc::Channel> ChannelTo(const std::string& address);
+  const MemberRole* role() const { return role_; }
+
+ private:
+  const MemberRole* role_;
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace vipu::server
+
+#endif  // VIPU_SERVER_HA_FORWARDER_H_

@@ -1,0 +1,313 @@
+// RunMember: one member of a highly available control plane: standby
+// listeners that forward, the leader election, and the leader's VipuServer.
+#include "server/ha_member.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "base/mutex.h"
+#include "server/api/endpoints.h"
+#include "server/ha/forwarder.h"
+#include "server/ha/member_addresses.h"
+#include "server/ha/member_role.h"
+#include "server/ha/role_interceptor.h"
+#include "server/systemd_notify.h"
+#include "server/vipu_server.h"
+#include "spdlog/spdlog.h"
+#include "storage/etcd/etcd_client.h"
+#include "storage/etcd/etcd_layout.h"
+#include "storage/etcd/etcd_store.h"
+#include "storage/etcd/leader_election.h"
+
+namespace vipu::server {
+namespace {
+
+namespace etcd = storage::etcd;
+
+// How long one campaign waits before the member looks at its stop flag.
+constexpr absl::Duration kCampaignSlice = absl::Seconds(2);
+// How often a standby asks etcd who leads.
+constexpr absl::Duration kLeaderPoll = absl::Milliseconds(200);
+
+int Fail(const std::string& message, int code) {
+  spdlog::critical("{}", message);
+  std::fprintf(stderr, "vipu-server: %s\n", message.c_str());
+  return code;
+}
+
+// The host of `address` ("h:p" or "[v6]:p").
+std::string HostOf(const std::string& address) { return address.substr(0, address.rfind(':')); }
+std::string PortOf(const std::string& address) { return address.substr(address.rfind(':') + 1); }
+
+absl::StatusOr<MemberAddresses> SelfAddresses(const ServerOptions& o) {
+  MemberAddresses self;
+  absl::StatusOr<std::string> user = AdvertisedAddress(o.user_api_listen, o.advertise, "--listen");
+  if (!user.ok()) return user.status();
+  self.user = *user;
+  // A split listener is reached on the advertised host at its own port.
+  auto split = [&](const std::string& listen) {
+    return listen.empty() || listen == o.user_api_listen
+               ? self.user
+               : absl::StrCat(HostOf(self.user), ":", PortOf(listen));
+  };
+  self.admin = split(o.admin_api_listen);
+  self.agent = split(o.agent_api_listen);
+  return self;
+}
+
+void WriteReadyFile(const std::string& path, const std::string& address) {
+  if (path.empty()) return;
+  const std::string tmp = path + ".tmp";
+  { std::ofstream(tmp) << address << "\n"; }
+  std::filesystem::rename(tmp, path);
+}
+
+// Tells the main thread (waiting in sigwait) that this member must stop
+// leading: its state may no longer be etcd's.
+void StepDown(const absl::Status& why) {
+  spdlog::error("stepping down: {}", std::string(why.message()));
+  kill(getpid(), SIGUSR1);
+}
+
+class Member {
+ public:
+  Member(const ServerOptions& options, std::unique_ptr<etcd::EtcdClient> client,
+         MemberAddresses self)
+      : options_(options),
+        client_(std::move(client)),
+        layout_(options.etcd_prefix),
+        role_(std::move(self)),
+        election_(client_.get(),
+                  {layout_.ElectionName(), role_.self().Encode(),
+                   absl::Milliseconds(options.etcd_lease_ms)}) {
+    election_.OnLost(StepDown);
+  }
+
+  absl::Status StartStandby() {
+    // As the leader's listeners: health checking and reflection.
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+    EndpointSpec spec;
+    spec.user_listen = options_.user_api_listen;
+    spec.admin_listen = options_.admin_api_listen;
+    spec.agent_listen = options_.agent_api_listen;
+    spec.generic_service = [this] { return std::make_unique<Forwarder>(&role_); };
+    spec.configure = [this](grpc::ServerBuilder& builder) {
+      std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> c;
+      c.push_back(std::make_unique<RoleInterceptorFactory>(&role_));
+      builder.experimental().SetInterceptorCreators(std::move(c));
+    };
+    absl::StatusOr<std::unique_ptr<Endpoints>> endpoints = Endpoints::Start(spec);
+    if (!endpoints.ok()) return endpoints.status();
+    MutexLock lock(&mu_);
+    standby_ = std::move(*endpoints);
+    standby_->SetServing(true);
+    return absl::OkStatus();
+  }
+
+  void StartThreads() {
+    watcher_ = std::thread([this] { WatchLeader(); });
+    campaigner_ = std::thread([this] { Campaign(); });
+  }
+
+  // A clean stop: the leader hands over at once instead of after its lease.
+  void Stop() {
+    stop_.store(true);
+    if (campaigner_.joinable()) campaigner_.join();
+    if (watcher_.joinable()) watcher_.join();
+    std::unique_ptr<VipuServer> server;
+    std::unique_ptr<Endpoints> standby;
+    {
+      MutexLock lock(&mu_);
+      server = std::move(server_);
+      standby = std::move(standby_);
+    }
+    server.reset();
+    standby.reset();
+    store_.reset();
+    if (absl::Status s = election_.Resign(); !s.ok()) {
+      spdlog::warn("could not resign the leadership ({}); it lapses with the lease", std::string(s.message()));
+    }
+  }
+
+  SystemdNotifier& notifier() { return notifier_; }
+  const MemberRole& role() const { return role_; }
+
+ private:
+  void WatchLeader() {
+    while (!stop_.load() && !role_.leader()) {
+      absl::StatusOr<std::optional<std::string>> leader = election_.CurrentLeader();
+      if (leader.ok()) {
+        std::optional<MemberAddresses> addresses;
+        if (leader->has_value()) {
+          absl::StatusOr<MemberAddresses> parsed = MemberAddresses::Parse(**leader);
+          if (parsed.ok()) addresses = *parsed;
+        }
+        role_.SetLeader(addresses);
+      }
+      absl::SleepFor(kLeaderPoll);
+    }
+  }
+
+  void Campaign() {
+    while (!stop_.load()) {
+      absl::StatusOr<etcd::LeaderKey> key = election_.WinLeadership(absl::Now() + kCampaignSlice);
+      if (key.ok()) {
+        Lead();
+        return;
+      }
+      if (!absl::IsDeadlineExceeded(key.status())) {
+        spdlog::warn("campaign for leadership: {}", std::string(key.status().message()));
+        absl::SleepFor(absl::Milliseconds(200));
+      }
+    }
+  }
+
+  void Lead() {
+    spdlog::info("elected leader; loading the state from etcd under {}", options_.etcd_prefix);
+    const absl::Time elected = absl::Now();
+    etcd::EtcdStoreOptions store_options;
+    store_options.prefix = options_.etcd_prefix;
+    store_options.fence = election_.Fence();
+    store_options.on_lost = StepDown;
+    absl::StatusOr<std::unique_ptr<etcd::EtcdStore>> store =
+        etcd::EtcdStore::Open(client_.get(), store_options);
+    if (!store.ok()) {
+      if (absl::IsFailedPrecondition(store.status()) || absl::IsDataLoss(store.status()) ||
+          absl::IsInvalidArgument(store.status())) {
+        // Data this server must not touch: no member of this version can lead.
+        Fail(std::string(store.status().message()), 1);
+        std::_Exit(1);
+      }
+      StepDown(store.status());
+      return;
+    }
+    spdlog::info("state loaded: {} keys", (*store)->loaded_keys());
+    role_.BecomeLeader();
+    // The leader's own listeners take the addresses over.
+    std::unique_ptr<Endpoints> standby;
+    {
+      MutexLock lock(&mu_);
+      standby = std::move(standby_);
+    }
+    if (standby) {
+      standby->SetServing(false);
+      standby->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    }
+    absl::StatusOr<std::unique_ptr<VipuServer>> server =
+        VipuServer::StartLeader(options_, std::move(*store), &role_, &notifier_);
+    if (!server.ok()) {
+      StepDown(server.status());
+      return;
+    }
+    spdlog::info("leading: serving {} ms after the election",
+                 absl::ToInt64Milliseconds(absl::Now() - elected));
+    notifier_.Status(absl::StrCat("leader, serving on ", (*server)->address()));
+    MutexLock lock(&mu_);
+    server_ = std::move(*server);
+  }
+
+  const ServerOptions options_;
+  std::unique_ptr<etcd::EtcdClient> client_;
+  const etcd::EtcdLayout layout_;
+  MemberRole role_;
+  etcd::LeaderElection election_;
+  SystemdNotifier notifier_;
+  std::atomic<bool> stop_{false};
+  std::thread watcher_, campaigner_;
+  std::unique_ptr<etcd::EtcdStore> store_;
+  Mutex mu_;
+  std::unique_ptr<Endpoints> standby_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<VipuServer> server_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+int RunMember(const ServerOptions& options, char** argv) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGUSR1);  // step down
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  absl::StatusOr<std::vector<etcd::EtcdEndpoint>> endpoints =
+      etcd::ParseEtcdEndpoints(options.etcd_endpoints);
+  if (!endpoints.ok()) {
+    return Fail(absl::StrCat("--etcd-endpoints: ", endpoints.status().message()), 2);
+  }
+  if (absl::Status s = etcd::EtcdLayout::ValidatePrefix(options.etcd_prefix); !s.ok()) {
+    return Fail(std::string(s.message()), 2);
+  }
+  absl::StatusOr<MemberAddresses> self = SelfAddresses(options);
+  if (!self.ok()) return Fail(std::string(self.status().message()), 2);
+
+  etcd::EtcdClientOptions client_options;
+  client_options.endpoints = *endpoints;
+  client_options.ca_file = options.etcd_ca;
+  client_options.cert_file = options.etcd_cert;
+  client_options.key_file = options.etcd_key;
+  absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client =
+      etcd::EtcdClient::Connect(client_options);
+  if (!client.ok()) {
+    return Fail(absl::StrCat("cannot reach etcd: ", client.status().message()), 1);
+  }
+  // A prefix of another format is refused before this member serves anything.
+  const etcd::EtcdLayout layout(options.etcd_prefix);
+  absl::StatusOr<std::optional<storage::etcd::KeyValue>> format = (*client)->Get(layout.FormatKey());
+  if (!format.ok()) return Fail(absl::StrCat("etcd: ", format.status().message()), 1);
+  if (format->has_value()) {
+    if (absl::Status s = layout.CheckFormat((*format)->value); !s.ok()) {
+      return Fail(std::string(s.message()), 1);
+    }
+  }
+
+  Member member(options, std::move(*client), *self);
+  if (absl::Status s = member.StartStandby(); !s.ok()) return Fail(std::string(s.message()), 1);
+  WriteReadyFile(options.ready_file, self->user);
+  std::printf("vipu-server %s member %s ready (standby until elected)\n", VIPU_VERSION,
+              self->user.c_str());
+  std::fflush(stdout);
+  member.notifier().Ready(absl::StrCat("member ", self->user, ": serving as standby"));
+  member.StartThreads();
+
+  int sig = 0;
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig == SIGHUP) {
+      spdlog::info("SIGHUP: no certificates to reload without --secure");
+      continue;
+    }
+    break;
+  }
+  if (sig == SIGUSR1) {
+    // Nothing of the deposed leader may act again: start afresh as a standby.
+    spdlog::warn("restarting as a standby");
+    std::fflush(nullptr);
+    spdlog::shutdown();
+    execv("/proc/self/exe", argv);
+    std::fprintf(stderr, "vipu-server: cannot restart itself: %s\n", strerror(errno));
+    std::_Exit(1);
+  }
+  spdlog::info("signal {}: stopping", sig);
+  member.notifier().Stopping(absl::StrCat("stopping on signal ", sig));
+  member.Stop();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace vipu::server

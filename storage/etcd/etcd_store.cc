@@ -1,0 +1,420 @@
+// EtcdStore: loading the state from etcd, and the writer thread that turns
+// groups of write callbacks into fenced etcd transactions.
+#include "storage/etcd/etcd_store.h"
+
+#include <atomic>
+#include <deque>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "base/mutex.h"
+#include "base/status_macros.h"
+#include "spdlog/spdlog.h"
+#include "storage/etcd/etcd_layout.h"
+#include "storage/etcd/etcd_state.h"
+
+namespace vipu::storage::etcd {
+namespace {
+
+// Write callbacks taken from the queue at once; a group is committed
+// earlier when its keys reach a transaction's limit.
+constexpr size_t kMaxBatch = 256;
+
+struct Item {
+  std::function<absl::Status(WriteTxn&)> fn;
+  std::function<void(absl::Status)> done;
+  absl::Status status;
+};
+
+// Puts every decoded record of `kvs` under the state prefix into `state`.
+absl::Status LoadState(const EtcdLayout& layout, const RangeResult& range, EtcdState* state) {
+  for (const KeyValue& kv : range.kvs) {
+    if (!absl::StartsWith(kv.key, layout.StatePrefix())) continue;
+    if (kv.key == layout.GenerationKey()) {
+      if (!absl::SimpleAtoi(kv.value, &state->generation)) {
+        return absl::DataLossError(
+            absl::StrCat("etcd key ", kv.key, " is not a generation number: '", kv.value, "'"));
+      }
+      continue;
+    }
+    Table table;
+    std::string id;
+    if (!layout.ParseKey(kv.key, &table, &id)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("etcd key ", kv.key, " is not one this server writes; a newer server's?"));
+    }
+    switch (table) {
+      case Table::kAgents: {
+        ASSIGN_OR_RETURN(fabric::Agent v, DecodeAgent(id, kv.value));
+        state->agents.Mutable()[id] = std::make_shared<const fabric::Agent>(std::move(v));
+        break;
+      }
+      case Table::kClusters: {
+        ASSIGN_OR_RETURN(fabric::Cluster v, DecodeCluster(id, kv.value));
+        state->clusters.Mutable()[id] = std::make_shared<const fabric::Cluster>(std::move(v));
+        break;
+      }
+      case Table::kAllocations: {
+        ASSIGN_OR_RETURN(fabric::Allocation v, DecodeAllocation(id, kv.value));
+        state->allocations.Mutable()[id] =
+            std::make_shared<const fabric::Allocation>(std::move(v));
+        break;
+      }
+      case Table::kPartitions: {
+        ASSIGN_OR_RETURN(PartitionEntry v, DecodePartition(id, kv.value));
+        state->partitions.Mutable()[id] = std::make_shared<const PartitionEntry>(std::move(v));
+        break;
+      }
+      case Table::kUsers: {
+        ASSIGN_OR_RETURN(UserRecord v, DecodeUser(id, kv.value));
+        state->users.Mutable()[id] = std::make_shared<const UserRecord>(std::move(v));
+        break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+class EtcdStore::Impl {
+ public:
+  Impl(EtcdClient* client, EtcdStoreOptions options)
+      : client_(client), options_(std::move(options)), layout_(options_.prefix) {}
+
+  ~Impl() {
+    {
+      MutexLock lock(&mu_);
+      stopping_ = true;
+      cv_.SignalAll();
+    }
+    if (writer_.joinable()) writer_.join();
+  }
+
+  absl::Status Load() {
+    ASSIGN_OR_RETURN(RangeResult range, client_->RangePrefix(layout_.prefix()));
+    bool formatted = false;
+    std::string foreign;
+    for (const KeyValue& kv : range.kvs) {
+      if (kv.key == layout_.FormatKey()) {
+        RETURN_IF_ERROR(layout_.CheckFormat(kv.value));
+        formatted = true;
+      } else if (!absl::StartsWith(kv.key, layout_.ElectionName() + "/") && foreign.empty()) {
+        foreign = kv.key;
+      }
+    }
+    if (!formatted && !foreign.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("etcd prefix ", layout_.prefix(), " holds data of another format (",
+                       foreign, ", and no ", layout_.FormatKey(), "); choose another --etcd-prefix"));
+    }
+    auto state = std::make_unique<EtcdState>();
+    RETURN_IF_ERROR(LoadState(layout_, range, state.get()));
+    loaded_keys_ = range.kvs.size();
+    if (!formatted) {
+      std::vector<TxnCompare> compares = options_.fence;
+      compares.push_back(TxnCompare::Version(layout_.FormatKey(), 0));
+      ASSIGN_OR_RETURN(TxnResult r, client_->Txn(compares, {TxnOp::Put(layout_.FormatKey(),
+                                                                        layout_.FormatValue())}));
+      if (!r.succeeded) {
+        return absl::UnavailableError(absl::StrCat(
+            "etcd prefix ", layout_.prefix(), " changed while this member loaded it; try again"));
+      }
+    }
+    state->Seal();
+    work_ = *state;
+    work_.Seal();
+    snapshot_ = std::shared_ptr<const EtcdState>(std::move(state));
+    writer_ = std::thread([this] { WriterLoop(); });
+    return absl::OkStatus();
+  }
+
+  absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) {
+    std::shared_ptr<const EtcdState> snapshot;
+    {
+      MutexLock lock(&snapshot_mu_);
+      snapshot = snapshot_;
+    }
+    EtcdTxn txn(snapshot.get());
+    return fn(txn);
+  }
+
+  void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
+                  std::function<void(absl::Status)> done) {
+    {
+      MutexLock lock(&mu_);
+      if (!stopping_) {
+        queue_.push_back(Item{std::move(fn), std::move(done), absl::OkStatus()});
+        pending_.fetch_add(1, std::memory_order_relaxed);
+        cv_.Signal();
+        return;
+      }
+    }
+    done(absl::UnavailableError("the store is closing"));
+  }
+
+  absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn) {
+    if (std::this_thread::get_id() == writer_id_.load()) {
+      return absl::FailedPreconditionError("Store::Write called from inside a Write callback");
+    }
+    absl::Notification finished;
+    absl::Status result;
+    WriteAsync(fn, [&](absl::Status s) {
+      result = std::move(s);
+      finished.Notify();
+    });
+    finished.WaitForNotification();
+    return result;
+  }
+
+  uint64_t commits() const { return commits_.load(std::memory_order_relaxed); }
+  uint64_t writes() const { return writes_.load(std::memory_order_relaxed); }
+  uint64_t pending_writes() const { return pending_.load(std::memory_order_relaxed); }
+  size_t loaded_keys() const { return loaded_keys_; }
+
+  void SetCommitObserver(std::function<void(double, size_t)> observer) {
+    MutexLock lock(&observer_mu_);
+    observer_ = std::move(observer);
+  }
+
+ private:
+  void WriterLoop() {
+    writer_id_.store(std::this_thread::get_id());
+    while (true) {
+      std::vector<Item> batch;
+      {
+        MutexLock lock(&mu_);
+        while (queue_.empty() && !stopping_) cv_.Wait(&mu_);
+        if (queue_.empty()) return;
+        while (!queue_.empty() && batch.size() < kMaxBatch) {
+          batch.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+        pending_.fetch_sub(batch.size(), std::memory_order_relaxed);
+      }
+      RunBatch(batch);
+    }
+  }
+
+  // Runs the callbacks in order, committing whenever the keys changed so
+  // far fill a transaction, and once at the end.
+  void RunBatch(std::vector<Item>& batch) {
+    size_t group_start = 0;
+    std::set<TouchedKey> touched;
+    absl::Time began = absl::Now();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Item& item = batch[i];
+      if (!broken_.ok()) {
+        item.status = broken_;
+        continue;
+      }
+      EtcdTxn txn(&work_);
+      item.status = RunCallback(item.fn, txn);
+      writes_.fetch_add(1, std::memory_order_relaxed);
+      if (!item.status.ok()) {
+        txn.Rollback();
+        continue;
+      }
+      touched.insert(txn.touched().begin(), txn.touched().end());
+      if (touched.size() >= options_.max_ops_per_txn) {
+        Commit(batch, group_start, i + 1, touched, began);
+        group_start = i + 1;
+        touched.clear();
+        began = absl::Now();
+      }
+    }
+    Commit(batch, group_start, batch.size(), touched, began);
+  }
+
+  // A callback that throws fails like one that returns an error.
+  static absl::Status RunCallback(const std::function<absl::Status(WriteTxn&)>& fn,
+                                  EtcdTxn& txn) {
+    try {
+      return fn(txn);
+    } catch (const std::exception& e) {
+      return absl::InternalError(absl::StrCat("write callback threw: ", e.what()));
+    } catch (...) {
+      return absl::InternalError("write callback threw a non-standard exception");
+    }
+  }
+
+  // Writes the keys of items [from, to) to etcd, then tells each item.
+  void Commit(std::vector<Item>& batch, size_t from, size_t to, const std::set<TouchedKey>& keys,
+              absl::Time began) {
+    if (from == to) return;
+    absl::Status failure = keys.empty() ? absl::OkStatus() : WriteKeys(keys);
+    if (failure.ok()) {
+      if (!keys.empty()) Publish(to - from, began);
+    } else {
+      // What the callbacks changed never reached etcd (or may not have):
+      // back to the last published state.
+      work_ = *CurrentSnapshot();
+      work_.Seal();
+    }
+    for (size_t i = from; i < to; ++i) {
+      Item& item = batch[i];
+      if (!failure.ok() && item.status.ok()) item.status = failure;
+      item.done(std::move(item.status));
+    }
+  }
+
+  // The etcd transactions of one group. OK once all committed.
+  absl::Status WriteKeys(const std::set<TouchedKey>& keys) {
+    std::vector<std::vector<TxnOp>> txns(1);
+    size_t bytes = 0;
+    for (const TouchedKey& k : keys) {
+      TxnOp op = MakeOp(k);
+      const size_t size = op.key.size() + op.value.size() + 16;
+      if (!txns.back().empty() &&
+          (txns.back().size() >= options_.max_ops_per_txn ||
+           bytes + size > options_.max_bytes_per_txn)) {
+        txns.emplace_back();
+        bytes = 0;
+      }
+      bytes += size;
+      txns.back().push_back(std::move(op));
+    }
+    for (size_t t = 0; t < txns.size(); ++t) {
+      absl::StatusOr<TxnResult> r = client_->Txn(options_.fence, txns[t]);
+      const bool definite = !r.ok() && (absl::IsInvalidArgument(r.status()) ||
+                                        absl::IsResourceExhausted(r.status()));
+      if (t == 0 && definite) {
+        // etcd refused it whole: nothing changed, and the next write may fit.
+        return absl::Status(r.status().code(),
+                            absl::StrCat("etcd refused the write: ", r.status().message()));
+      }
+      if (!r.ok()) {
+        return Break(absl::UnavailableError(absl::StrCat(
+            "lost etcd's answer to a commit (", r.status().message(),
+            "); this member stops leading so that the next leader reads what etcd holds")));
+      }
+      if (!r->succeeded) {
+        return Break(absl::UnavailableError(
+            "this member no longer leads: its fenced write to etcd was refused"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  TxnOp MakeOp(const TouchedKey& k) const {
+    if (k.generation) {
+      return TxnOp::Put(layout_.GenerationKey(), absl::StrCat(work_.generation));
+    }
+    const std::string key = layout_.Key(k.table, k.id);
+    switch (k.table) {
+      case Table::kAgents:
+        if (const fabric::Agent* v = work_.agents.Find(k.id)) return TxnOp::Put(key, EncodeAgent(*v));
+        break;
+      case Table::kClusters:
+        if (const fabric::Cluster* v = work_.clusters.Find(k.id)) {
+          return TxnOp::Put(key, EncodeCluster(*v));
+        }
+        break;
+      case Table::kAllocations:
+        if (const fabric::Allocation* v = work_.allocations.Find(k.id)) {
+          return TxnOp::Put(key, EncodeAllocation(*v));
+        }
+        break;
+      case Table::kPartitions:
+        if (const PartitionEntry* v = work_.partitions.Find(k.id)) {
+          return TxnOp::Put(key, EncodePartition(*v));
+        }
+        break;
+      case Table::kUsers:
+        if (const UserRecord* v = work_.users.Find(k.id)) return TxnOp::Put(key, EncodeUser(*v));
+        break;
+    }
+    return TxnOp::Delete(key);
+  }
+
+  // Refuses every later write and tells the owner, once.
+  absl::Status Break(absl::Status why) {
+    broken_ = why;
+    spdlog::error("etcd store: {}", std::string(why.message()));
+    if (options_.on_lost) options_.on_lost(why);
+    return why;
+  }
+
+  void Publish(size_t writes, absl::Time began) {
+    work_.Seal();
+    auto snapshot = std::make_shared<const EtcdState>(work_);
+    {
+      MutexLock lock(&snapshot_mu_);
+      snapshot_ = std::move(snapshot);
+    }
+    commits_.fetch_add(1, std::memory_order_relaxed);
+    MutexLock lock(&observer_mu_);
+    if (observer_) observer_(absl::ToDoubleSeconds(absl::Now() - began), writes);
+  }
+
+  std::shared_ptr<const EtcdState> CurrentSnapshot() {
+    MutexLock lock(&snapshot_mu_);
+    return snapshot_;
+  }
+
+  EtcdClient* const client_;
+  const EtcdStoreOptions options_;
+  const EtcdLayout layout_;
+  size_t loaded_keys_ = 0;
+
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+
+  Mutex snapshot_mu_;
+  std::shared_ptr<const EtcdState> snapshot_ ABSL_GUARDED_BY(snapshot_mu_);
+
+  Mutex observer_mu_;
+  std::function<void(double, size_t)> observer_ ABSL_GUARDED_BY(observer_mu_);
+
+  // The writer thread's own: its working state and whether it gave up.
+  EtcdState work_;
+  absl::Status broken_;
+  std::atomic<std::thread::id> writer_id_{};
+
+  std::atomic<uint64_t> commits_{0};
+  std::atomic<uint64_t> writes_{0};
+  std::atomic<uint64_t> pending_{0};
+  std::thread writer_;
+};
+
+absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdClient* client,
+                                                           EtcdStoreOptions options) {
+  RETURN_IF_ERROR(EtcdLayout::ValidatePrefix(options.prefix));
+  auto impl = std::make_unique<Impl>(client, std::move(options));
+  RETURN_IF_ERROR(impl->Load());
+  return std::unique_ptr<EtcdStore>(new EtcdStore(std::move(impl)));
+}
+
+EtcdStore::EtcdStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+EtcdStore::~EtcdStore() = default;
+
+absl::Status EtcdStore::Read(const std::function<absl::Status(ReadTxn&)>& fn) {
+  return impl_->Read(fn);
+}
+absl::Status EtcdStore::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
+  return impl_->Write(fn);
+}
+void EtcdStore::WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
+                           std::function<void(absl::Status)> done) {
+  impl_->WriteAsync(std::move(fn), std::move(done));
+}
+absl::Status EtcdStore::Backup(const std::string& /*path*/) {
+  return absl::FailedPreconditionError(
+      "the state is in etcd: back it up with `etcdctl snapshot save FILE` (docs/ha.md)");
+}
+uint64_t EtcdStore::commits() const { return impl_->commits(); }
+uint64_t EtcdStore::writes() const { return impl_->writes(); }
+uint64_t EtcdStore::pending_writes() const { return impl_->pending_writes(); }
+void EtcdStore::SetCommitObserver(std::function<void(double, size_t)> observer) {
+  impl_->SetCommitObserver(std::move(observer));
+}
+size_t EtcdStore::loaded_keys() const { return impl_->loaded_keys(); }
+
+}  // namespace vipu::storage::etcd

@@ -1,0 +1,88 @@
+// The state of vipu-server in etcd: a Store (storage/store.h) whose commits
+// are etcd transactions, for members of a highly available control plane.
+#ifndef VIPU_STORAGE_ETCD_ETCD_STORE_H_
+#define VIPU_STORAGE_ETCD_ETCD_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/etcd/etcd_client.h"
+#include "storage/store.h"
+
+namespace vipu::storage::etcd {
+
+struct EtcdStoreOptions {
+  // Where the state lives (EtcdLayout::ValidatePrefix).
+  std::string prefix = "/vipu/";
+  // Conditions added to every write transaction: the leader's fence
+  // (LeaderElection::Fence), so that a member that no longer leads cannot
+  // change anything. Empty only in tests of the store alone.
+  std::vector<TxnCompare> fence;
+  // Called once, on the writer thread, when the store stops writing for
+  // good: the fence failed (another member leads) or etcd's answer to a
+  // commit was lost, so this member's view may differ from etcd's. The
+  // member must stop serving as leader.
+  std::function<void(absl::Status)> on_lost;
+  // A group of writes goes to etcd in one transaction up to these limits
+  // (under etcd's defaults, --max-txn-ops 128 and --max-request-bytes
+  // 1.5 MiB); a bigger group, or one write bigger than a transaction, takes
+  // several.
+  size_t max_ops_per_txn = 120;
+  size_t max_bytes_per_txn = 1 << 20;
+};
+
+// Holds the whole state in memory, loaded from etcd when opened, and is the
+// one writer of its prefix while its fence holds: the leader of the members.
+// Reads are served from memory (a snapshot per Read); a Write runs its
+// callback against the writer's copy on the writer thread, and writes from
+// many threads are grouped. A group is acknowledged only once etcd has
+// committed its transactions (each fenced), so nothing acknowledged is lost
+// when this member dies; a callback that fails leaves nothing behind.
+//
+// When a group takes more than one transaction and a later one fails, or
+// any answer from etcd is lost, the store cannot know what etcd holds: it
+// refuses every later write with UNAVAILABLE and calls on_lost, and the next
+// leader loads what etcd has.
+//
+// Owns its writer thread; does not own the client, which must outlive it.
+// Thread-safe: every method may be called from any thread, but not Write
+// from inside a Write callback.
+class EtcdStore final : public Store {
+ public:
+  // Reads every key under the prefix at one revision and loads it. A prefix
+  // without state gets the format key (a fenced write). Errors:
+  // INVALID_ARGUMENT for a bad prefix; FAILED_PRECONDITION when the prefix
+  // holds data of another format or a newer version; DATA_LOSS for a value
+  // this server cannot read; UNAVAILABLE when etcd does not answer.
+  static absl::StatusOr<std::unique_ptr<EtcdStore>> Open(EtcdClient* client,
+                                                         EtcdStoreOptions options);
+  ~EtcdStore() override;  // drains queued writes and stops the writer thread
+
+  absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) override;
+  absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn) override;
+  void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
+                  std::function<void(absl::Status)> done) override;
+  // FAILED_PRECONDITION: etcd's own snapshot is the backup of this state.
+  absl::Status Backup(const std::string& path) override;
+  uint64_t commits() const override;
+  uint64_t writes() const override;
+  uint64_t pending_writes() const override;
+  void SetCommitObserver(std::function<void(double seconds, size_t writes)> observer) override;
+
+  // The number of keys loaded when opened (for logs and the bench).
+  size_t loaded_keys() const;
+
+ private:
+  class Impl;
+  explicit EtcdStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vipu::storage::etcd
+
+#endif  // VIPU_STORAGE_ETCD_ETCD_STORE_H_

@@ -1,0 +1,197 @@
+// LeaseKeeper: a lease kept alive over a LeaseKeepAlive stream by a thread.
+#include "storage/etcd/lease_keeper.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/thread_name.h"
+#include "etcd/rpc.grpc.pb.h"
+
+namespace vipu::storage::etcd {
+namespace {
+
+// The pause before another member is asked for a stream after one broke:
+// long enough not to spin on a member that refuses at once, short against
+// any TTL etcd grants (at least a second).
+constexpr absl::Duration kReconnectPause = absl::Milliseconds(200);
+// What Stop() gives the revocation.
+constexpr absl::Duration kRevokeTimeout = absl::Seconds(1);
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LeaseKeeper>> LeaseKeeper::Start(
+    EtcdClient* client, absl::Duration ttl, std::function<void(absl::Status)> on_lost) {
+  if (ttl < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lease TTL ", absl::FormatDuration(ttl), " is under one second"));
+  }
+  // The expiry is counted from before the request: etcd starts the TTL
+  // when it grants, which is later.
+  const absl::Time asked = absl::Now();
+  absl::StatusOr<int64_t> id = client->LeaseGrant(ttl);
+  if (!id.ok()) return id.status();
+  const absl::Duration granted = absl::Ceil(ttl, absl::Seconds(1));
+  std::unique_ptr<LeaseKeeper> keeper(
+      new LeaseKeeper(client, *id, granted, asked + granted, std::move(on_lost)));
+  keeper->thread_ = std::thread([k = keeper.get()] { k->Run(); });
+  NameThread(keeper->thread_, "etcd-lease");
+  return keeper;
+}
+
+LeaseKeeper::LeaseKeeper(EtcdClient* client, int64_t id, absl::Duration ttl, absl::Time expiry,
+                         std::function<void(absl::Status)> on_lost)
+    : client_(client), id_(id), ttl_(ttl), on_lost_(std::move(on_lost)), expiry_(expiry) {}
+
+LeaseKeeper::~LeaseKeeper() { Stop().IgnoreError(); }
+
+bool LeaseKeeper::alive() const {
+  MutexLock lock(&mu_);
+  return !lost_ && !stopping_;
+}
+
+absl::Status LeaseKeeper::Stop() {
+  MutexLock stop_lock(&stop_mu_);
+  bool was_lost;
+  {
+    MutexLock lock(&mu_);
+    if (stopped_) return absl::OkStatus();
+    stopping_ = true;
+    if (context_ != nullptr) context_->TryCancel();
+    changed_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+  {
+    MutexLock lock(&mu_);
+    stopped_ = true;
+    was_lost = lost_;
+  }
+  absl::Status status = client_->LeaseRevoke(id_, kRevokeTimeout);
+  // Already gone is what Stop() wants.
+  if (absl::IsNotFound(status) || (was_lost && !status.ok())) return absl::OkStatus();
+  return status;
+}
+
+void LeaseKeeper::Run() {
+  absl::Status lost;
+  for (;;) {
+    const size_t index = client_->current();
+    lost = KeepAliveOn(index);
+    if (!lost.ok()) break;
+    MutexLock lock(&mu_);
+    if (stopping_) return;
+    // The stream broke: the next member, unless the lease ran out meanwhile.
+    client_->Advance(index);
+    const absl::Time retry = std::min(absl::Now() + kReconnectPause, expiry_);
+    while (!stopping_ && absl::Now() < retry) changed_.WaitWithDeadline(&mu_, retry);
+    if (stopping_) return;
+    if (absl::Now() >= expiry_) {
+      lost = absl::UnavailableError(
+          absl::StrCat("etcd lease ", id_,
+                       ": the keep-alive stream broke and no member took a new one before the "
+                       "lease expired"));
+      break;
+    }
+  }
+  {
+    MutexLock lock(&mu_);
+    if (stopping_) return;
+    lost_ = true;
+  }
+  if (on_lost_) on_lost_(lost);
+}
+
+absl::Status LeaseKeeper::KeepAliveOn(size_t index) {
+  auto stub = etcdserverpb::Lease::NewStub(client_->channel(index));
+  grpc::ClientContext context;
+  {
+    MutexLock lock(&mu_);
+    if (stopping_) return absl::OkStatus();
+    context_ = &context;
+    stream_broken_ = false;
+    pending_since_ = absl::InfiniteFuture();
+  }
+  std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::LeaseKeepAliveRequest,
+                                           etcdserverpb::LeaseKeepAliveResponse>>
+      stream = stub->LeaseKeepAlive(&context);
+
+  // The reader: every answer moves the expiry; a TTL <= 0 says the lease is
+  // gone; the end of the stream wakes the sender to reconnect.
+  std::thread reader([this, &stream] {
+    etcdserverpb::LeaseKeepAliveResponse response;
+    while (stream->Read(&response)) {
+      MutexLock lock(&mu_);
+      if (response.ttl() <= 0) {
+        refused_ = absl::NotFoundError(
+            absl::StrCat("etcd lease ", id_, " expired or was revoked (keep-alive answered TTL ",
+                         response.ttl(), ")"));
+        break;
+      }
+      // Counted from when the keep-alive left, the earliest etcd can have
+      // renewed it.
+      const absl::Time sent =
+          pending_since_ == absl::InfiniteFuture() ? absl::Now() : pending_since_;
+      expiry_ = sent + absl::Seconds(response.ttl());
+      pending_since_ = absl::InfiniteFuture();
+      changed_.SignalAll();
+    }
+    MutexLock lock(&mu_);
+    stream_broken_ = true;
+    changed_.SignalAll();
+  });
+
+  absl::Status lost;
+  absl::Time next_send = absl::Now();
+  etcdserverpb::LeaseKeepAliveRequest request;
+  request.set_id(id_);
+  for (;;) {
+    bool send = false;
+    {
+      MutexLock lock(&mu_);
+      for (;;) {
+        const absl::Time now = absl::Now();
+        if (stopping_ || stream_broken_) break;
+        if (now >= expiry_) {
+          lost = absl::DeadlineExceededError(
+              absl::StrCat("etcd lease ", id_, " expired: no keep-alive was answered in time"));
+          break;
+        }
+        if (now >= pending_since_ + ttl_) {
+          lost = absl::DeadlineExceededError(
+              absl::StrCat("etcd lease ", id_, ": a keep-alive got no answer within the TTL of ",
+                           absl::FormatDuration(ttl_)));
+          break;
+        }
+        if (now >= next_send) {
+          send = true;
+          if (pending_since_ == absl::InfiniteFuture()) pending_since_ = now;
+          break;
+        }
+        changed_.WaitWithDeadline(&mu_, std::min({next_send, expiry_, pending_since_ + ttl_}));
+      }
+      if (!refused_.ok()) lost = refused_;
+    }
+    if (!send || !lost.ok()) break;
+    if (!stream->Write(request)) {
+      // The stream is gone; the reader sees it end too.
+      break;
+    }
+    next_send = absl::Now() + ttl_ / 3;
+  }
+
+  // Ends the stream (the reader returns once it is cancelled) and waits for
+  // the reader before the stream goes away.
+  context.TryCancel();
+  reader.join();
+  (void)stream->Finish();
+  {
+    MutexLock lock(&mu_);
+    context_ = nullptr;
+    if (!refused_.ok()) lost = refused_;
+  }
+  return lost;
+}
+
+}  // namespace vipu::storage::etcd

@@ -1,0 +1,330 @@
+// A highly available control plane as operators run it: three real etcd
+// members, two vipu-server members and one vipu-agent process serving four
+// machines; clients and the agent given both members. The leader is killed
+// (SIGKILL) and paused (SIGSTOP) under concurrent creates and removes, and
+// after every round nothing acknowledged is lost and no IPU is held twice.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "base/mutex.h"
+#include "tests/etcd_harness.h"
+#include "tests/integration/daemon_process.h"
+#include "tests/integration/harness.h"
+#include "version.grpc.pb.h"
+#include "vipuuser.grpc.pb.h"
+#include "wire/metadata_keys.h"
+
+namespace vipu::testing {
+namespace {
+
+constexpr int kMembers = 2;
+constexpr int kKillRounds = 5;
+
+// The role a member states in its reply metadata, "" when it does not answer.
+std::string RoleOf(const std::string& address) {
+  auto stub = virmgrpc::VersionService::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  virmgrpc::VersionRequest req;
+  virmgrpc::VersionReply reply;
+  if (!stub->GetVersion(&ctx, req, &reply).ok()) return "";
+  auto it = ctx.GetServerInitialMetadata().find(wire::kRoleMetadata);
+  if (it == ctx.GetServerInitialMetadata().end()) return "none";
+  return std::string(it->second.data(), it->second.size());
+}
+
+class HaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    dir_ = MakeTempDir();
+    EtcdClusterOptions options;
+    options.members = 3;
+    options.dir = dir_;
+    absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch(options);
+    ASSERT_TRUE(etcd.ok()) << etcd.status();
+    etcd_ = std::move(*etcd);
+    // An empty configuration file: the machine's own never applies.
+    config_ = dir_ + "/member.hcl";
+    std::ofstream(config_) << "# test member\n";
+    for (int i = 0; i < kMembers; ++i) addresses_.push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    for (int i = 0; i < kMembers; ++i) StartMember(i);
+    agent_ = std::make_unique<Daemon>(
+        std::vector<std::string>{VIPU_AGENT_BIN, "--server", absl::StrCat(addresses_[0], ",", addresses_[1]),
+                                 "--agent-ids", "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
+        dir_ + "/agent.log");
+    ASSERT_TRUE(WaitFor([&] { return Leader() >= 0; }, absl::Seconds(30)));
+    // The pod's cluster and allocation, through a standby where there is one.
+    const std::string standby = addresses_[1 - Leader()];
+    // The agents register with the leader in their own time.
+    CommandResult cluster;
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          cluster = RunCommand({VIPU_ADMIN_BIN, "--api-host", standby, "create", "cluster", "pod16",
+                                "--agents", "ag1,ag2,ag3,ag4"});
+          return cluster.exit_code == 0;
+        },
+        absl::Seconds(30)))
+        << cluster.out << cluster.err;
+    CommandResult allocation = RunCommand(
+        {VIPU_ADMIN_BIN, "--api-host", standby, "create", "allocation", "default", "--cluster", "pod16"});
+    ASSERT_EQ(allocation.exit_code, 0) << allocation.out << allocation.err;
+  }
+
+  void TearDown() override {
+    stop_ = true;
+    for (std::thread& t : workers_) t.join();
+    agent_.reset();
+    members_.clear();
+    etcd_.reset();
+    if (!dir_.empty() && !HasFailure()) RemoveTree(dir_);
+    if (HasFailure()) std::fprintf(stderr, "logs kept in %s\n", dir_.c_str());
+  }
+
+  void StartMember(int i) {
+    std::vector<std::string> argv = {VIPU_SERVER_BIN,       "--etcd-endpoints", etcd_->endpoints(),
+                                     "--listen",            addresses_[i],      "--config",
+                                     config_,               "--auto-add-agents", "--etcd-lease-ms",
+                                     "2000",                "--heartbeat-ms",   "200",
+                                     "--reconcile-window-ms", "1000"};
+    if (static_cast<int>(members_.size()) <= i) members_.resize(i + 1);
+    members_[i] = std::make_unique<Daemon>(argv, absl::StrCat(dir_, "/member", i, ".log"));
+  }
+
+  // The index of the member that says it leads, or -1.
+  int Leader() {
+    for (int i = 0; i < kMembers; ++i) {
+      if (members_[i] && RoleOf(addresses_[i]) == "leader") return i;
+    }
+    return -1;
+  }
+
+  // Runs `call` on each member in turn until one answers other than
+  // UNAVAILABLE: what a client given the list does.
+  template <typename Call>
+  grpc::Status OnAnyMember(Call call) {
+    grpc::Status status;
+    for (const std::string& address : addresses_) {
+      auto stub = virmgrpc::UserService::NewStub(
+          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+      status = call(*stub, ctx);
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
+    }
+    return status;
+  }
+
+  grpc::Status Create(const std::string& id) {
+    return OnAnyMember([&](virmgrpc::UserService::Stub& stub, grpc::ClientContext& ctx) {
+      virmgrpc::CreatePartitionRequest req;
+      req.mutable_requirements()->set_id(id);
+      req.mutable_requirements()->set_size(1);
+      virmgrpc::CreatePartitionReply reply;
+      return stub.CreatePartition(&ctx, req, &reply);
+    });
+  }
+
+  grpc::Status Remove(const std::string& id) {
+    return OnAnyMember([&](virmgrpc::UserService::Stub& stub, grpc::ClientContext& ctx) {
+      virmgrpc::RemovePartitionRequest req;
+      req.set_partition_id(id);
+      req.set_force(true);
+      virmgrpc::RemovePartitionReply reply;
+      return stub.RemovePartition(&ctx, req, &reply);
+    });
+  }
+
+  // Removes `id` until a member says it is gone (a remove whose answer was
+  // lost in a failover may or may not have happened).
+  bool RemoveUntilGone(const std::string& id) {
+    while (!stop_) {
+      grpc::Status s = Remove(id);
+      if (s.ok() || s.error_code() == grpc::StatusCode::NOT_FOUND) return true;
+    }
+    return false;
+  }
+
+  // Creates and removes one-IPU partitions in a loop, recording what was
+  // acknowledged. A create whose answer was lost is removed again, so the
+  // pod does not fill up with partitions nobody knows of.
+  void StartWorkers(int n) {
+    for (int w = 0; w < n; ++w) {
+      workers_.emplace_back([this, w] {
+        for (int k = 0; !stop_; ++k) {
+          const std::string id = absl::StrCat("w", w, "-", k);
+          grpc::Status created = Create(id);
+          if (!created.ok()) {
+            if (created.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED &&
+                created.error_code() != grpc::StatusCode::ALREADY_EXISTS) {
+              RemoveUntilGone(id);
+            }
+            continue;
+          }
+          {
+            MutexLock lock(&mu_);
+            created_.insert(id);
+            remove_started_.insert(id);
+          }
+          if (RemoveUntilGone(id)) {
+            MutexLock lock(&mu_);
+            removed_.insert(id);
+          }
+        }
+      });
+    }
+  }
+
+  // The invariants, through whichever member answers.
+  void CheckInvariants() {
+    std::set<std::string> must_exist, must_not_exist;
+    {
+      MutexLock lock(&mu_);
+      for (const std::string& id : created_) {
+        if (remove_started_.count(id) == 0) must_exist.insert(id);
+      }
+      must_not_exist = removed_;
+    }
+    virmgrpc::ListPartitionsReply reply;
+    grpc::Status s = OnAnyMember([&](virmgrpc::UserService::Stub& stub, grpc::ClientContext& ctx) {
+      reply.Clear();
+      virmgrpc::ListPartitionsRequest req;
+      return stub.ListPartitions(&ctx, req, &reply);
+    });
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    std::set<std::string> listed;
+    std::set<std::pair<uint32_t, uint32_t>> held;
+    for (const virmgrpc::Partition& p : reply.partitions()) {
+      listed.insert(p.id());
+      for (const virmgrpc::PartitionIpu& ipu : p.spec().ipus()) {
+        EXPECT_TRUE(held.insert({ipu.ipulink_domain_topology_id(), ipu.topology_id()}).second)
+            << "an IPU in two partitions, one of them " << p.id();
+      }
+    }
+    for (const std::string& id : must_exist) EXPECT_EQ(listed.count(id), 1u) << "lost " << id;
+    for (const std::string& id : must_not_exist) EXPECT_EQ(listed.count(id), 0u) << "back: " << id;
+  }
+
+  std::string dir_, config_;
+  std::unique_ptr<EtcdCluster> etcd_;
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<Daemon>> members_;
+  std::unique_ptr<Daemon> agent_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> workers_;
+  Mutex mu_;
+  std::set<std::string> created_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> remove_started_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> removed_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(HaTest, EveryMemberAnswersAndStatesItsRole) {
+  const int leader = Leader();
+  ASSERT_GE(leader, 0);
+  EXPECT_EQ(RoleOf(addresses_[1 - leader]), "standby");
+  // A partition created through the standby is the leader's.
+  ASSERT_TRUE(Create("first").ok());
+  CommandResult list = RunCommand({VIPU_CLI_BIN, "--api-host", addresses_[1 - leader], "list",
+                                   "partitions"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("first"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("ACTIVE"), std::string::npos) << list.out;
+}
+
+TEST_F(HaTest, KilledAndPausedLeadersLoseNothingAcknowledged) {
+  ASSERT_TRUE(Create("kept").ok());
+  {
+    MutexLock lock(&mu_);
+    created_.insert("kept");
+  }
+  StartWorkers(2);
+  for (int round = 0; round < kKillRounds; ++round) {
+    const int leader = Leader();
+    ASSERT_GE(leader, 0) << "round " << round;
+    members_[leader]->Kill();
+    // A client retrying through the list gets its calls through again.
+    const std::string probe = absl::StrCat("probe", round);
+    ASSERT_TRUE(WaitFor([&] { return Create(probe).ok(); }, absl::Seconds(60)))
+        << "round " << round;
+    {
+      MutexLock lock(&mu_);
+      created_.insert(probe);
+    }
+    StartMember(leader);
+    CheckInvariants();
+    if (HasFailure()) return;
+    {
+      MutexLock lock(&mu_);
+      remove_started_.insert(probe);
+    }
+    ASSERT_TRUE(RemoveUntilGone(probe));
+    {
+      MutexLock lock(&mu_);
+      removed_.insert(probe);
+    }
+  }
+  // A leader paused past its lease is deposed; continued, its writes are
+  // fenced off and it starts again as a standby.
+  const int paused = Leader();
+  ASSERT_GE(paused, 0);
+  kill(members_[paused]->pid(), SIGSTOP);
+  ASSERT_TRUE(WaitFor([&] { return RoleOf(addresses_[1 - paused]) == "leader"; },
+                      absl::Seconds(60)));
+  kill(members_[paused]->pid(), SIGCONT);
+  ASSERT_TRUE(WaitFor([&] { return RoleOf(addresses_[paused]) == "standby"; }, absl::Seconds(60)));
+  EXPECT_NE(ReadFile(members_[paused]->log()).find("stepping down"), std::string::npos);
+  CheckInvariants();
+  stop_ = true;
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  CheckInvariants();
+  MutexLock lock(&mu_);
+  // The rounds ran under load: creates were acknowledged between the kills.
+  EXPECT_GT(created_.size(), static_cast<size_t>(2 * kKillRounds));
+}
+
+TEST(HaFlags, WhatDoesNotApplyToAMemberIsRefused) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"--etcd-endpoints", "http://127.0.0.1:1", "--db", "/tmp/x.db"},
+      {"--etcd-endpoints", "http://127.0.0.1:1", "--simulate", "pod4"},
+      {"--etcd-endpoints", "127.0.0.1:2379"},
+      {"--etcd-endpoints", "http://127.0.0.1:2379,,http://127.0.0.1:2380"},
+      {"--etcd-endpoints", "http://127.0.0.1:2379", "--etcd-prefix", "vipu"},
+      {"--etcd-endpoints", "http://127.0.0.1:2379", "--etcd-lease-ms", "10"},
+      {"--etcd-endpoints", "http://127.0.0.1:2379", "--listen", "0.0.0.0:8090"},
+  };
+  for (std::vector<std::string> args : cases) {
+    args.insert(args.begin(), VIPU_SERVER_BIN);
+    args.push_back("--config");
+    args.push_back("/dev/null");
+    CommandResult r = RunCommand(args);
+    EXPECT_EQ(r.exit_code, 2) << args[2] << " " << args.back() << ": " << r.err;
+    EXPECT_NE(r.err.find("vipu-server: "), std::string::npos) << r.err;
+  }
+}
+
+TEST(HaFlags, AnUnreachableEtcdStopsTheMemberWithoutFallingBack) {
+  const std::string dir = MakeTempDir();
+  CommandResult r = RunCommand({VIPU_SERVER_BIN, "--etcd-endpoints",
+                                absl::StrCat("http://127.0.0.1:", FreePort()), "--listen",
+                                absl::StrCat("127.0.0.1:", FreePort()), "--config", "/dev/null"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot reach etcd"), std::string::npos) << r.err;
+  RemoveTree(dir);
+}
+
+}  // namespace
+}  // namespace vipu::testing

@@ -1,0 +1,233 @@
+// The etcd store against a real etcd member: the storage contract every
+// store passes, and what only the etcd store has (its format, its fence, and
+// groups bigger than one etcd transaction).
+#include "storage/etcd/etcd_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "storage/etcd/etcd_client.h"
+#include "storage/etcd/etcd_layout.h"
+#include "tests/etcd_harness.h"
+#include "tests/unit/storage_contract.h"
+
+namespace vipu::storage {
+namespace {
+
+using etcd::EtcdClient;
+using etcd::EtcdStore;
+using etcd::EtcdStoreOptions;
+using vipu::testing::EtcdCluster;
+
+// One etcd member for the whole binary; each store gets a prefix of its own.
+EtcdCluster* SharedEtcd() {
+  static std::unique_ptr<EtcdCluster> cluster = [] {
+    absl::StatusOr<std::unique_ptr<EtcdCluster>> c = EtcdCluster::Launch({});
+    if (!c.ok()) {
+      ADD_FAILURE() << c.status();
+      return std::unique_ptr<EtcdCluster>();
+    }
+    return std::move(*c);
+  }();
+  return cluster.get();
+}
+
+std::unique_ptr<EtcdClient> Connect(EtcdCluster* cluster) {
+  absl::StatusOr<std::vector<etcd::EtcdEndpoint>> endpoints =
+      etcd::ParseEtcdEndpoints(cluster->endpoints());
+  if (!endpoints.ok()) return nullptr;
+  etcd::EtcdClientOptions options;
+  options.endpoints = *endpoints;
+  absl::StatusOr<std::unique_ptr<EtcdClient>> client = EtcdClient::Connect(options);
+  if (!client.ok()) {
+    ADD_FAILURE() << client.status();
+    return nullptr;
+  }
+  return std::move(*client);
+}
+
+// An EtcdStore with the client it uses, as one Store the suite can own.
+class OwnedEtcdStore final : public Store {
+ public:
+  OwnedEtcdStore(std::unique_ptr<EtcdClient> client, std::unique_ptr<EtcdStore> store)
+      : client_(std::move(client)), store_(std::move(store)) {}
+  ~OwnedEtcdStore() override { store_.reset(); }
+
+  absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) override {
+    return store_->Read(fn);
+  }
+  absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn) override {
+    return store_->Write(fn);
+  }
+  void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
+                  std::function<void(absl::Status)> done) override {
+    store_->WriteAsync(std::move(fn), std::move(done));
+  }
+  absl::Status Backup(const std::string& path) override { return store_->Backup(path); }
+  uint64_t commits() const override { return store_->commits(); }
+  uint64_t writes() const override { return store_->writes(); }
+  uint64_t pending_writes() const override { return store_->pending_writes(); }
+  void SetCommitObserver(std::function<void(double, size_t)> observer) override {
+    store_->SetCommitObserver(std::move(observer));
+  }
+
+ private:
+  std::unique_ptr<EtcdClient> client_;
+  std::unique_ptr<EtcdStore> store_;
+};
+
+// The prefix of a test directory: its last path element.
+std::string PrefixOf(const std::string& dir) {
+  return absl::StrCat("/", dir.substr(dir.rfind('/') + 1), "/");
+}
+
+std::unique_ptr<Store> OpenEtcdStore(const std::string& dir) {
+  EtcdCluster* cluster = SharedEtcd();
+  if (cluster == nullptr) return nullptr;
+  std::unique_ptr<EtcdClient> client = Connect(cluster);
+  if (!client) return nullptr;
+  EtcdStoreOptions options;
+  options.prefix = PrefixOf(dir);
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(client.get(), options);
+  if (!store.ok()) {
+    ADD_FAILURE() << store.status();
+    return nullptr;
+  }
+  return std::make_unique<OwnedEtcdStore>(std::move(client), std::move(*store));
+}
+
+INSTANTIATE_TEST_SUITE_P(Etcd, StoreContract,
+                         ::testing::Values(StoreContractParam{"Etcd", OpenEtcdStore}),
+                         StoreContractParamName);
+
+class EtcdStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = SharedEtcd();
+    ASSERT_NE(cluster_, nullptr);
+    client_ = Connect(cluster_);
+    ASSERT_NE(client_, nullptr);
+    static std::atomic<int> n{0};
+    prefix_ = absl::StrCat("/etcd-store-test-", getpid(), "-", n++, "/");
+  }
+
+  absl::StatusOr<std::unique_ptr<EtcdStore>> Open(EtcdStoreOptions options = {}) {
+    options.prefix = prefix_;
+    return EtcdStore::Open(client_.get(), std::move(options));
+  }
+
+  EtcdCluster* cluster_ = nullptr;
+  std::unique_ptr<EtcdClient> client_;
+  std::string prefix_;
+};
+
+TEST_F(EtcdStoreTest, RefusesAPrefixOfAnotherFormatAndChangesNothing) {
+  ASSERT_TRUE(client_->Txn({}, {etcd::TxnOp::Put(prefix_ + "something", "else")}).ok());
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find("another format"), std::string::npos)
+      << store.status();
+  absl::StatusOr<etcd::RangeResult> range = client_->RangePrefix(prefix_);
+  ASSERT_TRUE(range.ok());
+  EXPECT_EQ(range->kvs.size(), 1u);
+}
+
+TEST_F(EtcdStoreTest, RefusesANewerFormatVersion) {
+  ASSERT_TRUE(
+      client_->Txn({}, {etcd::TxnOp::Put(prefix_ + "format", "open-vipu-state 99")}).ok());
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find("version 99"), std::string::npos) << store.status();
+}
+
+TEST_F(EtcdStoreTest, RefusesABadPrefix) {
+  for (const std::string bad : {"", "/", "vipu/", "/vipu", "/vi pu/"}) {
+    EtcdStoreOptions options;
+    options.prefix = bad;
+    absl::StatusOr<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(client_.get(), options);
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST_F(EtcdStoreTest, AWriteAfterTheFenceFailsChangesNothingAndStopsTheStore) {
+  const std::string fence_key = prefix_.substr(0, prefix_.size() - 1) + "-fence";
+  absl::StatusOr<etcd::TxnResult> put = client_->Txn({}, {etcd::TxnOp::Put(fence_key, "x")});
+  ASSERT_TRUE(put.ok());
+  absl::StatusOr<std::optional<etcd::KeyValue>> kv = client_->Get(fence_key);
+  ASSERT_TRUE(kv.ok() && kv->has_value());
+  std::atomic<int> lost{0};
+  EtcdStoreOptions options;
+  options.fence = {etcd::TxnCompare::CreateRevision(fence_key, (*kv)->create_revision)};
+  options.on_lost = [&](absl::Status) { ++lost; };
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->Write([](WriteTxn& txn) { return txn.InsertAgent({"a1", "h", 1, {}}); })
+                  .ok());
+  // Another member takes over: the fence no longer holds.
+  ASSERT_TRUE(client_->Txn({}, {etcd::TxnOp::Delete(fence_key)}).ok());
+  absl::Status s =
+      (*store)->Write([](WriteTxn& txn) { return txn.InsertAgent({"a2", "h", 2, {}}); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_EQ(lost.load(), 1);
+  // Nothing of the refused write in etcd or in what the store serves.
+  absl::StatusOr<std::optional<etcd::KeyValue>> a2 = client_->Get(prefix_ + "state/agents/a2");
+  ASSERT_TRUE(a2.ok());
+  EXPECT_FALSE(a2->has_value());
+  EXPECT_TRUE(absl::IsNotFound(
+      (*store)->Read([](ReadTxn& txn) { return txn.GetAgent("a2").status(); })));
+  // And it stays refused, even once the key is back.
+  ASSERT_TRUE(client_->Txn({}, {etcd::TxnOp::Put(fence_key, "y")}).ok());
+  s = (*store)->Write([](WriteTxn& txn) { return txn.InsertAgent({"a3", "h", 3, {}}); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(lost.load(), 1);
+}
+
+TEST_F(EtcdStoreTest, AWriteOfMoreKeysThanOneTransactionTakesIsWrittenWhole) {
+  EtcdStoreOptions options;
+  options.max_ops_per_txn = 16;
+  {
+    absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open(options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)
+                    ->Write([](WriteTxn& txn) {
+                      for (int i = 0; i < 100; ++i) {
+                        absl::Status s = txn.InsertAgent(
+                            {absl::StrCat("m", i), "127.0.0.1", static_cast<uint32_t>(9000 + i), {}});
+                        if (!s.ok()) return s;
+                      }
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    EXPECT_GE((*store)->commits(), 1u);
+  }
+  absl::StatusOr<std::unique_ptr<EtcdStore>> again = Open(options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  size_t agents = 0;
+  ASSERT_TRUE((*again)
+                  ->Read([&](ReadTxn& txn) {
+                    absl::StatusOr<std::vector<fabric::Agent>> list = txn.ListAgents();
+                    if (!list.ok()) return list.status();
+                    agents = list->size();
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_EQ(agents, 100u);
+}
+
+TEST_F(EtcdStoreTest, BackupNamesEtcdctl) {
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status s = (*store)->Backup("/tmp/x.db");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("etcdctl snapshot save"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vipu::storage

@@ -1,0 +1,254 @@
+// Failover over real gRPC servers on loopback ports: dead, silent, standby and live members, and
+// which calls move on to the next member and which are not replayed.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/daemon_process.h"
+#include "version.grpc.pb.h"
+#include "wire/member_channels.h"
+#include "wire/metadata_keys.h"
+
+namespace vipu::wire {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::system_clock;
+
+// How a fake member answers GetVersion.
+enum class Behaviour {
+  kAnswer,              // OK, version = its name
+  kUnavailable,         // UNAVAILABLE, as a member that may have acted
+  kRefusedUnavailable,  // UNAVAILABLE with retry-after-ms: refused before acting
+  kNotFound,            // a refusal that is the member's answer
+  kSilent,              // holds the call until the client gives up
+};
+
+class FakeMember final : public virmgrpc::VersionService::Service {
+ public:
+  FakeMember(std::string name, Behaviour behaviour)
+      : name_(std::move(name)), behaviour_(behaviour) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeMember() override {
+    release_.Notify();
+    server_->Shutdown(Clock::now());
+  }
+
+  grpc::Status GetVersion(grpc::ServerContext* context, const virmgrpc::VersionRequest*,
+                          virmgrpc::VersionReply* reply) override {
+    ++calls_;
+    switch (behaviour_) {
+      case Behaviour::kAnswer:
+        reply->set_version(name_);
+        return grpc::Status::OK;
+      case Behaviour::kUnavailable:
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, name_ + ": agent down");
+      case Behaviour::kRefusedUnavailable:
+        context->AddTrailingMetadata(kRetryAfterMetadata, "100");
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, name_ + ": no leader");
+      case Behaviour::kNotFound:
+        return grpc::Status(grpc::StatusCode::NOT_FOUND, name_ + ": not found");
+      case Behaviour::kSilent:
+        release_.WaitForNotificationWithTimeout(absl::Seconds(30));
+        return grpc::Status::OK;
+    }
+    return grpc::Status::OK;
+  }
+
+  ServerMember member() const {
+    return ServerMember{"127.0.0.1", static_cast<uint32_t>(port_), true};
+  }
+  int calls() const { return calls_.load(); }
+
+ private:
+  const std::string name_;
+  const Behaviour behaviour_;
+  int port_ = 0;
+  std::atomic<int> calls_{0};
+  absl::Notification release_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+// A port nothing listens on: connections are refused at once.
+ServerMember DeadMember() {
+  return ServerMember{"127.0.0.1", static_cast<uint32_t>(vipu::testing::FreePort()), true};
+}
+
+// A socket that accepts TCP connections (the kernel's backlog) but never
+// speaks HTTP/2: a member that swallows connection attempts.
+class SilentSocket {
+ public:
+  SilentSocket() : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(listen(fd_, 16), 0);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~SilentSocket() { close(fd_); }
+  ServerMember member() const { return ServerMember{"127.0.0.1", port_, true}; }
+
+ private:
+  int fd_;
+  uint32_t port_ = 0;
+};
+
+struct Outcome {
+  MemberCallResult result;
+  std::string version;
+};
+
+Outcome Version(MemberChannels& channels, CallKind kind,
+                std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  Outcome out;
+  virmgrpc::VersionReply reply;
+  out.result = channels.Call(kind, Clock::now() + timeout, nullptr,
+                             [&](size_t member, grpc::ClientContext* context) {
+                               return virmgrpc::VersionService::NewStub(channels.channel(member))
+                                   ->GetVersion(context, virmgrpc::VersionRequest(), &reply);
+                             });
+  out.version = reply.version();
+  return out;
+}
+
+std::unique_ptr<MemberChannels> Channels(const std::vector<ServerMember>& members) {
+  return std::make_unique<MemberChannels>(members, grpc::InsecureChannelCredentials());
+}
+
+TEST(MemberChannelsTest, ADeadMemberIsSkippedAndTheAnsweringOneRemembered) {
+  FakeMember live("live", Behaviour::kAnswer);
+  auto channels = Channels({DeadMember(), live.member()});
+  for (CallKind kind : {CallKind::kReadOnly, CallKind::kMutating}) {
+    Outcome first = Version(*channels, kind);
+    EXPECT_TRUE(first.result.status.ok()) << first.result.status.error_message();
+    EXPECT_EQ(first.version, "live");
+    EXPECT_EQ(first.result.member, 1u);
+    EXPECT_TRUE(first.result.reached);
+  }
+  EXPECT_EQ(channels->preferred(), 1u);
+  // The next call goes to the member that answered, and only to it.
+  Outcome next = Version(*channels, CallKind::kReadOnly);
+  ASSERT_EQ(next.result.attempts.size(), 1u);
+  EXPECT_EQ(next.result.attempts[0].member, 1u);
+  EXPECT_EQ(live.calls(), 3);
+}
+
+TEST(MemberChannelsTest, NoMemberReachedNamesEveryAttempt) {
+  auto channels = Channels({DeadMember(), DeadMember()});
+  Outcome out = Version(*channels, CallKind::kMutating);
+  EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_FALSE(out.result.reached);
+  ASSERT_EQ(out.result.attempts.size(), 2u);
+  EXPECT_EQ(out.result.attempts[0].member, 0u);
+  EXPECT_EQ(out.result.attempts[1].member, 1u);
+  EXPECT_EQ(channels->preferred(), 0u);
+}
+
+TEST(MemberChannelsTest, ReadsMoveOnFromAnUnavailableMember) {
+  FakeMember standby("standby", Behaviour::kUnavailable);
+  FakeMember leader("leader", Behaviour::kAnswer);
+  auto channels = Channels({standby.member(), leader.member()});
+  Outcome out = Version(*channels, CallKind::kReadOnly);
+  EXPECT_TRUE(out.result.status.ok());
+  EXPECT_EQ(out.version, "leader");
+  EXPECT_EQ(standby.calls(), 1);
+  EXPECT_TRUE(out.result.attempts[0].reached);
+}
+
+TEST(MemberChannelsTest, AMutatingCallIsNotReplayedAfterAnUnavailableThatMayHaveActed) {
+  FakeMember first("first", Behaviour::kUnavailable);
+  FakeMember second("second", Behaviour::kAnswer);
+  auto channels = Channels({first.member(), second.member()});
+  Outcome out = Version(*channels, CallKind::kMutating);
+  EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(out.result.status.error_message(), "first: agent down");
+  EXPECT_TRUE(out.result.reached);
+  EXPECT_EQ(second.calls(), 0);
+}
+
+TEST(MemberChannelsTest, AMutatingCallMovesOnWhenTheMemberRefusedBeforeActing) {
+  FakeMember standby("standby", Behaviour::kRefusedUnavailable);
+  FakeMember leader("leader", Behaviour::kAnswer);
+  auto channels = Channels({standby.member(), leader.member()});
+  Outcome out = Version(*channels, CallKind::kMutating);
+  EXPECT_TRUE(out.result.status.ok()) << out.result.status.error_message();
+  EXPECT_EQ(out.version, "leader");
+  EXPECT_EQ(channels->preferred(), 1u);
+}
+
+TEST(MemberChannelsTest, EachMemberIsTriedAtMostOncePerCall) {
+  FakeMember a("a", Behaviour::kRefusedUnavailable);
+  FakeMember b("b", Behaviour::kRefusedUnavailable);
+  auto channels = Channels({a.member(), DeadMember(), b.member()});
+  Outcome out = Version(*channels, CallKind::kReadOnly);
+  EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(out.result.attempts.size(), 3u);
+  EXPECT_EQ(a.calls(), 1);
+  EXPECT_EQ(b.calls(), 1);
+  // The answer of the last member reached, not the dead one's.
+  EXPECT_EQ(out.result.status.error_message(), "b: no leader");
+  EXPECT_EQ(out.result.member, 2u);
+}
+
+TEST(MemberChannelsTest, ARefusalIsTheMembersAnswer) {
+  FakeMember a("a", Behaviour::kNotFound);
+  FakeMember b("b", Behaviour::kAnswer);
+  auto channels = Channels({a.member(), b.member()});
+  Outcome out = Version(*channels, CallKind::kReadOnly);
+  EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(b.calls(), 0);
+  EXPECT_EQ(channels->preferred(), 0u);
+}
+
+TEST(MemberChannelsTest, ADeadlineExceededIsNotReplayed) {
+  FakeMember slow("slow", Behaviour::kSilent);
+  FakeMember fast("fast", Behaviour::kAnswer);
+  auto channels = Channels({slow.member(), fast.member()});
+  // Connected beforehand, so that the short deadline is all the call's.
+  ASSERT_TRUE(channels->channel(0)->WaitForConnected(Clock::now() + std::chrono::seconds(10)));
+  for (CallKind kind : {CallKind::kMutating, CallKind::kReadOnly}) {
+    Outcome out = Version(*channels, kind, std::chrono::milliseconds(300));
+    EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    EXPECT_TRUE(out.result.reached);
+    EXPECT_EQ(out.result.attempts.size(), 1u);
+  }
+  EXPECT_EQ(fast.calls(), 0);
+}
+
+TEST(MemberChannelsTest, AMemberThatDoesNotConnectGetsOnlyItsShareOfTheDeadline) {
+  SilentSocket silent;
+  FakeMember live("live", Behaviour::kAnswer);
+  auto channels = Channels({silent.member(), live.member()});
+  const Clock::time_point start = Clock::now();
+  Outcome out = Version(*channels, CallKind::kMutating, std::chrono::seconds(4));
+  EXPECT_TRUE(out.result.status.ok()) << out.result.status.error_message();
+  EXPECT_EQ(out.version, "live");
+  ASSERT_EQ(out.result.attempts.size(), 2u);
+  EXPECT_FALSE(out.result.attempts[0].reached);
+  EXPECT_THAT(out.result.attempts[0].status.error_message(), HasSubstr("not connected within"));
+  // Half of the deadline for the first of two members, then the answer.
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(3500));
+}
+
+}  // namespace
+}  // namespace vipu::wire

@@ -1,0 +1,104 @@
+// MemberChannels: a channel per server member and the failover rule every client's calls follow.
+#include "wire/member_channels.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "wire/metadata_keys.h"
+
+namespace vipu::wire {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+// Waits until the channel is connected or has failed to connect, or until
+// `by`; returns the state it ended in.
+grpc_connectivity_state WaitConnected(grpc::Channel& channel, Clock::time_point by) {
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
+  while (state == GRPC_CHANNEL_IDLE || state == GRPC_CHANNEL_CONNECTING) {
+    if (!channel.WaitForStateChange(state, by)) break;
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+  return state;
+}
+
+// The server's word that it refused the call before acting on it.
+bool RefusedBeforeActing(const grpc::ClientContext& context) {
+  return context.GetServerTrailingMetadata().count(kRetryAfterMetadata) != 0;
+}
+
+}  // namespace
+
+MemberChannels::MemberChannels(std::vector<ServerMember> members,
+                               std::shared_ptr<grpc::ChannelCredentials> credentials,
+                               const grpc::ChannelArguments& args)
+    : members_(std::move(members)) {
+  channels_.reserve(members_.size());
+  for (const ServerMember& m : members_) {
+    channels_.push_back(grpc::CreateCustomChannel(m.Target(), credentials, args));
+  }
+}
+
+MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
+                                      const Prepare& prepare, const Rpc& rpc) {
+  MemberCallResult result;
+  const size_t n = members_.size();
+  const size_t start = preferred();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (start + k) % n;
+    const bool last = k + 1 == n;
+    const Clock::time_point now = Clock::now();
+    if (k > 0 && now >= deadline) break;
+    // A fair share of what is left, so that a member that swallows
+    // connection attempts cannot spend the whole deadline.
+    const Clock::time_point connect_by =
+        last || now >= deadline ? deadline : now + (deadline - now) / static_cast<int>(n - k);
+    grpc::Channel& channel = *channels_[i];
+    const grpc_connectivity_state state = WaitConnected(channel, connect_by);
+    MemberAttempt attempt;
+    attempt.member = i;
+    if (!last && state != GRPC_CHANNEL_READY && state != GRPC_CHANNEL_TRANSIENT_FAILURE) {
+      attempt.status = grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          absl::StrCat(
+              "not connected within ",
+              std::chrono::duration_cast<std::chrono::milliseconds>(connect_by - now).count(),
+              " ms"));
+      result.attempts.push_back(std::move(attempt));
+      continue;
+    }
+    // A channel that is not READY fails the call at once, unsent (gRPC's
+    // default, not wait-for-ready); one that connects meanwhile is READY
+    // afterwards, and the call counts as sent.
+    grpc::ClientContext context;
+    context.set_deadline(deadline);
+    if (prepare) prepare(&context);
+    attempt.status = rpc(i, &context);
+    attempt.reached = state == GRPC_CHANNEL_READY ||
+                      channel.GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
+    const grpc::StatusCode code = attempt.status.error_code();
+    const bool reached = attempt.reached;
+    result.attempts.push_back(attempt);
+    if (code == grpc::StatusCode::UNAVAILABLE &&
+        (!reached || kind == CallKind::kReadOnly || RefusedBeforeActing(context))) {
+      continue;
+    }
+    if (code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      break;  // sent, outcome unknown: not replayed
+    }
+    preferred_.store(i, std::memory_order_relaxed);
+    break;
+  }
+  // The answer of the last member reached says most (a standby's "no
+  // leader" rather than a later member's "connection refused").
+  const MemberAttempt* chosen = &result.attempts.back();
+  for (const MemberAttempt& a : result.attempts) {
+    if (a.reached) chosen = &a;
+  }
+  result.status = chosen->status;
+  result.member = chosen->member;
+  result.reached = chosen->reached;
+  return result;
+}
+
+}  // namespace vipu::wire

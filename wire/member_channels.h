@@ -1,0 +1,114 @@
+// One gRPC channel per member of a highly available vipu-server, and the
+// failover every client of the server shares (the CLIs, poprun, the IPUoF
+// client and gc-info; the Slurm plugin runs `vipu`).
+//
+// A call goes first to the preferred member: the one that last answered in
+// this process, else the first listed. When that member cannot take it, the
+// call moves on to the next member in list order, wrapping around, each
+// member tried at most once per call, all within the call's one deadline.
+//
+// When a call moves on (the rule, and why it is safe):
+//  - The member is not connected: it did not become READY within its share
+//    of the time left (the time left divided by the members left to try; the
+//    last member gets all of it), or its connection failed (the call then
+//    fails fast, UNAVAILABLE, without being sent). Nothing reached the
+//    member, so trying another is always safe, whatever the call.
+//  - The call was sent and the member answered UNAVAILABLE (a standby
+//    without a leader, a member shutting down, an agent behind it that is
+//    down):
+//      * a read-only call (CallKind::kReadOnly) moves on: replaying a read
+//        changes nothing;
+//      * a mutating call (CallKind::kMutating) moves on only when the answer
+//        carries `retry-after-ms` (wire/metadata_keys.h), the server's word
+//        that it refused the call before acting on it (not ready, or a
+//        standby that has no leader to forward to). Otherwise the member may
+//        have acted, and replaying it elsewhere could act twice: the error is
+//        returned.
+//  - DEADLINE_EXCEEDED never moves on: the one deadline is spent, and for a
+//    mutating call that was sent the outcome is unknown, so it is not
+//    replayed.
+// Any other answer, success or refusal, is the member's answer: the call
+// ends there, and that member becomes the preferred one.
+//
+// Owns the channels. Thread-safe: Call may run on several threads at once
+// (the preferred member is an atomic; each call dials through the shared
+// channels with its own contexts).
+#ifndef VIPU_WIRE_MEMBER_CHANNELS_H_
+#define VIPU_WIRE_MEMBER_CHANNELS_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wire/server_members.h"
+
+namespace vipu::wire {
+
+// Whether a call may be replayed on another member after it was sent.
+enum class CallKind {
+  kReadOnly,  // changes nothing on the server (List*, Get*, version)
+  kMutating,  // creates, removes, resets, updates ...
+};
+
+// One member tried by a call, in the order tried.
+struct MemberAttempt {
+  size_t member = 0;     // index into the member list
+  bool reached = false;  // the call was sent to the member (its channel was READY)
+  grpc::Status status;   // what the attempt ended with
+};
+
+// What became of one call.
+struct MemberCallResult {
+  // The answer (OK included) of the member that answered, else the last
+  // attempt's failure.
+  grpc::Status status;
+  // The member whose answer `status` is; with no answer, the last one tried.
+  size_t member = 0;
+  // False when no member was reached: none connected within the deadline.
+  bool reached = false;
+  std::vector<MemberAttempt> attempts;
+};
+
+class MemberChannels {
+ public:
+  // One channel per member (dialled lazily, on a call), all with
+  // `credentials` and `args`. `members` must not be empty.
+  MemberChannels(std::vector<ServerMember> members,
+                 std::shared_ptr<grpc::ChannelCredentials> credentials,
+                 const grpc::ChannelArguments& args = grpc::ChannelArguments());
+
+  MemberChannels(const MemberChannels&) = delete;
+  MemberChannels& operator=(const MemberChannels&) = delete;
+
+  size_t size() const { return members_.size(); }
+  const ServerMember& member(size_t i) const { return members_[i]; }
+  const std::vector<ServerMember>& members() const { return members_; }
+  const std::shared_ptr<grpc::Channel>& channel(size_t i) const { return channels_[i]; }
+  // The member the next call goes to first.
+  size_t preferred() const { return preferred_.load(std::memory_order_relaxed); }
+
+  // Sets up a fresh context (metadata, credentials); called once per attempt.
+  using Prepare = std::function<void(grpc::ClientContext*)>;
+  // Sends the call to member `member` over `channel(member)` with `context`.
+  using Rpc = std::function<grpc::Status(size_t member, grpc::ClientContext* context)>;
+
+  // Runs the call under the rule above, every attempt with `deadline`. Never
+  // fails itself: what happened is in the result.
+  MemberCallResult Call(CallKind kind, std::chrono::system_clock::time_point deadline,
+                        const Prepare& prepare, const Rpc& rpc);
+
+ private:
+  const std::vector<ServerMember> members_;
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  std::atomic<size_t> preferred_{0};
+};
+
+}  // namespace vipu::wire
+
+#endif  // VIPU_WIRE_MEMBER_CHANNELS_H_
