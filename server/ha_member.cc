@@ -143,6 +143,12 @@ class Member {
   }
 
   SystemdNotifier& notifier() { return notifier_; }
+  // The systemd watchdog's question: the leader's store answers a read; a
+  // standby answers as long as it runs.
+  bool Healthy() {
+    MutexLock lock(&mu_);
+    return server_ == nullptr || server_->DatabaseAnswers();
+  }
   const MemberRole& role() const { return role_; }
 
  private:
@@ -283,6 +289,7 @@ int RunMember(const ServerOptions& options, char** argv) {
               self->user.c_str());
   std::fflush(stdout);
   member.notifier().Ready(absl::StrCat("member ", self->user, ": serving as standby"));
+  member.notifier().StartWatchdog([&member] { return member.Healthy(); });
   member.StartThreads();
 
   int sig = 0;

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "fabric/validation.h"
-#include "server/database_lock.h"
+#include "storage/database_lock.h"
 #include "server/security/listen_policy.h"
 #include "server/security/tls_init.h"
 #include "spdlog/spdlog.h"
@@ -217,7 +217,7 @@ int RunSecurityCommands(const ServerOptions& o) {
   std::error_code ec;
   if (db.has_parent_path()) fs::create_directories(db.parent_path(), ec);
   // --init writes the database too: not while a server runs on it.
-  auto lock = DatabaseLock::Acquire(o.db);
+  auto lock = storage::DatabaseLock::Acquire(o.db);
   if (!lock.ok()) return Fail(lock.status().message(), 1);
   auto store = storage::SqliteStore::Open(o.db);
   if (!store.ok())

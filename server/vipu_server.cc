@@ -154,7 +154,7 @@ HealthMonitor::Options HealthOptions(const ServerOptions& options) {
 
 }  // namespace
 
-VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<DatabaseLock> lock,
+VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::DatabaseLock> lock,
                        std::unique_ptr<storage::Store> store)
     : lock_(std::move(lock)),
       options_(options),
@@ -207,7 +207,7 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
   status("opening the database");
   RETURN_IF_ERROR(CreateDatabaseDirectory(options.db));
   // Before anything reads, migrates or serves the file: one writer per database.
-  ASSIGN_OR_RETURN(std::unique_ptr<DatabaseLock> lock, DatabaseLock::Acquire(options.db));
+  ASSIGN_OR_RETURN(std::unique_ptr<storage::DatabaseLock> lock, storage::DatabaseLock::Acquire(options.db));
   ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store, OpenStore(options.db));
   std::unique_ptr<VipuServer> server(new VipuServer(options, std::move(lock), std::move(store)));
   if (pod) RETURN_IF_ERROR(CheckDatabaseHoldsPod(server->inventory_, *pod, options.db));

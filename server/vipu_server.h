@@ -19,7 +19,7 @@
 #include "server/control/inventory.h"
 #include "server/control/partition_controller.h"
 #include "server/control/readiness.h"
-#include "server/database_lock.h"
+#include "storage/database_lock.h"
 #include "server/fleet/agent_driver.h"
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
@@ -77,7 +77,7 @@ class VipuServer {
   absl::Status ReloadCertificates();
 
  private:
-  VipuServer(const ServerOptions& options, std::unique_ptr<DatabaseLock> lock,
+  VipuServer(const ServerOptions& options, std::unique_ptr<storage::DatabaseLock> lock,
              std::unique_ptr<storage::Store> store);
 
   absl::Status StartSecurity();
@@ -90,7 +90,7 @@ class VipuServer {
 
   // Released last, once nothing of this server writes any more (none for
   // the leader of a highly available control plane).
-  std::unique_ptr<DatabaseLock> lock_;
+  std::unique_ptr<storage::DatabaseLock> lock_;
   const MemberRole* role_ = nullptr;
   const ServerOptions options_;
   const absl::Time reconcile_deadline_;

@@ -6,7 +6,7 @@
 // inserted and deleted (SqliteTxn::Insert/DeleteCluster, Insert/DeleteAllocation
 // are the only statements that touch clusters, cluster_agents, allocations and
 // allocation_agents), and the SqliteStore is the one writer of its file
-// (server/database_lock.h).
+// (storage/database_lock.h).
 //
 // The epoch (seqlock-style). A counter, even while no change of membership
 // is in flight:

@@ -388,4 +388,10 @@ absl::StatusOr<std::set<IpuRef>> SqliteTxn::UsedIpus(std::string_view cluster_id
   }
 }
 
+absl::StatusOr<uint64_t> SqliteTxn::LastGeneration() {
+  ASSIGN_OR_RETURN(int64_t last,
+                   conn_->QueryInt("SELECT value FROM meta WHERE key = 'generation'"));
+  return static_cast<uint64_t>(last);
+}
+
 }  // namespace vipu::storage

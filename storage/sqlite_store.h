@@ -78,6 +78,7 @@ class SqliteTxn final : public WriteTxn {
   absl::StatusOr<int64_t> CountUsers() override;
   absl::StatusOr<bool> IsPartitionShared(std::string_view partition_id) override;
   absl::StatusOr<std::set<std::string>> SharedPartitions() override;
+  absl::StatusOr<uint64_t> LastGeneration() override;
   absl::Status InsertUser(const UserRecord& user) override;
   absl::Status DeleteUser(std::string_view id) override;
   absl::Status UpdateUser(const UserRecord& user) override;
@@ -124,7 +125,7 @@ struct StoreOptions {
 
 // Owns the SQLite connections (one writer, a pool of readers), the writer
 // thread and the membership cache. Thread-safe, as Store says. The file is
-// meant to have one writing process (server/database_lock.h): the cache
+// meant to have one writing process (storage/database_lock.h): the cache
 // trusts that nobody else changes clusters or allocations.
 class SqliteStore final : public Store {
  public:

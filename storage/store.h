@@ -108,6 +108,9 @@ class ReadTxn {
   // only to their owner. False for an unknown partition.
   virtual absl::StatusOr<bool> IsPartitionShared(std::string_view partition_id) = 0;
   virtual absl::StatusOr<std::set<std::string>> SharedPartitions() = 0;
+  // The last generation handed out (0 before the first): what a copy of the
+  // state must carry so that it never hands one out again.
+  virtual absl::StatusOr<uint64_t> LastGeneration() = 0;
 
  protected:
   ReadTxn() = default;

@@ -1,5 +1,4 @@
-// Connection: the CLIs' channels to vipu-server's members, with failover, TLS, deadline, auth
-// metadata and one-line errors.
+// Connection: the CLIs' calls to vipu-server's members, with failover, deadline, auth, errors.
 #include "cli/common/connection.h"
 
 #include <chrono>

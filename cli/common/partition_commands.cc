@@ -19,6 +19,7 @@
 #include "cli/common/table.h"
 #include "fabric/enum_names.h"
 #include "fabric/types.h"
+#include "wire/metadata_keys.h"
 
 namespace vipu::cli {
 namespace {
@@ -210,11 +211,27 @@ std::string RenderPartitionStatus(const virmgrpc::PartitionStatus& status) {
 absl::Status ServerVersion(Connection& conn, const CommandIo& io) {
   virmgrpc::VersionRequest request;
   virmgrpc::VersionReply reply;
+  // A member of a highly available control plane says its role and the
+  // leader in the reply's metadata; a server on SQLite says neither.
+  std::string role, leader;
   RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
-    return stubs.version().GetVersion(c, request, &reply);
+    grpc::Status status = stubs.version().GetVersion(c, request, &reply);
+    if (status.ok()) {
+      const auto& metadata = c->GetServerInitialMetadata();
+      auto value = [&](const char* key) {
+        auto it = metadata.find(key);
+        return it == metadata.end() ? std::string()
+                                    : std::string(it->second.data(), it->second.size());
+      };
+      role = value(wire::kRoleMetadata);
+      leader = value(wire::kLeaderMetadata);
+    }
+    return status;
   }));
   io.out << "version: " << reply.version() << "\n"
          << "host: " << conn.AnsweringMember() << "\n";
+  if (!role.empty()) io.out << "role: " << role << "\n";
+  if (!leader.empty()) io.out << "leader: " << leader << "\n";
   return absl::OkStatus();
 }
 

@@ -125,6 +125,7 @@ class EtcdTxn final : public WriteTxn {
   absl::StatusOr<int64_t> CountUsers() override;
   absl::StatusOr<bool> IsPartitionShared(std::string_view partition_id) override;
   absl::StatusOr<std::set<std::string>> SharedPartitions() override;
+  absl::StatusOr<uint64_t> LastGeneration() override;
 
   absl::Status InsertAgent(const fabric::Agent& agent) override;
   absl::Status UpdateAgent(const fabric::Agent& agent) override;

@@ -234,6 +234,8 @@ absl::StatusOr<std::set<std::string>> EtcdTxn::SharedPartitions() {
   return out;
 }
 
+absl::StatusOr<uint64_t> EtcdTxn::LastGeneration() { return state_->generation; }
+
 // Changes.
 
 absl::Status EtcdTxn::InsertAgent(const Agent& agent) {

@@ -12,6 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "storage/etcd/etcd_client.h"
 #include "storage/etcd/etcd_layout.h"
+#include "storage/etcd/state_import.h"
+#include "storage/sqlite_store.h"
+#include "tests/unit/temp_dir.h"
 #include "tests/etcd_harness.h"
 #include "tests/unit/storage_contract.h"
 
@@ -227,6 +230,85 @@ TEST_F(EtcdStoreTest, BackupNamesEtcdctl) {
   absl::Status s = (*store)->Backup("/tmp/x.db");
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("etcdctl snapshot save"), std::string::npos);
+}
+
+TEST_F(EtcdStoreTest, ImportCarriesASqliteStateOverWholeAndOnlyOnce) {
+  test::TempDir dir("vipu-import");
+  absl::StatusOr<std::unique_ptr<SqliteStore>> sqlite = SqliteStore::Open(dir.File("vipu.db"));
+  ASSERT_TRUE(sqlite.ok()) << sqlite.status();
+  uint64_t last_generation = 0;
+  ASSERT_TRUE((*sqlite)
+                  ->Write([&](WriteTxn& txn) {
+                    for (int i = 0; i < 8; ++i) {
+                      absl::Status s = txn.InsertAgent(
+                          {absl::StrCat("ag", i), "127.0.0.1", static_cast<uint32_t>(7000 + i), {}});
+                      if (!s.ok()) return s;
+                    }
+                    fabric::Cluster c;
+                    c.id = "pod";
+                    for (int i = 0; i < 8; ++i) c.agent_ids.push_back(absl::StrCat("ag", i));
+                    if (absl::Status s = txn.InsertCluster(c); !s.ok()) return s;
+                    fabric::Allocation a{"default", "pod", c.agent_ids};
+                    if (absl::Status s = txn.InsertAllocation(a); !s.ok()) return s;
+                    fabric::Partition p;
+                    p.id = "p1";
+                    p.cluster_id = "pod";
+                    p.allocation_id = "default";
+                    p.ready_state = fabric::ReadyState::kActive;
+                    for (uint32_t ipu = 0; ipu < 4; ++ipu) {
+                      fabric::PartitionIpu pi;
+                      pi.ipu = {"ag1", ipu};
+                      pi.topology_id = 4 + ipu;
+                      pi.routing_id = ipu;
+                      p.ipus.push_back(pi);
+                    }
+                    absl::StatusOr<uint64_t> g = txn.NextGeneration();
+                    if (!g.ok()) return g.status();
+                    p.generation = *g;
+                    // A later generation went to a partition since removed.
+                    absl::StatusOr<uint64_t> later = txn.NextGeneration();
+                    if (!later.ok()) return later.status();
+                    last_generation = *later;
+                    if (absl::Status s = txn.InsertPartition(p); !s.ok()) return s;
+                    return txn.SetPartitionShared("p1", true);
+                  })
+                  .ok());
+  absl::StatusOr<etcd::ImportCounts> counts =
+      etcd::ImportState(**sqlite, client_.get(), prefix_, /*max_ops_per_txn=*/4);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->agents, 8);
+  EXPECT_EQ(counts->partitions, 1);
+  EXPECT_EQ(counts->generation, last_generation);
+  EXPECT_GT(counts->transactions, 2);
+  // A second import into the same prefix writes nothing.
+  absl::StatusOr<etcd::ImportCounts> again = etcd::ImportState(**sqlite, client_.get(), prefix_);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition) << again.status();
+
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->Read([&](ReadTxn& txn) {
+                    absl::StatusOr<fabric::Partition> p = txn.GetPartition("p1");
+                    EXPECT_TRUE(p.ok()) << p.status();
+                    if (p.ok()) {
+                      EXPECT_EQ(p->ipus.size(), 4u);
+                      EXPECT_EQ(p->ready_state, fabric::ReadyState::kActive);
+                    }
+                    EXPECT_TRUE(*txn.IsPartitionShared("p1"));
+                    EXPECT_EQ(txn.ListAgents()->size(), 8u);
+                    EXPECT_EQ(txn.GetAllocation("default")->agent_ids.size(), 8u);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  // Generations go on above every one the file handed out.
+  absl::StatusOr<uint64_t> next = absl::UnknownError("not run");
+  ASSERT_TRUE((*store)
+                  ->Write([&](WriteTxn& txn) {
+                    next = txn.NextGeneration();
+                    return next.status();
+                  })
+                  .ok());
+  EXPECT_GT(*next, last_generation);
 }
 
 }  // namespace

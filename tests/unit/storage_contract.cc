@@ -822,6 +822,10 @@ TEST_P(StoreContract, NextGenerationIsMonotonicAcrossReopen) {
   for (size_t i = 1; i < committed.size(); ++i) {
     EXPECT_LT(committed[i - 1], committed[i]) << "generation " << i << " went backwards";
   }
+  // The last one handed out is what a copy of the state carries on.
+  absl::StatusOr<uint64_t> last = R<uint64_t>([](ReadTxn& txn) { return txn.LastGeneration(); });
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(*last, committed.back());
 }
 
 TEST_P(StoreContract, ReadSeesConsistentSnapshot) {

@@ -1,5 +1,4 @@
-// Failover over real gRPC servers on loopback ports: dead, silent, standby and live members, and
-// which calls move on to the next member and which are not replayed.
+// MemberChannels over real loopback gRPC servers: which calls move on, and which are not replayed.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -1,5 +1,5 @@
 // DatabaseLock: the exclusive flock on `<db>.lock` that makes a vipu-server the only writer.
-#include "server/database_lock.h"
+#include "storage/database_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -13,7 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
-namespace vipu::server {
+namespace vipu::storage {
 namespace {
 
 // The pid the holder wrote into the lock file, or 0 when the file is empty
@@ -72,4 +72,4 @@ DatabaseLock::~DatabaseLock() {
   close(fd_);
 }
 
-}  // namespace vipu::server
+}  // namespace vipu::storage

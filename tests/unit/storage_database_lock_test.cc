@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/database_lock.h"
+#include "storage/database_lock.h"
 #include "tests/unit/temp_dir.h"
 
-namespace vipu::server {
+namespace vipu::storage {
 namespace {
 
 using ::testing::HasSubstr;
@@ -79,4 +79,4 @@ TEST(DatabaseLockTest, MissingDirectoryIsReportedNamingTheDatabase) {
 }
 
 }  // namespace
-}  // namespace vipu::server
+}  // namespace vipu::storage

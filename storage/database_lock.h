@@ -1,9 +1,10 @@
 // The one-writer rule of the database: a vipu-server holds an exclusive
 // flock on `<db>.lock` beside its --db file for as long as it runs, so a
 // second server (or `vipu-server --init`) on the same file refuses to start
-// instead of driving the same agents from a second copy of the state.
-#ifndef VIPU_SERVER_DATABASE_LOCK_H_
-#define VIPU_SERVER_DATABASE_LOCK_H_
+// instead of driving the same agents from a second copy of the state, and
+// `vipu-admin migrate` copies a file no server is changing.
+#ifndef VIPU_STORAGE_DATABASE_LOCK_H_
+#define VIPU_STORAGE_DATABASE_LOCK_H_
 
 #include <sys/types.h>
 
@@ -12,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace vipu::server {
+namespace vipu::storage {
 
 // The lock file of the database `db`: `<db>.lock`.
 std::string DatabaseLockPath(const std::string& db);
@@ -45,6 +46,6 @@ class DatabaseLock {
   int fd_;
 };
 
-}  // namespace vipu::server
+}  // namespace vipu::storage
 
-#endif  // VIPU_SERVER_DATABASE_LOCK_H_
+#endif  // VIPU_STORAGE_DATABASE_LOCK_H_

@@ -1,0 +1,101 @@
+# Sourced by the HA bench scripts: a highly available control plane on this
+# machine, every part a real process on loopback ports with its data in a
+# temporary directory, all stopped on exit.
+#   VIPU_BUILD   build directory holding bin/ (default: build)
+#   start_etcd              three etcd members; sets HA_ETCD (client URLs)
+#   start_member I          vipu-server member I (0, 1, ...) on HA_ADDR[I]
+#   start_agents N          one vipu-agent serving N machines (ids m0..m<N-1>)
+#   leader_index            prints the index of the member that leads, or -1
+#   make_pod N              cluster "pod" of the N machines (N/16 ILDs) and allocation "default"
+HA_BIN=${VIPU_BUILD:-build}/bin
+HA_WORK=$(mktemp -d)
+HA_PIDS=()
+HA_MEMBER_PID=()
+HA_ADDR=()
+HA_METRICS=()
+ha_cleanup() {
+  for p in "${HA_MEMBER_PID[@]}" "${HA_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$HA_WORK"
+}
+trap ha_cleanup EXIT
+
+ha_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+start_etcd() {
+  local cluster="" i ports=()
+  for i in 0 1 2; do ports+=("$(ha_free_port)" "$(ha_free_port)"); done
+  for i in 0 1 2; do cluster+="e$i=http://127.0.0.1:${ports[$((2*i+1))]},"; done
+  HA_ETCD=""
+  for i in 0 1 2; do
+    local c=${ports[$((2*i))]} p=${ports[$((2*i+1))]}
+    etcd --name "e$i" --data-dir "$HA_WORK/e$i" --listen-client-urls "http://127.0.0.1:$c" \
+      --advertise-client-urls "http://127.0.0.1:$c" --listen-peer-urls "http://127.0.0.1:$p" \
+      --initial-advertise-peer-urls "http://127.0.0.1:$p" --initial-cluster "${cluster%,}" \
+      --initial-cluster-state new --log-level error >"$HA_WORK/e$i.log" 2>&1 &
+    HA_PIDS+=($!)
+    HA_ETCD+="http://127.0.0.1:$c,"
+  done
+  HA_ETCD=${HA_ETCD%,}
+  for _ in $(seq 300); do
+    ETCDCTL_API=3 etcdctl --endpoints "$HA_ETCD" endpoint health >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "etcd did not start" >&2; exit 1
+}
+
+start_member() {
+  local i=$1
+  [ -n "${HA_ADDR[$i]:-}" ] || HA_ADDR[$i]="127.0.0.1:$(ha_free_port)"
+  [ -n "${HA_METRICS[$i]:-}" ] || HA_METRICS[$i]="127.0.0.1:$(ha_free_port)"
+  "$HA_BIN/vipu-server" --etcd-endpoints "$HA_ETCD" --listen "${HA_ADDR[$i]}" --config /dev/null \
+    --auto-add-agents --log-level info --metrics-listen "${HA_METRICS[$i]}" "${HA_MEMBER_ARGS[@]}" \
+    >>"$HA_WORK/member$i.log" 2>&1 &
+  HA_MEMBER_PID[$i]=$!
+}
+
+# start_agents N [PROCS]: N machines m0..m<N-1> in PROCS vipu-agent processes.
+start_agents() {
+  local servers procs=${2:-1} per p
+  servers=$(IFS=,; echo "${HA_ADDR[*]}")
+  per=$(($1 / procs))
+  for p in $(seq 0 $((procs - 1))); do
+    "$HA_BIN/vipu-agent" --server "$servers" --machines "$per" --id-prefix m \
+      --first-index $((p * per)) --log-level warn >"$HA_WORK/agents$p.log" 2>&1 &
+    HA_PIDS+=($!)
+  done
+}
+
+# agents_up I: machines the metrics of member I count as up.
+agents_up() {
+  curl -s --max-time 5 "http://${HA_METRICS[$1]}/metrics" |
+    awk '/^vipu_agents\{status="up"\}/ { print $2 }'
+}
+
+member_list() { (IFS=,; echo "${HA_ADDR[*]}"); }
+
+leader_index() {
+  local i
+  for i in "${!HA_ADDR[@]}"; do
+    if "$HA_BIN/vipu" --api-host "${HA_ADDR[$i]}" --server-version 2>/dev/null | grep -q '^role: leader'; then
+      echo "$i"; return
+    fi
+  done
+  echo -1
+}
+
+make_pod() {
+  local agents i
+  agents=$(for i in $(seq 0 $(($1 - 1))); do printf 'm%d,' "$i"; done)
+  # An ILD is at most 16 machines; more are a switched cluster of ILDs.
+  local shape=()
+  (( $1 > 16 )) && shape=(--num-ipulinkdomains $(($1 / 16)) --topology torus --cluster-topology switched)
+  for _ in $(seq 300); do
+    "$HA_BIN/vipu-admin" --api-host "$(member_list)" create cluster pod --agents "${agents%,}" \
+      "${shape[@]}" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  "$HA_BIN/vipu-admin" --api-host "$(member_list)" create allocation default --cluster pod >/dev/null
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Failover time of the HA control plane: three etcd members, two vipu-server
+# members, one vipu-agent of 4 machines. KILLS times: SIGKILL the leader, then
+# create a partition through the member list until one succeeds; the time
+# from the kill to that success, and from the kill to every machine up again
+# on the new leader. Prints min, median and max.
+#   bench/ha/run_failover.sh [kills] [lease-ms]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+kills=${1:-20}; lease=${2:-3000}
+HA_MEMBER_ARGS=(--etcd-lease-ms "$lease")
+source bench/ha/ha_lib.sh
+start_etcd
+start_member 0
+start_member 1
+start_agents 4
+for _ in $(seq 300); do [ "$(leader_index)" -ge 0 ] && break; sleep 0.1; done
+make_pod 4
+times=()
+for k in $(seq "$kills"); do
+  l=$(leader_index)
+  [ "$l" -ge 0 ] || { echo "no leader before kill $k" >&2; exit 1; }
+  t0=$(date +%s.%N)
+  kill -9 "${HA_MEMBER_PID[$l]}"; wait "${HA_MEMBER_PID[$l]}" 2>/dev/null || true
+  until "$HA_BIN/vipu" --api-host "$(member_list)" create partition "f$k" --size 4 >/dev/null 2>&1; do
+    sleep 0.02
+  done
+  t1=$(date +%s.%N)
+  times+=("$(echo "$t1 - $t0" | bc)")
+  "$HA_BIN/vipu" --api-host "$(member_list)" remove partition "f$k" >/dev/null
+  start_member "$l"
+  # The restarted member is a standby again before the next kill.
+  for _ in $(seq 300); do
+    "$HA_BIN/vipu" --api-host "${HA_ADDR[$l]}" --server-version 2>/dev/null | grep -q '^role: standby' && break
+    sleep 0.1
+  done
+  printf 'kill %2d: first create %.2f s after SIGKILL\n' "$k" "${times[-1]}"
+done
+printf '%s\n' "${times[@]}" | sort -n | awk -v lease="$lease" '
+  { v[NR] = $1 } END {
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "failover over %d kills (lease %d ms): min %.2f s, median %.2f s, max %.2f s\n", NR, lease, v[1], m, v[NR]
+  }'
