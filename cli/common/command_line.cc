@@ -18,6 +18,7 @@
 #include "cli/common/admin_commands.h"
 #include "cli/common/connection.h"
 #include "cli/common/health_commands.h"
+#include "cli/common/migrate_command.h"
 #include "cli/common/partition_commands.h"
 #include "cli/common/user_commands.h"
 #include "fabric/enum_names.h"
@@ -335,6 +336,29 @@ class BackupOptions : public CommandOptions {
 
  private:
   std::string path_;
+};
+
+// `migrate --from-db FILE --etcd-endpoints URLS`: no server is involved,
+// the file and etcd are opened here (cli/common/migrate_command.h).
+class MigrateOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    app->add_option("--from-db", request_.from_db, "SQLite file of a stopped vipu-server");
+    app->add_option("--etcd-endpoints", request_.etcd_endpoints,
+                    "etcd members: comma-separated http://HOST:PORT or https://HOST:PORT");
+    app->add_option("--etcd-prefix", request_.etcd_prefix, "key prefix of the state in etcd")
+        ->capture_default_str();
+    app->add_option("--etcd-ca", request_.etcd_ca, "CA certificate of the etcd members (https)");
+    app->add_option("--etcd-cert", request_.etcd_cert, "client certificate for etcd (https)");
+    app->add_option("--etcd-key", request_.etcd_key, "key of --etcd-cert");
+  }
+  absl::Status Validate(const std::string&) override { return ValidateMigrate(request_); }
+  absl::Status Run(Connection&, const CommandIo& io, const std::string&) override {
+    return Migrate(request_, io.out);
+  }
+
+ private:
+  MigrateRequest request_;
 };
 
 // `create agent ID --host H [--port P]`.
@@ -770,6 +794,16 @@ class CommandLine {
     backup->options = std::make_unique<BackupOptions>();
     backup->options->AddFlags(backup->app);
     commands_.push_back(std::move(backup));
+
+    auto migrate = std::make_unique<Command>();
+    migrate->verb = "migrate";
+    migrate->noun = "database";
+    migrate->app = app_.add_subcommand(
+        "migrate", "move the state of a stopped vipu-server's SQLite file into etcd (docs/ha.md)");
+    migrate->app->fallthrough();
+    migrate->options = std::make_unique<MigrateOptions>();
+    migrate->options->AddFlags(migrate->app);
+    commands_.push_back(std::move(migrate));
 
     Add("create", "agent", "agents", "agent id", "register an agent",
         std::make_unique<CreateAgentOptions>());

@@ -19,6 +19,9 @@ absl::string_view V(std::string_view s) { return {s.data(), s.size()}; }
 
 // A call without a deadline still ends if the leader never answers.
 constexpr auto kDefaultDeadline = std::chrono::seconds(60);
+// How long a refused caller waits before trying again: about the time a
+// standby takes to learn of a new leader.
+constexpr char kRetryAfterMs[] = "200";
 
 // Metadata that belongs to one hop, not to the caller.
 bool HopHeader(std::string_view key) {
@@ -47,6 +50,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     const MemberRole* role = forwarder_->role();
     const auto& in = ctx_->client_metadata();
     if (in.find(wire::kForwardedByMetadata) != in.end()) {
+      SayNothingWasDone();
       Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           absl::StrCat("member ", role->self().user,
                                        " is not the leader; try another member")));
@@ -54,6 +58,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     }
     std::optional<MemberAddresses> leader = role->current_leader();
     if (!leader || role->leader()) {
+      SayNothingWasDone();
       Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           absl::StrCat("member ", role->self().user,
                                        ": no leader elected yet; try again or another member")));
@@ -80,6 +85,11 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
   void OnCancel() override { upstream_.TryCancel(); }
 
  private:
+  // A refusal before anything reached the leader: a client may send even a
+  // mutating call again, to this member or another (wire/member_channels.h).
+  // Without it, an UNAVAILABLE means the outcome is unknown.
+  void SayNothingWasDone() { ctx_->AddTrailingMetadata(wire::kRetryAfterMetadata, kRetryAfterMs); }
+
   void OnUpstreamDone(grpc::Status status) {
     for (const auto& [key, value] : upstream_.GetServerTrailingMetadata()) {
       std::string_view k(key.data(), key.size());
@@ -92,6 +102,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
         status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
                               absl::StrCat("the leader ", leader_address_,
                                            " does not answer; try again or another member"));
+        SayNothingWasDone();
       }
       Finish(status);
       return;

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -323,6 +324,71 @@ TEST(HaFlags, AnUnreachableEtcdStopsTheMemberWithoutFallingBack) {
                                 absl::StrCat("127.0.0.1:", FreePort()), "--config", "/dev/null"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot reach etcd"), std::string::npos) << r.err;
+  RemoveTree(dir);
+}
+
+TEST(HaMigrate, AStoppedServersStateMovesIntoEtcdOnceAndAMemberServesIt) {
+  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch({});
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  std::unique_ptr<ServerProcess> server = ServerProcess::Start("pod4");
+  ASSERT_NE(server, nullptr);
+  CommandResult created =
+      RunCommand({VIPU_CLI_BIN, "--api-host", server->address(), "create", "partition", "moved",
+                  "--size", "2"},
+                 {{"HOME", server->home()}});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  const std::vector<std::string> migrate = {VIPU_ADMIN_BIN,     "migrate", "--from-db",
+                                            server->db_path(),  "--etcd-endpoints",
+                                            (*etcd)->endpoints()};
+  // Not while a server has the file.
+  CommandResult busy = RunCommand(migrate);
+  EXPECT_NE(busy.exit_code, 0);
+  EXPECT_NE(busy.err.find("vipu-server"), std::string::npos) << busy.err;
+  ASSERT_EQ(server->Stop(), 0);
+
+  CommandResult moved = RunCommand(migrate);
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  EXPECT_NE(moved.out.find("1 partitions"), std::string::npos) << moved.out;
+  // Once only: the prefix now holds state.
+  CommandResult again = RunCommand(migrate);
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.err.find("already holds state"), std::string::npos) << again.err;
+
+  // A member serves what the file held.
+  const std::string address = absl::StrCat("127.0.0.1:", FreePort());
+  Daemon member({VIPU_SERVER_BIN, "--etcd-endpoints", (*etcd)->endpoints(), "--listen", address,
+                 "--config", "/dev/null", "--reconcile-window-ms", "0"},
+                server->dir() + "/member.log");
+  CommandResult list;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        list = RunCommand({VIPU_CLI_BIN, "--api-host", address, "list", "partitions"});
+        return list.exit_code == 0 && list.out.find("moved") != std::string::npos;
+      },
+      absl::Seconds(30)))
+      << list.out << list.err;
+}
+
+TEST(HaMigrate, BadRequestsChangeNothing) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"migrate", "--etcd-endpoints", "http://127.0.0.1:1"},
+      {"migrate", "--from-db", "/tmp/x.db"},
+      {"migrate", "--from-db", "/tmp/x.db", "--etcd-endpoints", "127.0.0.1:2379"},
+      {"migrate", "--from-db", "/tmp/x.db", "--etcd-endpoints", "http://127.0.0.1:2379",
+       "--etcd-prefix", "vipu"},
+  };
+  for (std::vector<std::string> args : cases) {
+    args.insert(args.begin(), VIPU_ADMIN_BIN);
+    CommandResult r = RunCommand(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+  }
+  const std::string dir = MakeTempDir();
+  CommandResult missing = RunCommand({VIPU_ADMIN_BIN, "migrate", "--from-db", dir + "/none.db",
+                                      "--etcd-endpoints", "http://127.0.0.1:1"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("no such file"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/none.db"));
   RemoveTree(dir);
 }
 
