@@ -75,8 +75,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [[ " ${missing[*]} " == *" etcd-server "* ]]; then
     if [ -d /run/systemd/system ]; then
       $SUDO systemctl disable --now etcd.service || true
-    elif command -v deb-systemd-helper >/dev/null; then
-      $SUDO deb-systemd-helper disable etcd.service || true
+    else
+      if command -v deb-systemd-helper >/dev/null; then
+        $SUDO deb-systemd-helper disable etcd.service || true
+      fi
+      # Without systemd the package's init script may have started it.
+      if [ -x /etc/init.d/etcd ]; then
+        $SUDO /etc/init.d/etcd stop >/dev/null 2>&1 || true
+        $SUDO update-rc.d etcd disable >/dev/null 2>&1 || true
+      fi
     fi
   fi
 fi

@@ -25,6 +25,13 @@ KNOWN_HANDOFFS = [
     # gRPC creates each server interceptor on the thread that accepts the
     # call and destroys it with the ServerContext on another.
     ('~RpcMetricsInterceptor', 'ServerContextBase'),
+    # The same for the member's role interceptor: made where the call is
+    # accepted, run and destroyed on the threads gRPC hands the call to.
+    ('~RoleInterceptor', 'ServerContextBase'),
+    # A standby's forwarding reactor: gRPC makes it on the thread that
+    # accepts the call and runs its callbacks (and OnDone) on others, one at
+    # a time, through its callback handler.
+    ('server/ha/forwarder.cc', 'CallbackBidiHandler'),
 ]
 
 def first_real_frame(block):

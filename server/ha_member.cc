@@ -89,9 +89,8 @@ class Member {
         client_(std::move(client)),
         layout_(options.etcd_prefix),
         role_(std::move(self)),
-        election_(client_.get(),
-                  {layout_.ElectionName(), role_.self().Encode(),
-                   absl::Milliseconds(options.etcd_lease_ms)}) {
+        election_(client_.get(), {layout_.ElectionName(), role_.self().Encode(),
+                                  absl::Milliseconds(options.etcd_lease_ms)}) {
     election_.OnLost(StepDown);
   }
 
@@ -136,9 +135,9 @@ class Member {
     }
     server.reset();
     standby.reset();
-    store_.reset();
     if (absl::Status s = election_.Resign(); !s.ok()) {
-      spdlog::warn("could not resign the leadership ({}); it lapses with the lease", std::string(s.message()));
+      spdlog::warn("could not resign the leadership ({}); it lapses with the lease",
+                   std::string(s.message()));
     }
   }
 
@@ -233,7 +232,6 @@ class Member {
   SystemdNotifier notifier_;
   std::atomic<bool> stop_{false};
   std::thread watcher_, campaigner_;
-  std::unique_ptr<etcd::EtcdStore> store_;
   Mutex mu_;
   std::unique_ptr<Endpoints> standby_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<VipuServer> server_ ABSL_GUARDED_BY(mu_);
@@ -274,7 +272,8 @@ int RunMember(const ServerOptions& options, char** argv) {
   }
   // A prefix of another format is refused before this member serves anything.
   const etcd::EtcdLayout layout(options.etcd_prefix);
-  absl::StatusOr<std::optional<storage::etcd::KeyValue>> format = (*client)->Get(layout.FormatKey());
+  absl::StatusOr<std::optional<storage::etcd::KeyValue>> format =
+      (*client)->Get(layout.FormatKey());
   if (!format.ok()) return Fail(absl::StrCat("etcd: ", format.status().message()), 1);
   if (format->has_value()) {
     if (absl::Status s = layout.CheckFormat((*format)->value); !s.ok()) {

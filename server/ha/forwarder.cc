@@ -51,9 +51,9 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     const auto& in = ctx_->client_metadata();
     if (in.find(wire::kForwardedByMetadata) != in.end()) {
       SayNothingWasDone();
-      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          absl::StrCat("member ", role->self().user,
-                                       " is not the leader; try another member")));
+      Finish(grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          absl::StrCat("member ", role->self().user, " is not the leader; try another member")));
       return;
     }
     std::optional<MemberAddresses> leader = role->current_leader();

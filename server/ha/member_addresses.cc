@@ -23,7 +23,8 @@ std::string MemberAddresses::Encode() const {
 absl::StatusOr<MemberAddresses> MemberAddresses::Parse(std::string_view text) {
   MemberAddresses out;
   for (absl::string_view field : absl::StrSplit(V(text), ' ', absl::SkipEmpty())) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(field, absl::MaxSplits('=', 1));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(field, absl::MaxSplits('=', 1));
     if (kv.first == "user") {
       out.user = std::string(kv.second);
     } else if (kv.first == "admin") {

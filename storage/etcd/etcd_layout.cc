@@ -80,9 +80,9 @@ absl::Status EtcdLayout::CheckFormat(std::string_view value) const {
   std::vector<absl::string_view> words = absl::StrSplit(V(value), ' ');
   int version = 0;
   if (words.size() != 2 || words[0] != V(kFormatWord) || !absl::SimpleAtoi(words[1], &version)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("etcd prefix ", prefix_, " holds data of another format ('", V(value),
-                     "'); choose another --etcd-prefix"));
+    return absl::FailedPreconditionError(absl::StrCat("etcd prefix ", prefix_,
+                                                      " holds data of another format ('", V(value),
+                                                      "'); choose another --etcd-prefix"));
   }
   if (version > kFormatVersion) {
     return absl::FailedPreconditionError(

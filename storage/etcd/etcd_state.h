@@ -148,8 +148,7 @@ class EtcdTxn final : public WriteTxn {
   absl::Status Writable() const;
   // Sets (value) or erases (nullptr) one record, recording its undo and key.
   template <typename T>
-  void Put(CowTable<T>& table, Table which, const std::string& id,
-           std::shared_ptr<const T> value);
+  void Put(CowTable<T>& table, Table which, const std::string& id, std::shared_ptr<const T> value);
   // The partition's cluster, allocation and machines exist, and none of its
   // IPUs is held by another partition.
   absl::Status CheckPartition(const fabric::Partition& p) const;

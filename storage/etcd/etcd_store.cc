@@ -4,13 +4,13 @@
 
 #include <atomic>
 #include <deque>
+#include <future>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
@@ -61,8 +61,7 @@ absl::Status LoadState(const EtcdLayout& layout, const RangeResult& range, EtcdS
       }
       case Table::kAllocations: {
         ASSIGN_OR_RETURN(fabric::Allocation v, DecodeAllocation(id, kv.value));
-        state->allocations.Mutable()[id] =
-            std::make_shared<const fabric::Allocation>(std::move(v));
+        state->allocations.Mutable()[id] = std::make_shared<const fabric::Allocation>(std::move(v));
         break;
       }
       case Table::kPartitions: {
@@ -110,8 +109,8 @@ class EtcdStore::Impl {
     }
     if (!formatted && !foreign.empty()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("etcd prefix ", layout_.prefix(), " holds data of another format (",
-                       foreign, ", and no ", layout_.FormatKey(), "); choose another --etcd-prefix"));
+          absl::StrCat("etcd prefix ", layout_.prefix(), " holds data of another format (", foreign,
+                       ", and no ", layout_.FormatKey(), "); choose another --etcd-prefix"));
     }
     auto state = std::make_unique<EtcdState>();
     RETURN_IF_ERROR(LoadState(layout_, range, state.get()));
@@ -119,8 +118,9 @@ class EtcdStore::Impl {
     if (!formatted) {
       std::vector<TxnCompare> compares = options_.fence;
       compares.push_back(TxnCompare::Version(layout_.FormatKey(), 0));
-      ASSIGN_OR_RETURN(TxnResult r, client_->Txn(compares, {TxnOp::Put(layout_.FormatKey(),
-                                                                        layout_.FormatValue())}));
+      ASSIGN_OR_RETURN(
+          TxnResult r,
+          client_->Txn(compares, {TxnOp::Put(layout_.FormatKey(), layout_.FormatValue())}));
       if (!r.succeeded) {
         return absl::UnavailableError(absl::StrCat(
             "etcd prefix ", layout_.prefix(), " changed while this member loaded it; try again"));
@@ -129,7 +129,10 @@ class EtcdStore::Impl {
     state->Seal();
     work_ = *state;
     work_.Seal();
-    snapshot_ = std::shared_ptr<const EtcdState>(std::move(state));
+    {
+      MutexLock lock(&snapshot_mu_);
+      snapshot_ = std::shared_ptr<const EtcdState>(std::move(state));
+    }
     writer_ = std::thread([this] { WriterLoop(); });
     return absl::OkStatus();
   }
@@ -162,14 +165,13 @@ class EtcdStore::Impl {
     if (std::this_thread::get_id() == writer_id_.load()) {
       return absl::FailedPreconditionError("Store::Write called from inside a Write callback");
     }
-    absl::Notification finished;
-    absl::Status result;
-    WriteAsync(fn, [&](absl::Status s) {
-      result = std::move(s);
-      finished.Notify();
-    });
-    finished.WaitForNotification();
-    return result;
+    // A future (libstdc++, which ThreadSanitizer sees) rather than abseil's
+    // Notification: Debian's abseil is not instrumented, and the caller's
+    // stack that `fn` reads must be seen handed back.
+    auto finished = std::make_shared<std::promise<absl::Status>>();
+    std::future<absl::Status> result = finished->get_future();
+    WriteAsync(fn, [finished](absl::Status s) { finished->set_value(std::move(s)); });
+    return result.get();
   }
 
   uint64_t commits() const { return commits_.load(std::memory_order_relaxed); }
@@ -232,8 +234,7 @@ class EtcdStore::Impl {
   }
 
   // A callback that throws fails like one that returns an error.
-  static absl::Status RunCallback(const std::function<absl::Status(WriteTxn&)>& fn,
-                                  EtcdTxn& txn) {
+  static absl::Status RunCallback(const std::function<absl::Status(WriteTxn&)>& fn, EtcdTxn& txn) {
     try {
       return fn(txn);
     } catch (const std::exception& e) {
@@ -270,9 +271,8 @@ class EtcdStore::Impl {
     for (const TouchedKey& k : keys) {
       TxnOp op = MakeOp(k);
       const size_t size = op.key.size() + op.value.size() + 16;
-      if (!txns.back().empty() &&
-          (txns.back().size() >= options_.max_ops_per_txn ||
-           bytes + size > options_.max_bytes_per_txn)) {
+      if (!txns.back().empty() && (txns.back().size() >= options_.max_ops_per_txn ||
+                                   bytes + size > options_.max_bytes_per_txn)) {
         txns.emplace_back();
         bytes = 0;
       }
@@ -281,8 +281,8 @@ class EtcdStore::Impl {
     }
     for (size_t t = 0; t < txns.size(); ++t) {
       absl::StatusOr<TxnResult> r = client_->Txn(options_.fence, txns[t]);
-      const bool definite = !r.ok() && (absl::IsInvalidArgument(r.status()) ||
-                                        absl::IsResourceExhausted(r.status()));
+      const bool definite =
+          !r.ok() && (absl::IsInvalidArgument(r.status()) || absl::IsResourceExhausted(r.status()));
       if (t == 0 && definite) {
         // etcd refused it whole: nothing changed, and the next write may fit.
         return absl::Status(r.status().code(),
@@ -308,7 +308,8 @@ class EtcdStore::Impl {
     const std::string key = layout_.Key(k.table, k.id);
     switch (k.table) {
       case Table::kAgents:
-        if (const fabric::Agent* v = work_.agents.Find(k.id)) return TxnOp::Put(key, EncodeAgent(*v));
+        if (const fabric::Agent* v = work_.agents.Find(k.id))
+          return TxnOp::Put(key, EncodeAgent(*v));
         break;
       case Table::kClusters:
         if (const fabric::Cluster* v = work_.clusters.Find(k.id)) {

@@ -260,8 +260,8 @@ absl::Status EtcdTxn::DeleteAgent(std::string_view id) {
   RETURN_IF_ERROR(Writable());
   ASSIGN_OR_RETURN(std::string cluster, ClusterOfAgent(id));
   if (!cluster.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "agent ", V(id), " is in cluster ", cluster, "; remove the cluster before the agent"));
+    return absl::FailedPreconditionError(absl::StrCat("agent ", V(id), " is in cluster ", cluster,
+                                                      "; remove the cluster before the agent"));
   }
   auto [count, first] = CountPartitions(*work_, [&](const Partition& p) { return OnAgent(p, id); });
   if (count > 0) {
@@ -316,8 +316,9 @@ absl::Status EtcdTxn::DeleteCluster(std::string_view id) {
   auto [count, first] =
       CountPartitions(*work_, [&](const Partition& p) { return p.cluster_id == id; });
   if (count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cluster ", V(id), " has ", Plural(count, "partition"), " (", first, "); remove them first"));
+    return absl::FailedPreconditionError(absl::StrCat("cluster ", V(id), " has ",
+                                                      Plural(count, "partition"), " (", first,
+                                                      "); remove them first"));
   }
   if (work_->clusters.Find(id) == nullptr) {
     return absl::NotFoundError(absl::StrCat("cluster ", V(id), " not found"));
@@ -436,13 +437,13 @@ absl::Status EtcdTxn::UpdatePartitionState(const Partition& partition) {
     return absl::NotFoundError(absl::StrCat("partition ", partition.id, " not found"));
   }
   if (work_->clusters.Find(partition.cluster_id) == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "partition ", partition.id, ": cluster ", partition.cluster_id, " does not exist"));
+    return absl::FailedPreconditionError(absl::StrCat("partition ", partition.id, ": cluster ",
+                                                      partition.cluster_id, " does not exist"));
   }
   if (!partition.allocation_id.empty() &&
       work_->allocations.Find(partition.allocation_id) == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "partition ", partition.id, ": allocation ", partition.allocation_id, " does not exist"));
+    return absl::FailedPreconditionError(absl::StrCat("partition ", partition.id, ": allocation ",
+                                                      partition.allocation_id, " does not exist"));
   }
   // The membership stays as stored.
   PartitionEntry entry{partition, old->shared};

@@ -66,9 +66,9 @@ absl::StatusOr<ImportCounts> ImportState(Store& from, EtcdClient* client, const 
 
   ASSIGN_OR_RETURN(RangeResult existing, client->RangePrefix(layout.StatePrefix()));
   if (!existing.kvs.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "etcd prefix ", prefix, " already holds state (", existing.kvs.front().key,
-        "); import only into an unused prefix"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("etcd prefix ", prefix, " already holds state (", existing.kvs.front().key,
+                     "); import only into an unused prefix"));
   }
   // First transaction: the format key, only if nobody wrote it.
   ASSIGN_OR_RETURN(TxnResult first,
@@ -85,13 +85,16 @@ absl::StatusOr<ImportCounts> ImportState(Store& from, EtcdClient* client, const 
   if (!format) return absl::AbortedError("the format key vanished during the import");
   const TxnCompare ours = TxnCompare::CreateRevision(layout.FormatKey(), format->create_revision);
   for (size_t i = 0; i < ops.size(); i += max_ops_per_txn) {
-    std::vector<TxnOp> chunk(ops.begin() + static_cast<long>(i),
-                             ops.begin() + static_cast<long>(std::min(ops.size(), i + max_ops_per_txn)));
+    std::vector<TxnOp> chunk(
+        ops.begin() + static_cast<long>(i),
+        ops.begin() + static_cast<long>(std::min(ops.size(), i + max_ops_per_txn)));
     ASSIGN_OR_RETURN(TxnResult r, client->Txn({ours}, chunk));
     if (!r.succeeded) {
-      return absl::AbortedError(absl::StrCat(
-          "etcd prefix ", prefix, " changed during the import; delete what was written with "
-          "`etcdctl del --prefix ", prefix, "` and import again"));
+      return absl::AbortedError(
+          absl::StrCat("etcd prefix ", prefix,
+                       " changed during the import; delete what was written with "
+                       "`etcdctl del --prefix ",
+                       prefix, "` and import again"));
     }
     ++counts.transactions;
   }

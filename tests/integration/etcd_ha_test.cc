@@ -64,8 +64,9 @@ class HaTest : public ::testing::Test {
     for (int i = 0; i < kMembers; ++i) addresses_.push_back(absl::StrCat("127.0.0.1:", FreePort()));
     for (int i = 0; i < kMembers; ++i) StartMember(i);
     agent_ = std::make_unique<Daemon>(
-        std::vector<std::string>{VIPU_AGENT_BIN, "--server", absl::StrCat(addresses_[0], ",", addresses_[1]),
-                                 "--agent-ids", "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
+        std::vector<std::string>{VIPU_AGENT_BIN, "--server",
+                                 absl::StrCat(addresses_[0], ",", addresses_[1]), "--agent-ids",
+                                 "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
         dir_ + "/agent.log");
     ASSERT_TRUE(WaitFor([&] { return Leader() >= 0; }, absl::Seconds(30)));
     // The pod's cluster and allocation, through a standby where there is one.
@@ -80,8 +81,8 @@ class HaTest : public ::testing::Test {
         },
         absl::Seconds(30)))
         << cluster.out << cluster.err;
-    CommandResult allocation = RunCommand(
-        {VIPU_ADMIN_BIN, "--api-host", standby, "create", "allocation", "default", "--cluster", "pod16"});
+    CommandResult allocation = RunCommand({VIPU_ADMIN_BIN, "--api-host", standby, "create",
+                                           "allocation", "default", "--cluster", "pod16"});
     ASSERT_EQ(allocation.exit_code, 0) << allocation.out << allocation.err;
   }
 
@@ -96,11 +97,20 @@ class HaTest : public ::testing::Test {
   }
 
   void StartMember(int i) {
-    std::vector<std::string> argv = {VIPU_SERVER_BIN,       "--etcd-endpoints", etcd_->endpoints(),
-                                     "--listen",            addresses_[i],      "--config",
-                                     config_,               "--auto-add-agents", "--etcd-lease-ms",
-                                     "2000",                "--heartbeat-ms",   "200",
-                                     "--reconcile-window-ms", "1000"};
+    std::vector<std::string> argv = {VIPU_SERVER_BIN,
+                                     "--etcd-endpoints",
+                                     etcd_->endpoints(),
+                                     "--listen",
+                                     addresses_[i],
+                                     "--config",
+                                     config_,
+                                     "--auto-add-agents",
+                                     "--etcd-lease-ms",
+                                     "2000",
+                                     "--heartbeat-ms",
+                                     "200",
+                                     "--reconcile-window-ms",
+                                     "1000"};
     if (static_cast<int>(members_.size()) <= i) members_.resize(i + 1);
     members_[i] = std::make_unique<Daemon>(argv, absl::StrCat(dir_, "/member", i, ".log"));
   }
@@ -238,11 +248,18 @@ TEST_F(HaTest, EveryMemberAnswersAndStatesItsRole) {
   EXPECT_EQ(RoleOf(addresses_[1 - leader]), "standby");
   // A partition created through the standby is the leader's.
   ASSERT_TRUE(Create("first").ok());
-  CommandResult list = RunCommand({VIPU_CLI_BIN, "--api-host", addresses_[1 - leader], "list",
-                                   "partitions"});
-  EXPECT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_NE(list.out.find("first"), std::string::npos) << list.out;
-  EXPECT_NE(list.out.find("ACTIVE"), std::string::npos) << list.out;
+  // The create answers at once; the partition turns ACTIVE once the
+  // machines are configured.
+  CommandResult list;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        list =
+            RunCommand({VIPU_CLI_BIN, "--api-host", addresses_[1 - leader], "list", "partitions"});
+        return list.exit_code == 0 && list.out.find("first") != std::string::npos &&
+               list.out.find("ACTIVE") != std::string::npos;
+      },
+      absl::Seconds(30)))
+      << list.out << list.err;
 }
 
 TEST_F(HaTest, KilledAndPausedLeadersLoseNothingAcknowledged) {
@@ -282,8 +299,8 @@ TEST_F(HaTest, KilledAndPausedLeadersLoseNothingAcknowledged) {
   const int paused = Leader();
   ASSERT_GE(paused, 0);
   kill(members_[paused]->pid(), SIGSTOP);
-  ASSERT_TRUE(WaitFor([&] { return RoleOf(addresses_[1 - paused]) == "leader"; },
-                      absl::Seconds(60)));
+  ASSERT_TRUE(
+      WaitFor([&] { return RoleOf(addresses_[1 - paused]) == "leader"; }, absl::Seconds(60)));
   kill(members_[paused]->pid(), SIGCONT);
   ASSERT_TRUE(WaitFor([&] { return RoleOf(addresses_[paused]) == "standby"; }, absl::Seconds(60)));
   EXPECT_NE(ReadFile(members_[paused]->log()).find("stepping down"), std::string::npos);
@@ -333,14 +350,13 @@ TEST(HaMigrate, AStoppedServersStateMovesIntoEtcdOnceAndAMemberServesIt) {
   ASSERT_TRUE(etcd.ok()) << etcd.status();
   std::unique_ptr<ServerProcess> server = ServerProcess::Start("pod4");
   ASSERT_NE(server, nullptr);
-  CommandResult created =
-      RunCommand({VIPU_CLI_BIN, "--api-host", server->address(), "create", "partition", "moved",
-                  "--size", "2"},
-                 {{"HOME", server->home()}});
+  CommandResult created = RunCommand({VIPU_CLI_BIN, "--api-host", server->address(), "create",
+                                      "partition", "moved", "--size", "2"},
+                                     {{"HOME", server->home()}});
   ASSERT_EQ(created.exit_code, 0) << created.err;
-  const std::vector<std::string> migrate = {VIPU_ADMIN_BIN,     "migrate", "--from-db",
-                                            server->db_path(),  "--etcd-endpoints",
-                                            (*etcd)->endpoints()};
+  const std::vector<std::string> migrate = {VIPU_ADMIN_BIN,     "migrate",
+                                            "--from-db",        server->db_path(),
+                                            "--etcd-endpoints", (*etcd)->endpoints()};
   // Not while a server has the file.
   CommandResult busy = RunCommand(migrate);
   EXPECT_NE(busy.exit_code, 0);

@@ -14,9 +14,9 @@
 #include "storage/etcd/etcd_layout.h"
 #include "storage/etcd/state_import.h"
 #include "storage/sqlite_store.h"
-#include "tests/unit/temp_dir.h"
 #include "tests/etcd_harness.h"
 #include "tests/unit/storage_contract.h"
+#include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
@@ -133,16 +133,14 @@ TEST_F(EtcdStoreTest, RefusesAPrefixOfAnotherFormatAndChangesNothing) {
   absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open();
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(store.status().message().find("another format"), std::string::npos)
-      << store.status();
+  EXPECT_NE(store.status().message().find("another format"), std::string::npos) << store.status();
   absl::StatusOr<etcd::RangeResult> range = client_->RangePrefix(prefix_);
   ASSERT_TRUE(range.ok());
   EXPECT_EQ(range->kvs.size(), 1u);
 }
 
 TEST_F(EtcdStoreTest, RefusesANewerFormatVersion) {
-  ASSERT_TRUE(
-      client_->Txn({}, {etcd::TxnOp::Put(prefix_ + "format", "open-vipu-state 99")}).ok());
+  ASSERT_TRUE(client_->Txn({}, {etcd::TxnOp::Put(prefix_ + "format", "open-vipu-state 99")}).ok());
   absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open();
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -171,20 +169,23 @@ TEST_F(EtcdStoreTest, AWriteAfterTheFenceFailsChangesNothingAndStopsTheStore) {
   absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open(options);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)
-                  ->Write([](WriteTxn& txn) { return txn.InsertAgent({"a1", "h", 1, {}}); })
+                  ->Write([](WriteTxn& txn) {
+                    return txn.InsertAgent({"a1", "h", 1, {}});
+                  })
                   .ok());
   // Another member takes over: the fence no longer holds.
   ASSERT_TRUE(client_->Txn({}, {etcd::TxnOp::Delete(fence_key)}).ok());
-  absl::Status s =
-      (*store)->Write([](WriteTxn& txn) { return txn.InsertAgent({"a2", "h", 2, {}}); });
+  absl::Status s = (*store)->Write([](WriteTxn& txn) {
+    return txn.InsertAgent({"a2", "h", 2, {}});
+  });
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_EQ(lost.load(), 1);
   // Nothing of the refused write in etcd or in what the store serves.
   absl::StatusOr<std::optional<etcd::KeyValue>> a2 = client_->Get(prefix_ + "state/agents/a2");
   ASSERT_TRUE(a2.ok());
   EXPECT_FALSE(a2->has_value());
-  EXPECT_TRUE(absl::IsNotFound(
-      (*store)->Read([](ReadTxn& txn) { return txn.GetAgent("a2").status(); })));
+  EXPECT_TRUE(
+      absl::IsNotFound((*store)->Read([](ReadTxn& txn) { return txn.GetAgent("a2").status(); })));
   // And it stays refused, even once the key is back.
   ASSERT_TRUE(client_->Txn({}, {etcd::TxnOp::Put(fence_key, "y")}).ok());
   s = (*store)->Write([](WriteTxn& txn) { return txn.InsertAgent({"a3", "h", 3, {}}); });
@@ -198,16 +199,17 @@ TEST_F(EtcdStoreTest, AWriteOfMoreKeysThanOneTransactionTakesIsWrittenWhole) {
   {
     absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open(options);
     ASSERT_TRUE(store.ok()) << store.status();
-    ASSERT_TRUE((*store)
-                    ->Write([](WriteTxn& txn) {
-                      for (int i = 0; i < 100; ++i) {
-                        absl::Status s = txn.InsertAgent(
-                            {absl::StrCat("m", i), "127.0.0.1", static_cast<uint32_t>(9000 + i), {}});
-                        if (!s.ok()) return s;
-                      }
-                      return absl::OkStatus();
-                    })
-                    .ok());
+    ASSERT_TRUE(
+        (*store)
+            ->Write([](WriteTxn& txn) {
+              for (int i = 0; i < 100; ++i) {
+                absl::Status s = txn.InsertAgent(
+                    {absl::StrCat("m", i), "127.0.0.1", static_cast<uint32_t>(9000 + i), {}});
+                if (!s.ok()) return s;
+              }
+              return absl::OkStatus();
+            })
+            .ok());
     EXPECT_GE((*store)->commits(), 1u);
   }
   absl::StatusOr<std::unique_ptr<EtcdStore>> again = Open(options);
@@ -237,42 +239,43 @@ TEST_F(EtcdStoreTest, ImportCarriesASqliteStateOverWholeAndOnlyOnce) {
   absl::StatusOr<std::unique_ptr<SqliteStore>> sqlite = SqliteStore::Open(dir.File("vipu.db"));
   ASSERT_TRUE(sqlite.ok()) << sqlite.status();
   uint64_t last_generation = 0;
-  ASSERT_TRUE((*sqlite)
-                  ->Write([&](WriteTxn& txn) {
-                    for (int i = 0; i < 8; ++i) {
-                      absl::Status s = txn.InsertAgent(
-                          {absl::StrCat("ag", i), "127.0.0.1", static_cast<uint32_t>(7000 + i), {}});
-                      if (!s.ok()) return s;
-                    }
-                    fabric::Cluster c;
-                    c.id = "pod";
-                    for (int i = 0; i < 8; ++i) c.agent_ids.push_back(absl::StrCat("ag", i));
-                    if (absl::Status s = txn.InsertCluster(c); !s.ok()) return s;
-                    fabric::Allocation a{"default", "pod", c.agent_ids};
-                    if (absl::Status s = txn.InsertAllocation(a); !s.ok()) return s;
-                    fabric::Partition p;
-                    p.id = "p1";
-                    p.cluster_id = "pod";
-                    p.allocation_id = "default";
-                    p.ready_state = fabric::ReadyState::kActive;
-                    for (uint32_t ipu = 0; ipu < 4; ++ipu) {
-                      fabric::PartitionIpu pi;
-                      pi.ipu = {"ag1", ipu};
-                      pi.topology_id = 4 + ipu;
-                      pi.routing_id = ipu;
-                      p.ipus.push_back(pi);
-                    }
-                    absl::StatusOr<uint64_t> g = txn.NextGeneration();
-                    if (!g.ok()) return g.status();
-                    p.generation = *g;
-                    // A later generation went to a partition since removed.
-                    absl::StatusOr<uint64_t> later = txn.NextGeneration();
-                    if (!later.ok()) return later.status();
-                    last_generation = *later;
-                    if (absl::Status s = txn.InsertPartition(p); !s.ok()) return s;
-                    return txn.SetPartitionShared("p1", true);
-                  })
-                  .ok());
+  ASSERT_TRUE(
+      (*sqlite)
+          ->Write([&](WriteTxn& txn) {
+            for (int i = 0; i < 8; ++i) {
+              absl::Status s = txn.InsertAgent(
+                  {absl::StrCat("ag", i), "127.0.0.1", static_cast<uint32_t>(7000 + i), {}});
+              if (!s.ok()) return s;
+            }
+            fabric::Cluster c;
+            c.id = "pod";
+            for (int i = 0; i < 8; ++i) c.agent_ids.push_back(absl::StrCat("ag", i));
+            if (absl::Status s = txn.InsertCluster(c); !s.ok()) return s;
+            fabric::Allocation a{"default", "pod", c.agent_ids};
+            if (absl::Status s = txn.InsertAllocation(a); !s.ok()) return s;
+            fabric::Partition p;
+            p.id = "p1";
+            p.cluster_id = "pod";
+            p.allocation_id = "default";
+            p.ready_state = fabric::ReadyState::kActive;
+            for (uint32_t ipu = 0; ipu < 4; ++ipu) {
+              fabric::PartitionIpu pi;
+              pi.ipu = {"ag1", ipu};
+              pi.topology_id = 4 + ipu;
+              pi.routing_id = ipu;
+              p.ipus.push_back(pi);
+            }
+            absl::StatusOr<uint64_t> g = txn.NextGeneration();
+            if (!g.ok()) return g.status();
+            p.generation = *g;
+            // A later generation went to a partition since removed.
+            absl::StatusOr<uint64_t> later = txn.NextGeneration();
+            if (!later.ok()) return later.status();
+            last_generation = *later;
+            if (absl::Status s = txn.InsertPartition(p); !s.ok()) return s;
+            return txn.SetPartitionShared("p1", true);
+          })
+          .ok());
   absl::StatusOr<etcd::ImportCounts> counts =
       etcd::ImportState(**sqlite, client_.get(), prefix_, /*max_ops_per_txn=*/4);
   ASSERT_TRUE(counts.ok()) << counts.status();

@@ -22,9 +22,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/store.h"
+#include "tests/unit/storage_test_util.h"
 
 namespace vipu::storage {
 namespace {
+
+using test_util::AsyncResults;
+using test_util::Ipu;
+using test_util::IpuList;
+using test_util::MakeAgent;
+using test_util::MakePartition;
+using test_util::Summaries;
 
 using fabric::Agent;
 using fabric::Allocation;
@@ -53,32 +61,6 @@ using ::testing::HasSubstr;
 }
 
 std::string Msg(const absl::Status& s) { return std::string(s.message()); }
-
-Agent MakeAgent(const std::string& id, uint32_t port = 8100) {
-  Agent a;
-  a.id = id;
-  a.host = "host-" + id;
-  a.port = port;
-  return a;
-}
-
-PartitionIpu Ipu(const std::string& agent, uint32_t ipu, uint32_t routing_id = 0) {
-  PartitionIpu p;
-  p.ipu = IpuRef{agent, ipu};
-  p.routing_id = routing_id;
-  p.topology_id = ipu;
-  return p;
-}
-
-Partition MakePartition(const std::string& id, const std::string& cluster,
-                        const std::string& allocation, std::vector<PartitionIpu> ipus) {
-  Partition p;
-  p.id = id;
-  p.cluster_id = cluster;
-  p.allocation_id = allocation;
-  p.ipus = std::move(ipus);
-  return p;
-}
 
 // Every field set to a non-default value, errors with awkward bytes.
 Partition FullPartition(const std::string& id) {
@@ -169,45 +151,6 @@ std::set<std::string> AgentIds(Store& store) {
   EXPECT_TRUE(s.ok()) << s;
   return ids;
 }
-
-// `ipus` as "agent:ipu/routing" in position order.
-std::string IpuList(const Partition& p) {
-  std::string out;
-  for (const PartitionIpu& ipu : p.ipus) {
-    if (!out.empty()) out += " ";
-    out += ipu.ipu.agent_id + ":" + std::to_string(ipu.ipu.ipu) + "/r" +
-           std::to_string(ipu.routing_id);
-  }
-  return out;
-}
-
-std::vector<std::string> Summaries(const std::vector<Partition>& partitions) {
-  std::vector<std::string> out;
-  for (const Partition& p : partitions) out.push_back(p.id + "=[" + IpuList(p) + "]");
-  return out;
-}
-
-// Collects WriteAsync outcomes; Await waits for `n` of them with a deadline.
-class AsyncResults {
- public:
-  std::function<void(absl::Status)> Callback() {
-    return [this](absl::Status s) {
-      std::lock_guard<std::mutex> lock(mu_);
-      results_.push_back(std::move(s));
-      cv_.notify_all();
-    };
-  }
-  std::vector<absl::Status> Await(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(30), [&] { return results_.size() >= n; });
-    return results_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<absl::Status> results_;
-};
 
 }  // namespace
 

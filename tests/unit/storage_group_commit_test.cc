@@ -24,10 +24,13 @@
 #include "gtest/gtest.h"
 #include "storage/sqlite_store.h"
 #include "storage/store.h"
+#include "tests/unit/storage_test_util.h"
 #include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
+
+using test_util::AsyncResults;
 
 using fabric::Agent;
 using fabric::IpuRef;
@@ -217,28 +220,6 @@ TEST(StorageGroupCommitTest, SameIpuFromTwoCallbacksInOneGroup) {
       first.ok() ? std::set<IpuRef>{{"m0", 0}, {"m0", 1}} : std::set<IpuRef>{{"m1", 0}, {"m0", 1}};
   EXPECT_EQ(used, want);
 }
-
-// Collects WriteAsync outcomes; Await waits for `n` of them with a deadline.
-class AsyncResults {
- public:
-  std::function<void(absl::Status)> Callback() {
-    return [this](absl::Status s) {
-      std::lock_guard<std::mutex> lock(mu_);
-      results_.push_back(std::move(s));
-      cv_.notify_all();
-    };
-  }
-  std::vector<absl::Status> Await(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(30), [&] { return results_.size() >= n; });
-    return results_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<absl::Status> results_;
-};
 
 TEST(StorageGroupCommitTest, WriteAsyncReportsOnceCommittedOnTheWriterThread) {
   TempDir dir;

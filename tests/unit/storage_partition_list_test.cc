@@ -10,10 +10,14 @@
 #include "gtest/gtest.h"
 #include "storage/sqlite_store.h"
 #include "storage/store.h"
+#include "tests/unit/storage_test_util.h"
 #include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
+
+using test_util::IpuList;
+using test_util::Summaries;
 
 using fabric::IpuRef;
 using fabric::Partition;
@@ -21,23 +25,6 @@ using fabric::PartitionIpu;
 using test::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// `ipus` as "agent:ipu" in position order; "" for none.
-std::string IpuList(const Partition& p) {
-  std::string out;
-  for (const PartitionIpu& ipu : p.ipus) {
-    if (!out.empty()) out += " ";
-    out += ipu.ipu.agent_id + ":" + std::to_string(ipu.ipu.ipu) + "/r" +
-           std::to_string(ipu.routing_id);
-  }
-  return out;
-}
-
-std::vector<std::string> Summaries(const std::vector<Partition>& partitions) {
-  std::vector<std::string> out;
-  for (const Partition& p : partitions) out.push_back(p.id + "=[" + IpuList(p) + "]");
-  return out;
-}
 
 // Agents a0..a3 in cluster c; allocation al1 = a0, a1, allocation al2 = a2, a3.
 class StoragePartitionListTest : public ::testing::Test {

@@ -17,10 +17,15 @@
 #include "gtest/gtest.h"
 #include "storage/sqlite_store.h"
 #include "storage/store.h"
+#include "tests/unit/storage_test_util.h"
 #include "tests/unit/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
+
+using test_util::Ipu;
+using test_util::MakeAgent;
+using test_util::MakePartition;
 
 using fabric::Agent;
 using fabric::Allocation;
@@ -30,32 +35,6 @@ using fabric::Partition;
 using fabric::PartitionIpu;
 using test::TempDir;
 using ::testing::ElementsAre;
-
-Agent MakeAgent(const std::string& id, uint32_t port = 8100) {
-  Agent a;
-  a.id = id;
-  a.host = "host-" + id;
-  a.port = port;
-  return a;
-}
-
-PartitionIpu Ipu(const std::string& agent, uint32_t ipu, uint32_t routing_id = 0) {
-  PartitionIpu p;
-  p.ipu = IpuRef{agent, ipu};
-  p.routing_id = routing_id;
-  p.topology_id = ipu;
-  return p;
-}
-
-Partition MakePartition(const std::string& id, const std::string& cluster,
-                        const std::string& allocation, std::vector<PartitionIpu> ipus) {
-  Partition p;
-  p.id = id;
-  p.cluster_id = cluster;
-  p.allocation_id = allocation;
-  p.ipus = std::move(ipus);
-  return p;
-}
 
 // A store with agents a0..a5; cluster c1 = a0..a3, c2 = a4, a5;
 // allocation al1 = a0, a1 and al2 = a2, a3 in c1, al3 = a4 in c2.
