@@ -4,6 +4,7 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/mutex.h"
@@ -72,6 +74,19 @@ void WriteReadyFile(const std::string& path, const std::string& address) {
   const std::string tmp = path + ".tmp";
   { std::ofstream(tmp) << address << "\n"; }
   std::filesystem::rename(tmp, path);
+}
+
+// Marks every descriptor above stderr close-on-exec: a listener a library
+// opened without the flag (the HTTP console's) would otherwise hold its
+// port in the new image, which then could never lead.
+void CloseOnExec() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = -1;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &fd) || fd <= 2) continue;
+    const int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
 }
 
 // Tells the main thread (waiting in sigwait) that this member must stop
@@ -180,6 +195,15 @@ class Member {
     }
   }
 
+  // Leadership this member cannot use goes to the others at once instead of
+  // when its lease lapses, then the member starts afresh.
+  void GiveUp(const absl::Status& why) {
+    if (absl::Status s = election_.Resign(); !s.ok()) {
+      spdlog::warn("could not resign the leadership ({})", std::string(s.message()));
+    }
+    StepDown(why);
+  }
+
   void Lead() {
     spdlog::info("elected leader; loading the state from etcd under {}", options_.etcd_prefix);
     const absl::Time elected = absl::Now();
@@ -196,7 +220,7 @@ class Member {
         Fail(std::string(store.status().message()), 1);
         std::_Exit(1);
       }
-      StepDown(store.status());
+      GiveUp(store.status());
       return;
     }
     spdlog::info("state loaded: {} keys", (*store)->loaded_keys());
@@ -214,7 +238,7 @@ class Member {
     absl::StatusOr<std::unique_ptr<VipuServer>> server =
         VipuServer::StartLeader(options_, std::move(*store), &role_, &notifier_);
     if (!server.ok()) {
-      StepDown(server.status());
+      GiveUp(server.status());
       return;
     }
     spdlog::info("leading: serving {} ms after the election",
@@ -305,6 +329,7 @@ int RunMember(const ServerOptions& options, char** argv) {
     spdlog::warn("restarting as a standby");
     std::fflush(nullptr);
     spdlog::shutdown();
+    CloseOnExec();
     execv("/proc/self/exe", argv);
     std::fprintf(stderr, "vipu-server: cannot restart itself: %s\n", strerror(errno));
     std::_Exit(1);

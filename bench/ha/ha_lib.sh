@@ -20,8 +20,24 @@ ha_cleanup() {
 }
 trap ha_cleanup EXIT
 
+# A free port below the ephemeral range, where no outgoing connection of the
+# thousands the agents open can take it between this choice and its use.
 ha_free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+  python3 - <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(1000):
+    port = random.randrange(20000, low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+PY
 }
 
 start_etcd() {
