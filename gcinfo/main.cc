@@ -32,8 +32,10 @@ std::string Explain(const vipu::ipuof::Environment& env, const absl::Status& sta
   // Every member, each with the port it was tried on.
   auto port = env.find("IPUOF_VIPU_API_PORT");
   uint32_t default_port = vipu::ipuof::kDefaultVipuPort;
-  if (port != env.end() && !port->second.empty()) {
-    absl::SimpleAtoi(port->second, &default_port);  // checked by Attach
+  // Attach has refused a bad port already; this only names the members.
+  if (port != env.end() && !port->second.empty() &&
+      !absl::SimpleAtoi(port->second, &default_port)) {
+    default_port = vipu::ipuof::kDefaultVipuPort;
   }
   auto members = vipu::wire::ParseServerMembers(host->second, default_port);
   return absl::StrCat(
