@@ -28,6 +28,7 @@ KNOWN_HANDOFFS = [
     # The same for the member's role interceptor: made where the call is
     # accepted, run and destroyed on the threads gRPC hands the call to.
     ('~RoleInterceptor', 'ServerContextBase'),
+    ('RoleInterceptorFactory::CreateServerInterceptor', 'set_server_rpc_info'),
     # A standby's forwarding reactor: gRPC makes it on the thread that
     # accepts the call and runs its callbacks (and OnDone) on others, one at
     # a time, through its callback handler.
