@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/absl_view.h"
 #include "fabric/enum_names.h"
 #include "wire/server_members.h"
 
@@ -19,9 +20,6 @@
 
 namespace vipu::agents {
 namespace {
-
-// Debian's abseil has its own string_view, distinct from std::string_view.
-absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 bool IsIdChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
@@ -34,7 +32,7 @@ std::optional<uint32_t> ParsePort(std::string_view text) {
     if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return std::nullopt;
   }
   uint32_t value = 0;
-  if (!absl::SimpleAtoi(A(text), &value) || value > 65535) return std::nullopt;
+  if (!absl::SimpleAtoi(AbslView(text), &value) || value > 65535) return std::nullopt;
   return value;
 }
 
@@ -42,18 +40,18 @@ std::optional<uint32_t> ParsePort(std::string_view text) {
 
 absl::Status ValidateAgentId(std::string_view field, std::string_view id) {
   if (id.empty() || id.size() > fabric::kMaxIdLength) {
-    return absl::InvalidArgumentError(absl::StrCat(A(field), ": must be 1..", fabric::kMaxIdLength,
-                                                   " characters, got ", id.size(), " in '", A(id),
-                                                   "'"));
+    return absl::InvalidArgumentError(absl::StrCat(AbslView(field), ": must be 1..",
+                                                   fabric::kMaxIdLength, " characters, got ",
+                                                   id.size(), " in '", AbslView(id), "'"));
   }
   if (!absl::ascii_isalnum(static_cast<unsigned char>(id[0]))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(A(field), ": must start with a letter or digit, got '", A(id), "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        AbslView(field), ": must start with a letter or digit, got '", AbslView(id), "'"));
   }
   for (char c : id) {
     if (!IsIdChar(c)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(A(field), ": may contain only [A-Za-z0-9._-], got '", A(id), "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          AbslView(field), ": may contain only [A-Za-z0-9._-], got '", AbslView(id), "'"));
     }
   }
   return absl::OkStatus();
@@ -61,7 +59,7 @@ absl::Status ValidateAgentId(std::string_view field, std::string_view id) {
 
 absl::StatusOr<std::vector<std::string>> ParseAgentIds(std::string_view list) {
   if (list.empty()) return absl::InvalidArgumentError("agent-ids: must name at least one agent");
-  std::vector<std::string> ids = absl::StrSplit(A(list), ',');
+  std::vector<std::string> ids = absl::StrSplit(AbslView(list), ',');
   std::set<std::string> seen;
   for (const std::string& id : ids) {
     if (absl::Status s = ValidateAgentId("agent-ids", id); !s.ok()) return s;
@@ -85,7 +83,8 @@ absl::StatusOr<std::vector<std::string>> GenerateAgentIds(std::string_view prefi
   }
   std::vector<std::string> ids;
   ids.reserve(count);
-  for (uint32_t i = 0; i < count; ++i) ids.push_back(absl::StrCat(A(prefix), first_index + i));
+  for (uint32_t i = 0; i < count; ++i)
+    ids.push_back(absl::StrCat(AbslView(prefix), first_index + i));
   // Only the prefix and the length vary: the first and the longest (last) id
   // stand for all of them.
   if (absl::Status s = ValidateAgentId("id-prefix", ids.front()); !s.ok()) return s;
@@ -96,10 +95,10 @@ absl::StatusOr<std::vector<std::string>> GenerateAgentIds(std::string_view prefi
 absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t count,
                                                  std::string_view field) {
   if (list.empty()) return std::vector<uint32_t>(count, 0);
-  std::vector<absl::string_view> parts = absl::StrSplit(A(list), ',');
+  std::vector<absl::string_view> parts = absl::StrSplit(AbslView(list), ',');
   if (parts.size() != count) {
-    return absl::InvalidArgumentError(absl::StrCat(A(field), ": must give one port per agent id (",
-                                                   count, "), got ", parts.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        AbslView(field), ": must give one port per agent id (", count, "), got ", parts.size()));
   }
   std::vector<uint32_t> ports;
   std::set<uint32_t> seen;
@@ -107,11 +106,11 @@ absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t c
     std::optional<uint32_t> port = ParsePort(std::string_view(part.data(), part.size()));
     if (!port) {
       return absl::InvalidArgumentError(
-          absl::StrCat(A(field), ": each must be a number 0..65535, got '", part, "'"));
+          absl::StrCat(AbslView(field), ": each must be a number 0..65535, got '", part, "'"));
     }
     if (*port != 0 && !seen.insert(*port).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat(A(field), ": must not repeat a port, got ", *port, " twice"));
+          absl::StrCat(AbslView(field), ": must not repeat a port, got ", *port, " twice"));
     }
     ports.push_back(*port);
   }
@@ -119,7 +118,7 @@ absl::StatusOr<std::vector<uint32_t>> ParsePorts(std::string_view list, size_t c
 }
 
 absl::StatusOr<std::vector<std::string>> ParseServerAddresses(std::string_view list) {
-  if (absl::StartsWith(A(list), "unix:")) {
+  if (absl::StartsWith(AbslView(list), "unix:")) {
     if (list.size() == 5) return absl::InvalidArgumentError("server: unix: needs a path");
     return std::vector<std::string>{std::string(list)};
   }
@@ -144,8 +143,8 @@ absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view name) {
   if (name == "info") return spdlog::level::info;
   if (name == "warn") return spdlog::level::warn;
   if (name == "error") return spdlog::level::err;
-  return absl::InvalidArgumentError(
-      absl::StrCat("log-level: must be trace, debug, info, warn or error, got '", A(name), "'"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "log-level: must be trace, debug, info, warn or error, got '", AbslView(name), "'"));
 }
 
 absl::Status ValidateTlsFlags(const std::string& ca, const std::string& cert,

@@ -9,15 +9,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/absl_view.h"
 #include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "wire/attribute_names.h"
 
 namespace vipu::agents {
 namespace {
-
-// Debian's abseil has its own string_view, distinct from std::string_view.
-absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Versions reported by a machine; values seen on IPU-M2000s in the field.
 // Virm version is ours.
@@ -296,12 +294,12 @@ absl::Status SimulatedMachine::Reset(std::string_view partition_id, uint64_t gen
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
-        absl::StrCat("partition ", A(partition_id), " is not held by agent ", agent_id_));
+        absl::StrCat("partition ", AbslView(partition_id), " is not held by agent ", agent_id_));
   }
   Holding& holding = it->second;
   if (generation < holding.config.generation) {
     return absl::FailedPreconditionError(
-        absl::StrCat("partition ", A(partition_id), ": stale generation ", generation, " < ",
+        absl::StrCat("partition ", AbslView(partition_id), ": stale generation ", generation, " < ",
                      holding.config.generation, " held by agent ", agent_id_));
   }
   if (std::string fault = FaultOf(holding.config); !fault.empty()) {
@@ -321,7 +319,7 @@ absl::Status SimulatedMachine::Release(std::string_view partition_id, uint64_t g
   if (it == held_.end()) return absl::OkStatus();
   if (generation < it->second.config.generation) {
     return absl::FailedPreconditionError(
-        absl::StrCat("partition ", A(partition_id), ": stale generation ", generation, " < ",
+        absl::StrCat("partition ", AbslView(partition_id), ": stale generation ", generation, " < ",
                      it->second.config.generation, " held by agent ", agent_id_));
   }
   spdlog::info("agent {}: released partition {} generation {} from IPUs [{}]", agent_id_,
@@ -345,7 +343,7 @@ absl::StatusOr<PartitionConfig> SimulatedMachine::Config(std::string_view partit
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
-        absl::StrCat("partition ", A(partition_id), " is not held by agent ", agent_id_));
+        absl::StrCat("partition ", AbslView(partition_id), " is not held by agent ", agent_id_));
   }
   return it->second.config;
 }
@@ -524,12 +522,12 @@ absl::Status SimulatedMachine::CheckPartition(std::string_view partition_id,
   auto it = held_.find(partition_id);
   if (it == held_.end()) {
     return absl::NotFoundError(
-        absl::StrCat("partition ", A(partition_id), " is not held by agent ", agent_id_));
+        absl::StrCat("partition ", AbslView(partition_id), " is not held by agent ", agent_id_));
   }
   const PartitionConfig& config = it->second.config;
   if (generation != 0 && generation != config.generation) {
     return absl::FailedPreconditionError(
-        absl::StrCat("generation: agent ", agent_id_, " holds partition ", A(partition_id),
+        absl::StrCat("generation: agent ", agent_id_, " holds partition ", AbslView(partition_id),
                      " at generation ", config.generation, ", got ", generation));
   }
   if (std::string fault = FaultOf(config); !fault.empty()) {

@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "storage/absl_view.h"
+#include "base/absl_view.h"
 
 namespace vipu::storage {
 

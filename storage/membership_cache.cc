@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "storage/absl_view.h"
+#include "base/absl_view.h"
 
 namespace vipu::storage {
 

@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "storage/absl_view.h"
+#include "base/absl_view.h"
 #include "storage/connection.h"
 #include "storage/sqlite_store.h"
 #include "storage/string_list_codec.h"

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "storage/absl_view.h"
+#include "base/absl_view.h"
 
 namespace vipu::storage {
 namespace {

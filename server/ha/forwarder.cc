@@ -8,14 +8,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/absl_view.h"
 #include "wire/metadata_keys.h"
 
 namespace vipu::server {
 namespace {
-
-// This abseil has its own string_view: a std::string_view reaches StrCat,
-// StrSplit and StartsWith through this.
-absl::string_view V(std::string_view s) { return {s.data(), s.size()}; }
 
 // A call without a deadline still ends if the leader never answers.
 constexpr auto kDefaultDeadline = std::chrono::seconds(60);
@@ -25,7 +22,7 @@ constexpr char kRetryAfterMs[] = "200";
 
 // Metadata that belongs to one hop, not to the caller.
 bool HopHeader(std::string_view key) {
-  return key.empty() || key.front() == ':' || absl::StartsWith(V(key), "grpc-") ||
+  return key.empty() || key.front() == ':' || absl::StartsWith(AbslView(key), "grpc-") ||
          key == "user-agent" || key == "content-type" || key == "te" || key == "host";
 }
 

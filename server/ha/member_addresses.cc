@@ -6,15 +6,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/absl_view.h"
 
 namespace vipu::server {
-namespace {
-
-// This abseil has its own string_view: a std::string_view reaches StrCat
-// and StrSplit through this.
-absl::string_view V(std::string_view s) { return {s.data(), s.size()}; }
-
-}  // namespace
 
 std::string MemberAddresses::Encode() const {
   return absl::StrCat("user=", user, " admin=", admin, " agent=", agent);
@@ -22,7 +16,7 @@ std::string MemberAddresses::Encode() const {
 
 absl::StatusOr<MemberAddresses> MemberAddresses::Parse(std::string_view text) {
   MemberAddresses out;
-  for (absl::string_view field : absl::StrSplit(V(text), ' ', absl::SkipEmpty())) {
+  for (absl::string_view field : absl::StrSplit(AbslView(text), ' ', absl::SkipEmpty())) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(field, absl::MaxSplits('=', 1));
     if (kv.first == "user") {
@@ -34,7 +28,8 @@ absl::StatusOr<MemberAddresses> MemberAddresses::Parse(std::string_view text) {
     }
   }
   if (out.user.empty() || out.admin.empty() || out.agent.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("not a member's addresses: '", V(text), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a member's addresses: '", AbslView(text), "'"));
   }
   return out;
 }
@@ -47,7 +42,7 @@ absl::StatusOr<std::string> AdvertisedAddress(std::string_view listen, std::stri
   const std::string_view port = colon == std::string_view::npos ? "" : listen.substr(colon + 1);
   if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::" || port == "0") {
     return absl::InvalidArgumentError(
-        absl::StrCat(V(flag), " ", V(listen),
+        absl::StrCat(AbslView(flag), " ", AbslView(listen),
                      ": other members cannot reach a wildcard address or port 0; give "
                      "--advertise HOST:PORT (and a fixed port)"));
   }

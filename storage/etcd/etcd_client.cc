@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/absl_view.h"
 #include "base/status_macros.h"
 #include "etcd/rpc.grpc.pb.h"
 #include "etcd/v3election.grpc.pb.h"
@@ -24,10 +25,6 @@ namespace {
 constexpr int kRangeAttempts = 3;
 
 std::chrono::system_clock::time_point ToChrono(absl::Time t) { return absl::ToChronoTime(t); }
-
-// This abseil has its own string_view, which std::string_view does not
-// convert to by itself.
-absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
 bool Retryable(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
@@ -56,7 +53,8 @@ absl::Status FromEtcd(std::string_view what, const EtcdEndpoint& endpoint,
   } else if (absl::StrContains(message, "requested lease not found")) {
     code = absl::StatusCode::kNotFound;
   }
-  return absl::Status(code, absl::StrCat("etcd ", View(what), " at ", endpoint.url, ": ", message));
+  return absl::Status(code,
+                      absl::StrCat("etcd ", AbslView(what), " at ", endpoint.url, ": ", message));
 }
 
 absl::StatusOr<std::string> ReadPem(const std::string& path, std::string_view what) {
@@ -66,11 +64,11 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, std::string_view wh
   buffer << in.rdbuf();
   if (!in.good() && !in.eof()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("etcd ", View(what), " file ", path, " is not readable"));
+        absl::StrCat("etcd ", AbslView(what), " file ", path, " is not readable"));
   }
   if (!in.is_open() || buffer.str().empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("etcd ", View(what), " file ", path, " is missing or empty"));
+        absl::StrCat("etcd ", AbslView(what), " file ", path, " is missing or empty"));
   }
   return buffer.str();
 }
@@ -285,7 +283,7 @@ absl::Status EtcdClient::WithFailover(std::string_view what,
   }
   return absl::Status(
       status.code(),
-      absl::StrCat("etcd ", View(what), ": no endpoint answered; last: ", status.message()));
+      absl::StrCat("etcd ", AbslView(what), ": no endpoint answered; last: ", status.message()));
 }
 
 absl::StatusOr<RangeResult> EtcdClient::RangePrefix(std::string_view prefix) {

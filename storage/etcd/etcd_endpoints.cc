@@ -7,13 +7,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/absl_view.h"
 
 namespace vipu::storage::etcd {
 namespace {
-
-// This abseil has its own string_view, which std::string_view does not
-// convert to by itself.
-absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
 absl::Status Bad(absl::string_view entry, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(
@@ -70,7 +67,7 @@ absl::StatusOr<EtcdEndpoint> ParseOne(absl::string_view entry) {
 }  // namespace
 
 absl::StatusOr<std::vector<EtcdEndpoint>> ParseEtcdEndpoints(std::string_view list) {
-  const absl::string_view all = View(list);
+  const absl::string_view all = AbslView(list);
   if (absl::StripAsciiWhitespace(all).empty()) {
     return absl::InvalidArgumentError("etcd endpoints: the list is empty");
   }

@@ -8,14 +8,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/absl_view.h"
 #include "storage/etcd/records.pb.h"
 
 namespace vipu::storage::etcd {
 namespace {
-
-// This abseil has its own string_view: a std::string_view reaches StrCat,
-// StrSplit and StartsWith through this.
-absl::string_view V(std::string_view s) { return {s.data(), s.size()}; }
 
 constexpr std::array<std::pair<Table, std::string_view>, 5> kTables = {{
     {Table::kAgents, "agents/"},
@@ -29,7 +26,7 @@ template <typename Message>
 absl::StatusOr<Message> Parse(std::string_view kind, std::string_view id, std::string_view bytes) {
   Message message;
   if (!message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::DataLossError(absl::StrCat("the etcd value of ", V(kind), " ", V(id),
+    return absl::DataLossError(absl::StrCat("the etcd value of ", AbslView(kind), " ", AbslView(id),
                                             " is not a record this server can read"));
   }
   return message;
@@ -39,25 +36,26 @@ absl::StatusOr<Message> Parse(std::string_view kind, std::string_view id, std::s
 
 absl::Status EtcdLayout::ValidatePrefix(std::string_view prefix) {
   if (prefix.size() < 2 || prefix.size() > 256 || prefix.front() != '/' || prefix.back() != '/') {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--etcd-prefix '", V(prefix), "': must start and end with '/' (for example /vipu/)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--etcd-prefix '", AbslView(prefix),
+                     "': must start and end with '/' (for example /vipu/)"));
   }
   for (char c : prefix) {
     if (c < 0x21 || c > 0x7e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--etcd-prefix '", V(prefix), "': only printable characters, no spaces"));
+      return absl::InvalidArgumentError(absl::StrCat("--etcd-prefix '", AbslView(prefix),
+                                                     "': only printable characters, no spaces"));
     }
   }
   return absl::OkStatus();
 }
 
 std::string EtcdLayout::FormatValue() const {
-  return absl::StrCat(V(kFormatWord), " ", kFormatVersion);
+  return absl::StrCat(AbslView(kFormatWord), " ", kFormatVersion);
 }
 
 std::string EtcdLayout::Key(Table table, std::string_view id) const {
   for (const auto& [t, name] : kTables) {
-    if (t == table) return absl::StrCat(prefix_, "state/", V(name), V(id));
+    if (t == table) return absl::StrCat(prefix_, "state/", AbslView(name), AbslView(id));
   }
   return "";
 }
@@ -77,12 +75,13 @@ bool EtcdLayout::ParseKey(std::string_view key, Table* table, std::string* id) c
 }
 
 absl::Status EtcdLayout::CheckFormat(std::string_view value) const {
-  std::vector<absl::string_view> words = absl::StrSplit(V(value), ' ');
+  std::vector<absl::string_view> words = absl::StrSplit(AbslView(value), ' ');
   int version = 0;
-  if (words.size() != 2 || words[0] != V(kFormatWord) || !absl::SimpleAtoi(words[1], &version)) {
-    return absl::FailedPreconditionError(absl::StrCat("etcd prefix ", prefix_,
-                                                      " holds data of another format ('", V(value),
-                                                      "'); choose another --etcd-prefix"));
+  if (words.size() != 2 || words[0] != AbslView(kFormatWord) ||
+      !absl::SimpleAtoi(words[1], &version)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("etcd prefix ", prefix_, " holds data of another format ('", AbslView(value),
+                     "'); choose another --etcd-prefix"));
   }
   if (version > kFormatVersion) {
     return absl::FailedPreconditionError(
@@ -210,8 +209,8 @@ absl::StatusOr<PartitionEntry> DecodePartition(std::string_view id, std::string_
   p.ipus.reserve(v->ipus_size());
   for (const PartitionIpuValue& in : v->ipus()) {
     if (in.agent() >= static_cast<uint32_t>(v->agents_size())) {
-      return absl::DataLossError(
-          absl::StrCat("the etcd value of partition ", V(id), " names a machine it does not list"));
+      return absl::DataLossError(absl::StrCat("the etcd value of partition ", AbslView(id),
+                                              " names a machine it does not list"));
     }
     fabric::PartitionIpu ipu;
     ipu.ipu.agent_id = v->agents(static_cast<int>(in.agent()));

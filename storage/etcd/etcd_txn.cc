@@ -3,15 +3,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/absl_view.h"
 #include "base/status_macros.h"
 #include "storage/etcd/etcd_state.h"
 
 namespace vipu::storage::etcd {
 namespace {
-
-// This abseil has its own string_view: a std::string_view reaches StrCat,
-// StrSplit and StartsWith through this.
-absl::string_view V(std::string_view s) { return {s.data(), s.size()}; }
 
 using fabric::Agent;
 using fabric::Allocation;
@@ -20,7 +17,7 @@ using fabric::IpuRef;
 using fabric::Partition;
 
 std::string Plural(int64_t n, std::string_view noun) {
-  return absl::StrCat(n, " ", V(noun), n == 1 ? "" : "s");
+  return absl::StrCat(n, " ", AbslView(noun), n == 1 ? "" : "s");
 }
 
 bool Contains(const std::vector<std::string>& ids, std::string_view id) {
@@ -90,7 +87,7 @@ void EtcdTxn::Rollback() {
 
 absl::StatusOr<Agent> EtcdTxn::GetAgent(std::string_view id) {
   const Agent* a = state_->agents.Find(id);
-  if (a == nullptr) return absl::NotFoundError(absl::StrCat("agent ", V(id), " not found"));
+  if (a == nullptr) return absl::NotFoundError(absl::StrCat("agent ", AbslView(id), " not found"));
   return *a;
 }
 
@@ -114,7 +111,7 @@ absl::StatusOr<std::vector<Cluster>> EtcdTxn::ListClusters() {
 
 absl::StatusOr<std::shared_ptr<const Cluster>> EtcdTxn::ClusterRef(std::string_view id) {
   std::shared_ptr<const Cluster> c = state_->clusters.FindShared(id);
-  if (!c) return absl::NotFoundError(absl::StrCat("cluster ", V(id), " not found"));
+  if (!c) return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
   return c;
 }
 
@@ -144,7 +141,7 @@ absl::StatusOr<std::vector<Allocation>> EtcdTxn::ListAllocations() {
 
 absl::StatusOr<std::shared_ptr<const Allocation>> EtcdTxn::AllocationRef(std::string_view id) {
   std::shared_ptr<const Allocation> a = state_->allocations.FindShared(id);
-  if (!a) return absl::NotFoundError(absl::StrCat("allocation ", V(id), " not found"));
+  if (!a) return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
   return a;
 }
 
@@ -163,7 +160,8 @@ absl::StatusOr<std::string> EtcdTxn::AllocationOfAgent(std::string_view agent_id
 
 absl::StatusOr<Partition> EtcdTxn::GetPartition(std::string_view id) {
   const PartitionEntry* e = state_->partitions.Find(id);
-  if (e == nullptr) return absl::NotFoundError(absl::StrCat("partition ", V(id), " not found"));
+  if (e == nullptr)
+    return absl::NotFoundError(absl::StrCat("partition ", AbslView(id), " not found"));
   return e->partition;
 }
 
@@ -207,7 +205,7 @@ absl::StatusOr<std::set<IpuRef>> EtcdTxn::UsedIpus(std::string_view cluster_id) 
 
 absl::StatusOr<UserRecord> EtcdTxn::GetUser(std::string_view id) {
   const UserRecord* u = state_->users.Find(id);
-  if (u == nullptr) return absl::NotFoundError(absl::StrCat("user ", V(id), " not found"));
+  if (u == nullptr) return absl::NotFoundError(absl::StrCat("user ", AbslView(id), " not found"));
   return *u;
 }
 
@@ -260,16 +258,17 @@ absl::Status EtcdTxn::DeleteAgent(std::string_view id) {
   RETURN_IF_ERROR(Writable());
   ASSIGN_OR_RETURN(std::string cluster, ClusterOfAgent(id));
   if (!cluster.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("agent ", V(id), " is in cluster ", cluster,
+    return absl::FailedPreconditionError(absl::StrCat("agent ", AbslView(id), " is in cluster ",
+                                                      cluster,
                                                       "; remove the cluster before the agent"));
   }
   auto [count, first] = CountPartitions(*work_, [&](const Partition& p) { return OnAgent(p, id); });
   if (count > 0) {
     return absl::FailedPreconditionError(
-        absl::StrCat("agent ", V(id), " has IPUs in partition ", first));
+        absl::StrCat("agent ", AbslView(id), " has IPUs in partition ", first));
   }
   if (work_->agents.Find(id) == nullptr) {
-    return absl::NotFoundError(absl::StrCat("agent ", V(id), " not found"));
+    return absl::NotFoundError(absl::StrCat("agent ", AbslView(id), " not found"));
   }
   Put<Agent>(work_->agents, Table::kAgents, std::string(id), nullptr);
   return absl::OkStatus();
@@ -284,16 +283,16 @@ absl::Status EtcdTxn::InsertCluster(const Cluster& cluster) {
   for (const std::string& agent_id : cluster.agent_ids) {
     if (!seen.insert(agent_id).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("cluster ", cluster.id, ": agent ", V(agent_id), " is listed twice"));
+          absl::StrCat("cluster ", cluster.id, ": agent ", AbslView(agent_id), " is listed twice"));
     }
     ASSIGN_OR_RETURN(std::string other, ClusterOfAgent(agent_id));
     if (!other.empty()) {
       return absl::AlreadyExistsError(
-          absl::StrCat("agent ", V(agent_id), " is already in cluster ", other));
+          absl::StrCat("agent ", AbslView(agent_id), " is already in cluster ", other));
     }
     if (work_->agents.Find(agent_id) == nullptr) {
       return absl::FailedPreconditionError(
-          absl::StrCat("cluster ", cluster.id, ": agent ", V(agent_id), " does not exist"));
+          absl::StrCat("cluster ", cluster.id, ": agent ", AbslView(agent_id), " does not exist"));
     }
   }
   Put(work_->clusters, Table::kClusters, cluster.id, std::make_shared<const Cluster>(cluster));
@@ -309,19 +308,19 @@ absl::Status EtcdTxn::DeleteCluster(std::string_view id) {
     if (allocations++ == 0) first_allocation = aid;
   }
   if (allocations > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cluster ", V(id), " has ",
+    return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
                                                       Plural(allocations, "allocation"), " (",
                                                       first_allocation, "); remove them first"));
   }
   auto [count, first] =
       CountPartitions(*work_, [&](const Partition& p) { return p.cluster_id == id; });
   if (count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cluster ", V(id), " has ",
+    return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
                                                       Plural(count, "partition"), " (", first,
                                                       "); remove them first"));
   }
   if (work_->clusters.Find(id) == nullptr) {
-    return absl::NotFoundError(absl::StrCat("cluster ", V(id), " not found"));
+    return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
   }
   Put<Cluster>(work_->clusters, Table::kClusters, std::string(id), nullptr);
   return absl::OkStatus();
@@ -341,17 +340,17 @@ absl::Status EtcdTxn::InsertAllocation(const Allocation& allocation) {
     ASSIGN_OR_RETURN(std::string cluster, ClusterOfAgent(agent_id));
     if (cluster != allocation.cluster_id) {
       return absl::FailedPreconditionError(absl::StrCat("allocation ", allocation.id, ": agent ",
-                                                        V(agent_id), " is not in cluster ",
+                                                        AbslView(agent_id), " is not in cluster ",
                                                         allocation.cluster_id));
     }
     if (!seen.insert(agent_id).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("allocation ", allocation.id, ": agent ", V(agent_id), " is listed twice"));
+      return absl::InvalidArgumentError(absl::StrCat("allocation ", allocation.id, ": agent ",
+                                                     AbslView(agent_id), " is listed twice"));
     }
     ASSIGN_OR_RETURN(std::string other, AllocationOfAgent(agent_id));
     if (!other.empty()) {
       return absl::AlreadyExistsError(
-          absl::StrCat("agent ", V(agent_id), " is already in allocation ", other));
+          absl::StrCat("agent ", AbslView(agent_id), " is already in allocation ", other));
     }
   }
   Put(work_->allocations, Table::kAllocations, allocation.id,
@@ -364,12 +363,12 @@ absl::Status EtcdTxn::DeleteAllocation(std::string_view id) {
   auto [count, first] =
       CountPartitions(*work_, [&](const Partition& p) { return p.allocation_id == id; });
   if (count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("allocation ", V(id), " has ",
+    return absl::FailedPreconditionError(absl::StrCat("allocation ", AbslView(id), " has ",
                                                       Plural(count, "partition"), " (", first,
                                                       "); remove them first"));
   }
   if (work_->allocations.Find(id) == nullptr) {
-    return absl::NotFoundError(absl::StrCat("allocation ", V(id), " not found"));
+    return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
   }
   Put<Allocation>(work_->allocations, Table::kAllocations, std::string(id), nullptr);
   return absl::OkStatus();
@@ -401,7 +400,7 @@ absl::Status EtcdTxn::CheckPartition(const Partition& p) const {
     if (it != held.end() || !mine.insert(ipu.ipu).second) {
       return absl::AlreadyExistsError(
           absl::StrCat("IPU ", ipu.ipu.agent_id, ":", ipu.ipu.ipu, " is already in a partition (",
-                       V(it != held.end() ? it->second : std::string_view(p.id)), ")"));
+                       AbslView(it != held.end() ? it->second : std::string_view(p.id)), ")"));
     }
   }
   return absl::OkStatus();
@@ -456,7 +455,7 @@ absl::Status EtcdTxn::UpdatePartitionState(const Partition& partition) {
 absl::Status EtcdTxn::DeletePartition(std::string_view id) {
   RETURN_IF_ERROR(Writable());
   if (work_->partitions.Find(id) == nullptr) {
-    return absl::NotFoundError(absl::StrCat("partition ", V(id), " not found"));
+    return absl::NotFoundError(absl::StrCat("partition ", AbslView(id), " not found"));
   }
   Put<PartitionEntry>(work_->partitions, Table::kPartitions, std::string(id), nullptr);
   return absl::OkStatus();
@@ -483,7 +482,7 @@ absl::Status EtcdTxn::InsertUser(const UserRecord& user) {
 absl::Status EtcdTxn::DeleteUser(std::string_view id) {
   RETURN_IF_ERROR(Writable());
   if (work_->users.Find(id) == nullptr) {
-    return absl::NotFoundError(absl::StrCat("user ", V(id), " not found"));
+    return absl::NotFoundError(absl::StrCat("user ", AbslView(id), " not found"));
   }
   Put<UserRecord>(work_->users, Table::kUsers, std::string(id), nullptr);
   return absl::OkStatus();
@@ -504,7 +503,7 @@ absl::Status EtcdTxn::SetPartitionShared(std::string_view partition_id, bool sha
   const PartitionEntry* old = work_->partitions.Find(partition_id);
   if (old == nullptr) {
     if (!shared) return absl::OkStatus();
-    return absl::NotFoundError(absl::StrCat("partition ", V(partition_id), " not found"));
+    return absl::NotFoundError(absl::StrCat("partition ", AbslView(partition_id), " not found"));
   }
   if (old->shared == shared) return absl::OkStatus();
   Put(work_->partitions, Table::kPartitions, std::string(partition_id),
