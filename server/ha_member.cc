@@ -2,16 +2,15 @@
 // listeners that forward, the leader election, and the leader's VipuServer.
 #include "server/ha_member.h"
 
+#include <fcntl.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -25,6 +24,7 @@
 #include "server/ha/member_addresses.h"
 #include "server/ha/member_role.h"
 #include "server/ha/role_interceptor.h"
+#include "server/ready_file.h"
 #include "server/systemd_notify.h"
 #include "server/vipu_server.h"
 #include "spdlog/spdlog.h"
@@ -67,13 +67,6 @@ absl::StatusOr<MemberAddresses> SelfAddresses(const ServerOptions& o) {
   self.admin = split(o.admin_api_listen);
   self.agent = split(o.agent_api_listen);
   return self;
-}
-
-void WriteReadyFile(const std::string& path, const std::string& address) {
-  if (path.empty()) return;
-  const std::string tmp = path + ".tmp";
-  { std::ofstream(tmp) << address << "\n"; }
-  std::filesystem::rename(tmp, path);
 }
 
 // Marks every descriptor above stderr close-on-exec: a listener a library

@@ -7,8 +7,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 
@@ -19,6 +17,7 @@
 #include "server/config_file.h"
 #include "server/ha_member.h"
 #include "server/metrics/metrics_http.h"
+#include "server/ready_file.h"
 #include "server/security_setup.h"
 #include "server/server_options.h"
 #include "server/systemd_notify.h"
@@ -121,11 +120,7 @@ int Run(const ServerOptions& opt, const std::optional<fabric::PodSpec>& pod) {
   }
   notifier.StartWatchdog([s = server->get()] { return s->DatabaseAnswers(); });
   const std::string address = (*server)->address();
-  if (!opt.ready_file.empty()) {
-    std::string tmp = opt.ready_file + ".tmp";
-    { std::ofstream(tmp) << address << "\n"; }
-    std::filesystem::rename(tmp, opt.ready_file);
-  }
+  WriteReadyFile(opt.ready_file, address);
   std::printf("vipu-server %s ready on %s\n", VIPU_VERSION, address.c_str());
   std::fflush(stdout);
   spdlog::info("ready {} ms after start ({} agents registered)",
