@@ -246,6 +246,16 @@ TEST_F(HaTest, EveryMemberAnswersAndStatesItsRole) {
   const int leader = Leader();
   ASSERT_GE(leader, 0);
   EXPECT_EQ(RoleOf(addresses_[1 - leader]), "standby");
+  // What scripts read: the usual lines, then the member's role and the leader.
+  CommandResult version =
+      RunCommand({VIPU_CLI_BIN, "--api-host", addresses_[1 - leader], "--server-version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.out.find(absl::StrCat("host: ", addresses_[1 - leader],
+                                          "\nrole: standby\n"
+                                          "leader: ",
+                                          addresses_[leader], "\n")),
+            std::string::npos)
+      << version.out;
   // A partition created through the standby is the leader's.
   ASSERT_TRUE(Create("first").ok());
   // The create answers at once; the partition turns ACTIVE once the
