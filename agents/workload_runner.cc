@@ -8,6 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "fabric/pods.h"
+#include "model/ipu_memory.h"
+#include "model/prediction_format.h"
 #include "model/step_predictor.h"
 
 namespace vipu::agents {
@@ -108,6 +110,9 @@ absl::StatusOr<WorkloadRun> PredictRun(const WorkloadRequest& request, const Par
     // The model names the workload field ("replicas: ..."); say where it came from.
     return absl::InvalidArgumentError(absl::StrCat("workload.", prediction.status().message()));
   }
+  // No step time for a layout the IPUs could not load; refused in the
+  // words of `ipu-model predict`.
+  RETURN_IF_ERROR(model::CheckMemoryFits(model::EstimateMemory(workload, system, *prediction)));
   WorkloadRun run;
   // The model is deterministic: every step of a steady run takes the same time.
   run.step_time_s.assign(steps, prediction->step_time_s);

@@ -59,6 +59,10 @@ fabric::model::SystemSpec PartitionSystem(const PartitionShape& shape);
 absl::StatusOr<fabric::model::Workload> BuildWorkload(const WorkloadRequest& request,
                                                       uint32_t partition_size);
 
+// The step times of `steps` steps of the request on a partition of
+// `shape`. INVALID_ARGUMENT as BuildWorkload's, for a workload the model
+// refuses, and for a layout whose fullest IPU cannot hold its weights,
+// gradients, optimizer state and activations (model::CheckMemoryFits).
 absl::StatusOr<WorkloadRun> PredictRun(const WorkloadRequest& request, const PartitionShape& shape,
                                        uint32_t steps);
 

@@ -169,14 +169,14 @@ std::string MemoryText(const MemoryEstimate& m) {
   return t;
 }
 
-std::string MemoryRefusal(const MemoryEstimate& m) {
-  if (m.ipus.empty()) return "";
+absl::Status CheckMemoryFits(const MemoryEstimate& m) {
+  if (m.fits || m.ipus.empty()) return absl::OkStatus();
   const IpuMemory& top = m.ipus[m.fullest];
-  return absl::StrCat("memory: IPU ", top.ipu, " needs at least ", Mb(top.TotalBytes()),
-                      " MB, more than its ", Mb(m.capacity_bytes), " MB (weights ",
-                      Mb(top.weights_bytes), ", gradients ", Mb(top.gradients_bytes),
-                      ", optimizer state ", Mb(top.optimizer_bytes), ", activations ",
-                      Mb(top.activations_bytes), " MB)");
+  return absl::InvalidArgumentError(absl::StrCat(
+      "memory: IPU ", top.ipu, " needs at least ", Mb(top.TotalBytes()), " MB, more than its ",
+      Mb(m.capacity_bytes), " MB (weights ", Mb(top.weights_bytes), ", gradients ",
+      Mb(top.gradients_bytes), ", optimizer state ", Mb(top.optimizer_bytes), ", activations ",
+      Mb(top.activations_bytes), " MB)"));
 }
 
 std::string PredictionText(const Workload& w, const SystemSpec& sys, const StepPrediction& p) {

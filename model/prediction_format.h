@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "model/ipu_memory.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
@@ -30,9 +31,12 @@ std::string MemoryJson(const MemoryEstimate& memory);
 // count leaves out, and one line per IPU.
 std::string MemoryText(const MemoryEstimate& memory);
 
-// Why `memory` does not fit, in one line: the fullest IPU, what it needs
-// and its memory.
-std::string MemoryRefusal(const MemoryEstimate& memory);
+// OK when `memory` fits; else INVALID_ARGUMENT saying why in one line:
+// "memory: IPU 1 needs at least 1186.0 MB, more than its 900.0 MB
+// (weights ..., gradients ..., optimizer state ..., activations ... MB)",
+// the fullest IPU of a replica. `ipu-model predict`, the machines'
+// workloads and the console all refuse a layout with this one message.
+absl::Status CheckMemoryFits(const MemoryEstimate& memory);
 
 }  // namespace vipu::fabric::model
 

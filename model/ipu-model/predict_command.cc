@@ -252,7 +252,7 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
   if (!prediction.ok()) return Fail(err, prediction.status());
   // A step time for a layout that cannot be loaded would be no answer.
   const MemoryEstimate memory = EstimateMemory(*workload, *system, *prediction);
-  if (!memory.fits) return Fail(err, Invalid(MemoryRefusal(memory)));
+  if (absl::Status fits = CheckMemoryFits(memory); !fits.ok()) return Fail(err, fits);
 
   double mean_us = 0;
   if (f.repeat > 0) {

@@ -2,7 +2,9 @@
 #include "server/console/console_state.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/json_writer.h"
@@ -10,6 +12,8 @@
 #include "fabric/enum_names.h"
 #include "fabric/link_topology.h"
 #include "fabric/pods.h"
+#include "model/ipu_memory.h"
+#include "model/prediction_format.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
 #include "model/workload.h"
@@ -397,14 +401,27 @@ std::string BertLargePredictionJson(const fabric::Partition& partition,
     j.Field("error", std::string(p.status().message())).EndObject();
     return j.Take();
   }
-  j.Field("step_time_s", p->step_time_s)
-      .Field("samples_per_sec", p->samples_per_sec)
-      .Field("tokens_per_sec", p->tokens_per_sec)
-      .Field("samples_per_step", p->samples_per_step)
-      .Field("communication_fraction", p->communication_fraction)
-      .Field("model_flops_utilization", p->model_flops_utilization)
-      .Field("host_bound", p->host_bound)
-      .EndObject();
+  const model::MemoryEstimate memory = model::EstimateMemory(*workload, system, *p);
+  const absl::Status fits = model::CheckMemoryFits(memory);
+  if (fits.ok()) {
+    j.Field("step_time_s", p->step_time_s)
+        .Field("samples_per_sec", p->samples_per_sec)
+        .Field("tokens_per_sec", p->tokens_per_sec)
+        .Field("samples_per_step", p->samples_per_step)
+        .Field("communication_fraction", p->communication_fraction)
+        .Field("model_flops_utilization", p->model_flops_utilization)
+        .Field("host_bound", p->host_bound);
+  }
+  // Whole bytes: the writer's doubles keep 6 digits, too few for 900 MB.
+  j.Key("memory").BeginObject().Field("fits", fits.ok());
+  if (!memory.ipus.empty()) {
+    const model::IpuMemory& fullest = memory.ipus[memory.fullest];
+    j.Field("fullest_ipu", fullest.ipu).Field("needed_bytes", std::llround(fullest.TotalBytes()));
+  }
+  j.Field("capacity_bytes", std::llround(memory.capacity_bytes)).EndObject();
+  // A throughput for a layout the IPUs could not load would be no answer.
+  if (!fits.ok()) j.Field("error", std::string(fits.message()));
+  j.EndObject();
   return j.Take();
 }
 

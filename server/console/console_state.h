@@ -79,7 +79,10 @@ std::string HistoryJson(const std::vector<Sample>& samples, const security::Call
 // What `ipu-model predict` says of one BERT-Large training step on a
 // partition of this shape (its IPUs, ILDs, machine type and topology): the
 // recipe of docs/model.md, 4-IPU pipelines replicated over the partition.
-// An object with the workload and the prediction, or with "error".
+// An object with the workload, the prediction and "memory" (fits,
+// fullest_ipu, needed_bytes, capacity_bytes); or with "error" in place of
+// the prediction, `ipu-model predict`'s refusal when the layout does not
+// fit the IPUs' memory.
 std::string BertLargePredictionJson(const fabric::Partition& partition,
                                     const fabric::Cluster& cluster,
                                     fabric::MachineType machine_type);

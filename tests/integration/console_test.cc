@@ -154,6 +154,9 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
                          absl::Seconds(10)));
   EXPECT_THAT(browser->String("document.getElementById('detail').textContent"),
               HasSubstr("ipuLinkDomainSize"));
+  // BERT-Large's [3,7,7,7] fits: the memory line under the figure.
+  EXPECT_THAT(browser->String("document.querySelector('#detail [data-memory]').textContent"),
+              HasSubstr("memory: IPU 1 of each replica, the fullest, needs at least "));
   EXPECT_TRUE(browser->Screenshot(Shot("console-pod16"))) << Shot("console-pod16");
 
   // An injected fault is marked within 2 s.

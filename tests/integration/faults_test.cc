@@ -405,6 +405,8 @@ vipuagent::WorkloadSpec Bert() {
   w.set_model("bert-base");
   w.set_micro_batch(4);
   w.set_grad_accum(8);
+  // On one IPU per replica LAMB's state only fits off chip.
+  w.set_optimizer_state_offchip(true);
   return w;
 }
 
@@ -519,6 +521,7 @@ TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
       {[](auto* w) { w->set_ipus_per_replica(8); }, 1, "workload.ipus_per_replica: 8 IPUs"},
       {[](auto* w) { w->set_ipus_per_replica(3); }, 1, "ipus_per_replica"},
       {[](auto* w) { w->set_replicas(8); }, 1, "replicas"},
+      {[](auto* w) { w->set_optimizer_state_offchip(false); }, 1, "memory: IPU 0 needs at least "},
   };
   for (const Case& c : cases) {
     vipuagent::WorkloadSpec w = Bert();

@@ -187,6 +187,8 @@ TEST(WorkloadRunnerTest, PredictsEqualStepsAndRefusesBadRequests) {
   WorkloadRequest w;
   w.model = "bert-base";
   w.micro_batch = 4;
+  // On one IPU per replica LAMB's state only fits off chip.
+  w.optimizer_state_offchip = true;
   PartitionShape shape{fabric::MachineType::kBow, 4, false};
   auto run = PredictRun(w, shape, 5);
   ASSERT_TRUE(run.ok()) << run.status();
@@ -217,6 +219,12 @@ TEST(WorkloadRunnerTest, PredictsEqualStepsAndRefusesBadRequests) {
   EXPECT_EQ(p->replicas, 2u);
   pipelined.ipus_per_replica = 4;  // disagrees with the split
   EXPECT_EQ(PredictRun(pipelined, shape, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  // With the state on chip the IPUs cannot hold it: refused naming the IPU.
+  WorkloadRequest onchip = w;
+  onchip.optimizer_state_offchip = false;
+  auto full = PredictRun(onchip, shape, 1);
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(full.status().message()), HasSubstr("memory: IPU 0 needs at least "));
 }
 
 }  // namespace

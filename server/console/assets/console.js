@@ -450,6 +450,15 @@ async function select(id) {
         Math.round(p.tokens_per_sec) + ' tokens/s, communication ' +
         (100 * p.communication_fraction).toFixed(1) + '% of the step'));
   }
+  // A layout that does not fit has the refusal as its error already.
+  const m = p.memory;
+  if (m && m.fits && m.needed_bytes !== undefined) {
+    // Decimal MB, as the IPU's 900 MB is quoted.
+    parts.push(el('p', {'data-memory': m.needed_bytes},
+        'memory: IPU ' + m.fullest_ipu + ' of each replica, the fullest, needs at least ' +
+        (m.needed_bytes / 1e6).toFixed(1) + ' of its ' + (m.capacity_bytes / 1e6).toFixed(1) +
+        ' MB, before code and buffers'));
+  }
   detail.replaceChildren(...parts);
 }
 
