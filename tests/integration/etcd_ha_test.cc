@@ -68,9 +68,10 @@ class HaTest : public ::testing::Test {
                                  absl::StrCat(addresses_[0], ",", addresses_[1]), "--agent-ids",
                                  "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
         dir_ + "/agent.log");
-    ASSERT_TRUE(WaitFor([&] { return Leader() >= 0; }, absl::Seconds(30)));
+    const int leader = AwaitLeader();
+    ASSERT_GE(leader, 0);
     // The pod's cluster and allocation, through a standby where there is one.
-    const std::string standby = addresses_[1 - Leader()];
+    const std::string standby = addresses_[1 - leader];
     // The agents register with the leader in their own time.
     CommandResult cluster;
     ASSERT_TRUE(WaitFor(
@@ -121,6 +122,19 @@ class HaTest : public ::testing::Test {
       if (members_[i] && RoleOf(addresses_[i]) == "leader") return i;
     }
     return -1;
+  }
+
+  // The leader once one says so, or -1 after a minute. One probe can time out
+  // while a busy leader answers slowly, so a single look is not enough.
+  int AwaitLeader() {
+    int leader = -1;
+    WaitFor(
+        [&] {
+          leader = Leader();
+          return leader >= 0;
+        },
+        absl::Seconds(60));
+    return leader;
   }
 
   // Runs `call` on each member in turn until one answers other than
@@ -243,7 +257,7 @@ class HaTest : public ::testing::Test {
 };
 
 TEST_F(HaTest, EveryMemberAnswersAndStatesItsRole) {
-  const int leader = Leader();
+  const int leader = AwaitLeader();
   ASSERT_GE(leader, 0);
   EXPECT_EQ(RoleOf(addresses_[1 - leader]), "standby");
   // What scripts read: the usual lines, then the member's role and the leader.
@@ -280,7 +294,7 @@ TEST_F(HaTest, KilledAndPausedLeadersLoseNothingAcknowledged) {
   }
   StartWorkers(2);
   for (int round = 0; round < kKillRounds; ++round) {
-    const int leader = Leader();
+    const int leader = AwaitLeader();
     ASSERT_GE(leader, 0) << "round " << round;
     members_[leader]->Kill();
     // A client retrying through the list gets its calls through again.
@@ -306,7 +320,7 @@ TEST_F(HaTest, KilledAndPausedLeadersLoseNothingAcknowledged) {
   }
   // A leader paused past its lease is deposed; continued, its writes are
   // fenced off and it starts again as a standby.
-  const int paused = Leader();
+  const int paused = AwaitLeader();
   ASSERT_GE(paused, 0);
   kill(members_[paused]->pid(), SIGSTOP);
   ASSERT_TRUE(
@@ -328,6 +342,7 @@ TEST(HaFlags, WhatDoesNotApplyToAMemberIsRefused) {
   const std::vector<std::vector<std::string>> cases = {
       {"--etcd-endpoints", "http://127.0.0.1:1", "--db", "/tmp/x.db"},
       {"--etcd-endpoints", "http://127.0.0.1:1", "--simulate", "pod4"},
+      {"--etcd-endpoints", "http://127.0.0.1:1", "--init", "--secure"},
       {"--etcd-endpoints", "127.0.0.1:2379"},
       {"--etcd-endpoints", "http://127.0.0.1:2379,,http://127.0.0.1:2380"},
       {"--etcd-endpoints", "http://127.0.0.1:2379", "--etcd-prefix", "vipu"},
