@@ -25,6 +25,7 @@
 #include "server/ha/member_role.h"
 #include "server/ha/role_interceptor.h"
 #include "server/ready_file.h"
+#include "server/security_setup.h"
 #include "server/systemd_notify.h"
 #include "server/vipu_server.h"
 #include "spdlog/spdlog.h"
@@ -32,6 +33,8 @@
 #include "storage/etcd/etcd_layout.h"
 #include "storage/etcd/etcd_store.h"
 #include "storage/etcd/leader_election.h"
+#include "tls/credentials.h"
+#include "tls/live_certificates.h"
 
 namespace vipu::server {
 namespace {
@@ -91,9 +94,11 @@ void StepDown(const absl::Status& why) {
 
 class Member {
  public:
+  // `certificates`: the server's own with --secure, else null.
   Member(const ServerOptions& options, std::unique_ptr<etcd::EtcdClient> client,
-         MemberAddresses self)
+         MemberAddresses self, std::unique_ptr<tls::LiveCertificates> certificates)
       : options_(options),
+        certificates_(std::move(certificates)),
         client_(std::move(client)),
         layout_(options.etcd_prefix),
         role_(std::move(self)),
@@ -110,7 +115,16 @@ class Member {
     spec.user_listen = options_.user_api_listen;
     spec.admin_listen = options_.admin_api_listen;
     spec.agent_listen = options_.agent_api_listen;
-    spec.generic_service = [this] { return std::make_unique<Forwarder>(&role_); };
+    std::shared_ptr<grpc::ChannelCredentials> to_leader;
+    if (certificates_) {
+      // The leader asks the same of a standby as of any caller: a
+      // certificate of the pod; the server's own says it is a member.
+      spec.api_credentials = tls::MutualTlsServerCredentials(*certificates_);
+      to_leader = tls::MutualTlsChannelCredentials(*certificates_);
+    }
+    spec.generic_service = [this, to_leader] {
+      return std::make_unique<Forwarder>(&role_, to_leader);
+    };
     spec.configure = [this](grpc::ServerBuilder& builder) {
       std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> c;
       c.push_back(std::make_unique<RoleInterceptorFactory>(&role_));
@@ -147,6 +161,23 @@ class Member {
       spdlog::warn("could not resign the leadership ({}); it lapses with the lease",
                    std::string(s.message()));
     }
+  }
+
+  // SIGHUP: the standby's listeners and channels and, on the leader, its
+  // VipuServer take the --tls-dir files again when they pass their checks.
+  void ReloadCertificates() {
+    if (!certificates_) {
+      spdlog::info("SIGHUP: no certificates to reload without --secure");
+      return;
+    }
+    if (absl::Status s = certificates_->Reload(); !s.ok()) {
+      spdlog::error("SIGHUP: certificates not reloaded, keeping the old ones: {}",
+                    std::string(s.message()));
+      return;
+    }
+    spdlog::info("SIGHUP: reloaded {}; new connections use it", certificates_->files().cert);
+    MutexLock lock(&mu_);
+    if (server_) server_->ReloadCertificates().IgnoreError();
   }
 
   SystemdNotifier& notifier() { return notifier_; }
@@ -242,6 +273,7 @@ class Member {
   }
 
   const ServerOptions options_;
+  const std::unique_ptr<tls::LiveCertificates> certificates_;
   std::unique_ptr<etcd::EtcdClient> client_;
   const etcd::EtcdLayout layout_;
   MemberRole role_;
@@ -276,6 +308,12 @@ int RunMember(const ServerOptions& options, char** argv) {
   }
   absl::StatusOr<MemberAddresses> self = SelfAddresses(options);
   if (!self.ok()) return Fail(std::string(self.status().message()), 2);
+  std::unique_ptr<tls::LiveCertificates> certificates;
+  if (options.secure) {
+    absl::StatusOr<std::unique_ptr<tls::LiveCertificates>> loaded = LoadServerCertificates(options);
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()), 1);
+    certificates = std::move(*loaded);
+  }
 
   etcd::EtcdClientOptions client_options;
   client_options.endpoints = *endpoints;
@@ -298,7 +336,7 @@ int RunMember(const ServerOptions& options, char** argv) {
     }
   }
 
-  Member member(options, std::move(*client), *self);
+  Member member(options, std::move(*client), *self, std::move(certificates));
   if (absl::Status s = member.StartStandby(); !s.ok()) return Fail(std::string(s.message()), 1);
   WriteReadyFile(options.ready_file, self->user);
   std::printf("vipu-server %s member %s ready (standby until elected)\n", VIPU_VERSION,
@@ -312,7 +350,7 @@ int RunMember(const ServerOptions& options, char** argv) {
   for (;;) {
     sigwait(&signals, &sig);
     if (sig == SIGHUP) {
-      spdlog::info("SIGHUP: no certificates to reload without --secure");
+      member.ReloadCertificates();
       continue;
     }
     break;

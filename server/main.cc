@@ -202,8 +202,10 @@ int main(int argc, char** argv) {
     } else if (!opt.simulate.empty()) {
       refused =
           "--simulate: a member does not start agents; run vipu-agent on its own (docs/ha.md)";
-    } else if (opt.secure || opt.init || !opt.tls_init.empty()) {
-      refused = "--secure, --init and --tls-init are not available with --etcd-endpoints yet";
+    } else if (opt.init) {
+      refused =
+          "--init: a member keeps no database to initialise; the first secure leader creates "
+          "the default admin, or migrate a database made with --init (docs/ha.md)";
     }
     if (!refused.empty()) {
       std::fprintf(stderr, "vipu-server: %s\n", refused.c_str());

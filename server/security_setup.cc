@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "fabric/validation.h"
-#include "storage/database_lock.h"
 #include "server/security/listen_policy.h"
 #include "server/security/tls_init.h"
 #include "spdlog/spdlog.h"
+#include "storage/database_lock.h"
 #include "storage/sqlite_store.h"
 #include "tls/credentials.h"
 
@@ -235,6 +235,23 @@ int RunSecurityCommands(const ServerOptions& o) {
   return 0;
 }
 
+absl::StatusOr<std::unique_ptr<tls::LiveCertificates>> LoadServerCertificates(
+    const ServerOptions& o) {
+  const fs::path dir = fs::path(o.tls_dir) / "server";
+  tls::TlsFiles files{(dir / "ca.pem").string(), (dir / "cert.pem").string(),
+                      (dir / "key.pem").string()};
+  auto live = tls::LiveCertificates::Start(files);
+  if (!live.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--tls-dir: ", live.status().message(),
+                     " (create the certificates with vipu-server --tls-init ", o.tls_dir, ")"));
+  }
+  if ((*live)->CertificateExpired()) {
+    spdlog::warn("{} has expired: clients and agents will refuse it", (*live)->files().cert);
+  }
+  return live;
+}
+
 absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o,
                                                           storage::Store* store) {
   std::unique_ptr<Security> s(new Security());
@@ -258,20 +275,7 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
     spdlog::warn("secure mode without an audit log (--audit-log off)");
   }
   if (o.secure) {
-    const fs::path dir = fs::path(o.tls_dir) / "server";
-    tls::TlsFiles files{(dir / "ca.pem").string(), (dir / "cert.pem").string(),
-                        (dir / "key.pem").string()};
-    auto live = tls::LiveCertificates::Start(files);
-    if (!live.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("--tls-dir: ", live.status().message(),
-                       " (create the certificates with vipu-server --tls-init ", o.tls_dir, ")"));
-    }
-    s->certificates_ = *std::move(live);
-    if (s->certificates_->CertificateExpired()) {
-      spdlog::warn("{} has expired: clients and agents will refuse it",
-                   s->certificates_->files().cert);
-    }
+    ASSIGN_OR_RETURN(s->certificates_, LoadServerCertificates(o));
     s->credentials_ = tls::MutualTlsServerCredentials(*s->certificates_);
     s->agent_channel_credentials_ = tls::MutualTlsChannelCredentials(*s->certificates_);
     RETURN_IF_ERROR(EnsureDefaultAdmin(*s->users_, o));

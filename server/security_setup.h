@@ -39,6 +39,12 @@ void ResolveSecurityDefaults(ServerOptions* options);
 // configuration: 2), or -1 to go on serving.
 int RunSecurityCommands(const ServerOptions& options);
 
+// The server's certificate, key and pod CA from --tls-dir/server, checked
+// and watched for SIGHUP reloads. FAILED_PRECONDITION naming the bad file
+// and how to create them. Warns when the certificate has expired.
+absl::StatusOr<std::unique_ptr<tls::LiveCertificates>> LoadServerCertificates(
+    const ServerOptions& options);
+
 // The run-time side: users, the access gate, the rate limit, the audit log
 // and the TLS credentials of every gRPC end-point and of the channels to the
 // agents. Owns all of these; borrows the store, which must outlive it.

@@ -6,8 +6,8 @@
 # line is the same on all members. The syntax is that of vipu-server.hcl:
 # one `key = value` per line, the keys being the command-line flags without
 # `--` (vipu-server --help lists them); a flag given on the command line wins
-# over this file. A member refuses `db`, `simulate`, `secure`, `init` and
-# `tls-init`, so this file has none of them.
+# over this file. A member refuses `db`, `simulate` and `init`, so this file
+# has none of them.
 #
 # The example: three machines 10.0.0.1, 10.0.0.2 and 10.0.0.3, each running
 # an etcd member (client URLs on port 2379); this file is the first one's.
@@ -31,10 +31,14 @@ etcd-lease-ms = 3000
 listen = "10.0.0.1:8090"
 advertise = "10.0.0.1:8090"
 
-# Secure mode is not available on etcd yet: a member authenticates nobody,
-# and serving beyond loopback must be accepted explicitly. Keep the port on
-# a management network that only trusted hosts reach.
+# Without secure mode a member authenticates nobody, and serving beyond
+# loopback must be accepted explicitly: keep the port on a management
+# network that only trusted hosts reach. For mutual TLS and users with
+# access keys, replace `insecure` with the two secure lines below, the
+# same certificates on every member (ha.md, "Secure mode").
 insecure = true
+# secure = true
+# tls-dir = "/etc/vipu/tls"
 
 # TLS to etcd, for https:// endpoints: the CA of the etcd members, and a
 # client certificate with its key when etcd asks for one

@@ -24,6 +24,12 @@ inline constexpr char kLeaderMetadata[] = "vipu-leader";
 // advertised address. A member that is not leader refuses a call that
 // carries it rather than forward it again.
 inline constexpr char kForwardedByMetadata[] = "vipu-forwarded-by";
+// Set by a standby of a secure control plane on the agent calls it
+// forwards: the subject alternative names of the certificate the agent
+// proved to the standby, joined by ','. The leader believes it only from a
+// caller holding the server's certificate (tls/peer_identity.h); a standby
+// drops whatever a caller sent under this key.
+inline constexpr char kForwardedPeerMetadata[] = "vipu-forwarded-peer";
 
 }  // namespace vipu::wire
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "fabric/enum_names.h"
 #include "fabric/held_partition.h"
@@ -14,6 +15,7 @@
 #include "fabric/validation.h"
 #include "spdlog/spdlog.h"
 #include "tls/peer_identity.h"
+#include "wire/metadata_keys.h"
 #include "wire/status.h"
 
 namespace vipu::server {
@@ -110,11 +112,20 @@ grpc::Status RegistryService::CheckCaller(const grpc::ServerContext* context,
                                           const std::vector<std::string>& agent_ids) const {
   if (!require_certificates_) return grpc::Status::OK;
   std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
-  const std::vector<std::string> names = tls::PeerNames(auth.get());
+  std::vector<std::string> names = tls::PeerNames(auth.get());
+  std::string peer = tls::DescribePeer(auth.get());
+  // A standby relays an agent's call with the names it verified; only a
+  // holder of the server's own certificate may speak for an agent.
+  if (tls::PeerHasName(auth.get(), tls::kServerCertificateUri)) {
+    const auto& metadata = context->client_metadata();
+    if (auto it = metadata.find(wire::kForwardedPeerMetadata); it != metadata.end()) {
+      peer = std::string(it->second.data(), it->second.size());
+      names = absl::StrSplit(peer, ',', absl::SkipEmpty());
+    }
+  }
   const std::set<std::string> named(names.begin(), names.end());
   for (const std::string& agent_id : agent_ids) {
     if (named.count(agent_id) > 0) continue;
-    const std::string peer = tls::DescribePeer(auth.get());
     spdlog::warn("refused a call for agent {} from {} (certificate {})", agent_id, context->peer(),
                  peer);
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,

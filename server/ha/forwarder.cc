@@ -5,10 +5,14 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/absl_view.h"
+#include "tls/peer_identity.h"
 #include "wire/metadata_keys.h"
 
 namespace vipu::server {
@@ -63,10 +67,16 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     }
     for (const auto& [key, value] : in) {
       std::string_view k(key.data(), key.size());
-      if (HopHeader(k) || k == wire::kForwardedByMetadata) continue;
+      if (HopHeader(k) || k == wire::kForwardedByMetadata || k == wire::kForwardedPeerMetadata) {
+        continue;
+      }
       upstream_.AddMetadata(std::string(k), std::string(value.data(), value.size()));
     }
     upstream_.AddMetadata(wire::kForwardedByMetadata, role->self().user);
+    if (forwarder_->secure() && absl::StartsWith(ctx_->method(), "/vipuagent.")) {
+      const std::vector<std::string> names = tls::PeerNames(ctx_->auth_context().get());
+      upstream_.AddMetadata(wire::kForwardedPeerMetadata, absl::StrJoin(names, ","));
+    }
     auto deadline = ctx_->deadline();
     if (deadline > std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
       deadline = std::chrono::system_clock::now() + kDefaultDeadline;
@@ -124,7 +134,10 @@ grpc::ServerGenericBidiReactor* Forwarder::CreateReactor(grpc::GenericCallbackSe
 std::shared_ptr<grpc::Channel> Forwarder::ChannelTo(const std::string& address) {
   MutexLock lock(&mu_);
   std::shared_ptr<grpc::Channel>& channel = channels_[address];
-  if (!channel) channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  if (!channel) {
+    channel = grpc::CreateChannel(address,
+                                  credentials_ ? credentials_ : grpc::InsecureChannelCredentials());
+  }
   return channel;
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
@@ -25,20 +26,29 @@ namespace vipu::server {
 // client with a list of members tries the next one. A call another member
 // forwarded is refused, never forwarded again.
 //
+// With `credentials` (a secure control plane) the standby dials the leader
+// over mutual TLS with the server's own certificate, and passes on an agent
+// call with the names the agent's certificate proved to the standby
+// (wire::kForwardedPeerMetadata), since the leader sees only the standby's.
+// Null credentials: plaintext.
+//
 // Borrows `role`, which must outlive it; owns its channels to the leader.
 // Thread-safe.
 class Forwarder final : public grpc::CallbackGenericService {
  public:
-  explicit Forwarder(const MemberRole* role) : role_(role) {}
+  Forwarder(const MemberRole* role, std::shared_ptr<grpc::ChannelCredentials> credentials)
+      : role_(role), credentials_(std::move(credentials)) {}
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;
 
   // The channel to `address`, made once and kept.
   std::shared_ptr<grpc::Channel> ChannelTo(const std::string& address);
   const MemberRole* role() const { return role_; }
+  bool secure() const { return credentials_ != nullptr; }
 
  private:
   const MemberRole* role_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   Mutex mu_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
 };

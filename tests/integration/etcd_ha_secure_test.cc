@@ -1,0 +1,283 @@
+// A secure highly available control plane as operators run it: one etcd
+// member, two vipu-server members with --secure and one vipu-agent process
+// proving its machines' ids with its certificate. Every call goes through
+// the standby first: users are checked by the leader with the keys kept in
+// etcd, agents by the names their certificate proved to the standby, and
+// nobody but a member may speak for an agent.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tests/etcd_harness.h"
+#include "tests/integration/daemon_process.h"
+#include "tests/integration/harness.h"
+#include "version.grpc.pb.h"
+#include "vipu_agent.grpc.pb.h"
+#include "wire/metadata_keys.h"
+
+namespace vipu::testing {
+namespace {
+
+constexpr int kMembers = 2;
+
+// Mutual TLS with the files of one --tls-init role directory.
+std::shared_ptr<grpc::ChannelCredentials> TlsAs(const std::string& dir) {
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadFile(dir + "/ca.pem");
+  ssl.pem_cert_chain = ReadFile(dir + "/cert.pem");
+  ssl.pem_private_key = ReadFile(dir + "/key.pem");
+  return grpc::SslCredentials(ssl);
+}
+
+class HaSecureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    dir_ = MakeTempDir();
+    tls_ = dir_ + "/tls";
+    CommandResult init = RunCommand({VIPU_SERVER_BIN, "--tls-init", tls_, "--tls-agents",
+                                     "ag1+ag2+ag3+ag4@127.0.0.1"});
+    ASSERT_EQ(init.exit_code, 0) << init.err;
+    EtcdClusterOptions options;
+    options.dir = dir_;
+    absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch(options);
+    ASSERT_TRUE(etcd.ok()) << etcd.status();
+    etcd_ = std::move(*etcd);
+    config_ = dir_ + "/member.hcl";
+    std::ofstream(config_) << "# test member\n";
+    for (int i = 0; i < kMembers; ++i) addresses_.push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    for (int i = 0; i < kMembers; ++i) StartMember(i);
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          leader_ = Leader();
+          return leader_ >= 0;
+        },
+        absl::Seconds(60)));
+    standby_ = addresses_[1 - leader_];
+    // The first leader created the default admin and printed its key once.
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          for (int i = 0; i < kMembers; ++i) {
+            for (const std::string& line :
+                 std::vector<std::string>(absl::StrSplit(ReadFile(Log(i)), '\n'))) {
+              if (absl::StartsWith(line, "Access key: '") && absl::EndsWith(line, "'")) {
+                root_key_ = line.substr(13, line.size() - 14);
+              }
+            }
+          }
+          return !root_key_.empty();
+        },
+        absl::Seconds(30)));
+    // The standby first: the agent's registrations are forwarded.
+    const std::string agent_tls = tls_ + "/agents/ag1";
+    agent_ = std::make_unique<Daemon>(
+        std::vector<std::string>{VIPU_AGENT_BIN, "--server",
+                                 absl::StrCat(standby_, ",", addresses_[leader_]), "--agent-ids",
+                                 "ag1,ag2,ag3,ag4", "--host", "127.0.0.1", "--tls-ca",
+                                 agent_tls + "/ca.pem", "--tls-cert", agent_tls + "/cert.pem",
+                                 "--tls-key", agent_tls + "/key.pem"},
+        dir_ + "/agent.log");
+  }
+
+  void TearDown() override {
+    agent_.reset();
+    members_.clear();
+    etcd_.reset();
+    if (!dir_.empty() && !HasFailure()) RemoveTree(dir_);
+    if (HasFailure()) std::fprintf(stderr, "logs kept in %s\n", dir_.c_str());
+  }
+
+  std::string Log(int i) const { return absl::StrCat(dir_, "/member", i, ".log"); }
+
+  void StartMember(int i) {
+    std::vector<std::string> argv = {VIPU_SERVER_BIN,
+                                     "--etcd-endpoints",
+                                     etcd_->endpoints(),
+                                     "--listen",
+                                     addresses_[i],
+                                     "--config",
+                                     config_,
+                                     "--secure",
+                                     "--tls-dir",
+                                     tls_,
+                                     "--default-user-id",
+                                     "root",
+                                     "--audit-log",
+                                     absl::StrCat(dir_, "/audit", i, ".log"),
+                                     "--auto-add-agents",
+                                     "--etcd-lease-ms",
+                                     "2000",
+                                     "--heartbeat-ms",
+                                     "200",
+                                     "--reconcile-window-ms",
+                                     "1000"};
+    if (static_cast<int>(members_.size()) <= i) members_.resize(i + 1);
+    members_[i] = std::make_unique<Daemon>(argv, Log(i));
+  }
+
+  // The role a member states, over mutual TLS with the CLI's certificate.
+  std::string RoleOf(const std::string& address) const {
+    auto stub = virmgrpc::VersionService::NewStub(
+        grpc::CreateChannel(address, TlsAs(tls_ + "/client")));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    virmgrpc::VersionRequest req;
+    virmgrpc::VersionReply reply;
+    if (!stub->GetVersion(&ctx, req, &reply).ok()) return "";
+    auto it = ctx.GetServerInitialMetadata().find(wire::kRoleMetadata);
+    if (it == ctx.GetServerInitialMetadata().end()) return "none";
+    return std::string(it->second.data(), it->second.size());
+  }
+
+  int Leader() const {
+    for (int i = 0; i < kMembers; ++i) {
+      if (members_[i] && RoleOf(addresses_[i]) == "leader") return i;
+    }
+    return -1;
+  }
+
+  // `program` (vipu or vipu-admin) at `address` as `user` with `key`, run
+  // in the test's directory, where `create user` writes its file.
+  CommandResult As(const std::string& program, const std::string& address,
+                   const std::string& user, const std::string& key,
+                   const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"/bin/sh",
+                                     "-c",
+                                     "cd \"$0\" && shift && exec \"$@\"",
+                                     dir_,
+                                     "ignored",
+                                     program,
+                                     "--api-host",
+                                     address,
+                                     "--api-user-id",
+                                     user,
+                                     "--api-access-key",
+                                     key,
+                                     "--api-tls-ca",
+                                     tls_ + "/client/ca.pem",
+                                     "--api-tls-cert",
+                                     tls_ + "/client/cert.pem",
+                                     "--api-tls-key",
+                                     tls_ + "/client/key.pem"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, {{"HOME", dir_}});
+  }
+  CommandResult Admin(const std::string& address, const std::vector<std::string>& args) const {
+    return As(VIPU_ADMIN_BIN, address, "root", root_key_, args);
+  }
+
+  // Heartbeat for `agent_id` sent to the leader with `credentials`, claiming
+  // to be forwarded for `claimed` names.
+  grpc::Status ForgedHeartbeat(const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+                               const std::string& agent_id, const std::string& claimed) const {
+    auto stub = vipuagent::AgentRegistry::NewStub(
+        grpc::CreateChannel(addresses_[leader_], credentials));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    ctx.AddMetadata(wire::kForwardedByMetadata, standby_);
+    ctx.AddMetadata(wire::kForwardedPeerMetadata, claimed);
+    vipuagent::HeartbeatRequest request;
+    request.set_agent_id(agent_id);
+    vipuagent::HeartbeatReply reply;
+    return stub->Heartbeat(&ctx, request, &reply);
+  }
+
+  std::string dir_, tls_, config_, root_key_, standby_;
+  int leader_ = -1;
+  std::unique_ptr<EtcdCluster> etcd_;
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<Daemon>> members_;
+  std::unique_ptr<Daemon> agent_;
+};
+
+TEST_F(HaSecureTest, UsersAndAgentsAreCheckedThroughTheStandbyAndSurviveAFailover) {
+  // Plaintext, or no certificate of the pod, does not get past the standby.
+  CommandResult plain = RunCommand({VIPU_CLI_BIN, "--api-host", standby_, "list", "partitions"});
+  EXPECT_NE(plain.exit_code, 0) << plain.out;
+  // A wrong key is the leader's refusal, passed back by the standby.
+  CommandResult wrong = As(VIPU_CLI_BIN, standby_, "root", "not-the-key", {"list", "partitions"});
+  EXPECT_NE(wrong.exit_code, 0) << wrong.out;
+  EXPECT_NE(wrong.err.find("unauthenticated"), std::string::npos) << wrong.err;
+
+  // The agent registered through the standby with the ids its certificate
+  // names, so the cluster can be made of its machines.
+  CommandResult cluster;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        cluster = Admin(standby_, {"create", "cluster", "pod16", "--agents", "ag1,ag2,ag3,ag4"});
+        return cluster.exit_code == 0;
+      },
+      absl::Seconds(60)))
+      << cluster.out << cluster.err;
+  CommandResult allocation =
+      Admin(standby_, {"create", "allocation", "default", "--cluster", "pod16"});
+  ASSERT_EQ(allocation.exit_code, 0) << allocation.out << allocation.err;
+
+  // A user made through the standby works through it.
+  CommandResult user = Admin(standby_, {"create", "user", "alice"});
+  ASSERT_EQ(user.exit_code, 0) << user.out << user.err;
+  const size_t at = user.out.find("Access key is '");
+  ASSERT_NE(at, std::string::npos) << user.out;
+  const std::string alice_key =
+      user.out.substr(at + 15, user.out.find('\'', at + 15) - (at + 15));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/alice.vipu-cli.hcl"));
+  CommandResult created =
+      As(VIPU_CLI_BIN, standby_, "alice", alice_key, {"create", "partition", "p1", "--size", "4"});
+  ASSERT_EQ(created.exit_code, 0) << created.out << created.err;
+
+  // Only a member may speak for an agent: the CLI's certificate claiming to
+  // forward ag1's call is refused; the server's own is believed.
+  grpc::Status forged = ForgedHeartbeat(TlsAs(tls_ + "/client"), "ag1", "ag1");
+  EXPECT_EQ(forged.error_code(), grpc::StatusCode::PERMISSION_DENIED) << forged.error_message();
+  grpc::Status member = ForgedHeartbeat(TlsAs(tls_ + "/server"), "ag1", "ag1");
+  EXPECT_TRUE(member.ok()) << member.error_message();
+  grpc::Status other = ForgedHeartbeat(TlsAs(tls_ + "/server"), "ag1", "ag2");
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED) << other.error_message();
+
+  // The leader dies; the users, keys and partitions are etcd's, not its.
+  members_[leader_]->Kill();
+  const std::string survivor = standby_;
+  CommandResult list;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        list = As(VIPU_CLI_BIN, survivor, "alice", alice_key, {"list", "partitions"});
+        return list.exit_code == 0 && list.out.find("p1") != std::string::npos;
+      },
+      absl::Seconds(60)))
+      << list.out << list.err;
+  // Creates wait until the new leader has reconciled the agents.
+  CommandResult second;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        second = As(VIPU_CLI_BIN, survivor, "alice", alice_key,
+                    {"create", "partition", "p2", "--size", "4"});
+        return second.exit_code == 0;
+      },
+      absl::Seconds(60)))
+      << second.out << second.err;
+  CommandResult refused = As(VIPU_CLI_BIN, survivor, "alice", "wrong", {"list", "partitions"});
+  EXPECT_NE(refused.exit_code, 0);
+}
+
+TEST(HaSecureFlags, MissingCertificatesStopTheMemberBeforeItServes) {
+  const std::string dir = MakeTempDir();
+  CommandResult r = RunCommand({VIPU_SERVER_BIN, "--etcd-endpoints",
+                                absl::StrCat("http://127.0.0.1:", FreePort()), "--listen",
+                                absl::StrCat("127.0.0.1:", FreePort()), "--config", "/dev/null",
+                                "--secure", "--tls-dir", dir + "/none"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--tls-dir: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--tls-init"), std::string::npos) << r.err;
+  RemoveTree(dir);
+}
+
+}  // namespace
+}  // namespace vipu::testing
