@@ -11,7 +11,6 @@
 namespace vipu::fabric::model {
 namespace {
 
-
 Workload BertPretraining(const char* preset, uint32_t micro_batch, uint32_t grad_accum,
                          uint32_t replicas, std::vector<uint32_t> split, Framework framework) {
   Workload w = *WorkloadPreset(preset);
@@ -61,14 +60,16 @@ std::vector<PublishedResult> PublishedResults() {
   std::vector<PublishedResult> rows;
   PublishedResult base =
       Row("BERT-Base pretrain_base_128_pod4 (PyTorch, SDK 3.3)", "bow-pod4",
-          "EPCCed/eidf-docs, docs/services/graphcore/training/L2_multiple_IPU.md (EIDF, seed run)", "1 x 4 IPUs, mb 32, GA 2048, [0,4,4,4], LAMB off-chip",
-          4035.0, BertPretraining("bert-base", 32, 2048, 1, {0, 4, 4, 4}, Framework::kPopTorch));
+          "EPCCed/eidf-docs, docs/services/graphcore/training/L2_multiple_IPU.md (EIDF, seed run)",
+          "1 x 4 IPUs, mb 32, GA 2048, [0,4,4,4], LAMB off-chip", 4035.0,
+          BertPretraining("bert-base", 32, 2048, 1, {0, 4, 4, 4}, Framework::kPopTorch));
   base.calibration = true;
   rows.push_back(base);
-  PublishedResult large = Row(
-      "BERT-Large pretrain_large_128_POD64 (PyTorch, SDK 3.3)", "bow-pod64",
-      "EPCCed/eidf-docs, docs/services/graphcore/training/L2_multiple_IPU.md (EIDF, seed run)", "16 x 4 IPUs, mb 8, GA 512, [3,7,7,7], LAMB off-chip, RTS",
-      17692.1, BertPretraining("bert-large", 8, 512, 16, {3, 7, 7, 7}, Framework::kPopTorch));
+  PublishedResult large =
+      Row("BERT-Large pretrain_large_128_POD64 (PyTorch, SDK 3.3)", "bow-pod64",
+          "EPCCed/eidf-docs, docs/services/graphcore/training/L2_multiple_IPU.md (EIDF, seed run)",
+          "16 x 4 IPUs, mb 8, GA 512, [3,7,7,7], LAMB off-chip, RTS", 17692.1,
+          BertPretraining("bert-large", 8, 512, 16, {3, 7, 7, 7}, Framework::kPopTorch));
   large.calibration = true;
   rows.push_back(large);
   rows.push_back(Row("BERT-Large SL128 phase 1, unpacked (TF2, SDK 3.3)", "bow-pod16",
@@ -79,25 +80,45 @@ std::vector<PublishedResult> PublishedResults() {
                      "Graphcore's published performance results table",
                      "16 x 4 IPUs, mb 8, GA 510 (assumed: 65280 / 128), [3,7,7,7]", 18199,
                      BertPretraining("bert-large", 8, 510, 16, {3, 7, 7, 7}, Framework::kTf2)));
+  // BERT-Base phase 1 on a Bow Pod16 in three frameworks: the seed's
+  // 4-IPU pipeline, replicated 4 times (global batch 65,536, or 65,280 for
+  // TF2's GA of 510).
+  const struct {
+    const char* name;
+    Framework framework;
+    uint32_t grad_accum;
+    double published;
+  } base_pod16[] = {
+      {"BERT-Base SL128 phase 1 (PyTorch, SDK 3.3)", Framework::kPopTorch, 512, 15911},
+      {"BERT-Base SL128 phase 1 (PopART, SDK 3.1)", Framework::kPopArt, 512, 16391},
+      {"BERT-Base SL128 phase 1 (TF2, SDK 3.3)", Framework::kTf2, 510, 15173},
+  };
+  for (const auto& b : base_pod16) {
+    rows.push_back(Row(
+        b.name, "bow-pod16", "Graphcore's published performance results table",
+        "4 x 4 IPUs, mb 32, GA " + std::to_string(b.grad_accum) +
+            " (assumed: the global batch / 128), [0,4,4,4]",
+        b.published, BertPretraining("bert-base", 32, b.grad_accum, 4, {0, 4, 4, 4}, b.framework)));
+  }
   rows.push_back(Row("ResNet-50 v1.5 (PyTorch, SDK 3.0)", "bow-pod16",
                      "Graphcore's published performance results table",
                      "16 x 1 IPU, mb 18, GA 57 (examples configs.yml `resnet50`), recompute", 37061,
                      ResNet50Benchmark(16, 57)));
   PublishedResult alcf =
       Row("ResNet-50 resnet50-pod4, epoch 2, real data (PyTorch, SDK 3.1)", "bow-pod64",
-          "argonne-lcf/user-guides, docs/ai-testbed/graphcore/example-programs.md (ALCF)", "4 x 1 IPU, global batch 16416: mb 18 x GA 228", 4476.7,
-          ResNet50Benchmark(4, 228));
+          "argonne-lcf/user-guides, docs/ai-testbed/graphcore/example-programs.md (ALCF)",
+          "4 x 1 IPU, global batch 16416: mb 18 x GA 228", 4476.7, ResNet50Benchmark(4, 228));
   alcf.host_input_unpublished = true;
   rows.push_back(alcf);
   const std::pair<uint32_t, double> scaling[] = {
       {1, 3079}, {2, 2120}, {4, 3421}, {8, 3541}, {16, 3261}};
   for (const auto& [ipus, rate] : scaling) {
-    PublishedResult r =
-        Row("ResNet-50, real data, " + std::to_string(ipus) + " IPU" + (ipus == 1 ? "" : "s") +
-                " (PyTorch, examples_utils)",
-            "bow-pod64", "argonne-lcf/ai-testbed-userdocs, docs/graphcore/Scaling-ResNet50.md (ALCF)",
-            std::to_string(ipus) + " x 1 IPU, mb 18, GA 57 per replica (assumed: configs.yml)",
-            rate, ResNet50Benchmark(ipus, 57));
+    PublishedResult r = Row(
+        "ResNet-50, real data, " + std::to_string(ipus) + " IPU" + (ipus == 1 ? "" : "s") +
+            " (PyTorch, examples_utils)",
+        "bow-pod64", "argonne-lcf/ai-testbed-userdocs, docs/graphcore/Scaling-ResNet50.md (ALCF)",
+        std::to_string(ipus) + " x 1 IPU, mb 18, GA 57 per replica (assumed: configs.yml)", rate,
+        ResNet50Benchmark(ipus, 57));
     r.host_input_unpublished = true;
     rows.push_back(r);
   }
@@ -116,11 +137,12 @@ std::vector<PublishedResult> PublishedResults() {
   tiny.optimizer = Optimizer::kAdam;
   tiny.optimizer_state_offchip = true;
   tiny.framework = Framework::kPopTorch;
-  PublishedResult demo = Row("BERT demo_tiny_128, 3 layers, hidden 64 (PyTorch, SDK 3.3)",
-                             "bow-pod16", "a public Bow Pod16 BERT tutorial (demo_tiny_128, SDK 3.3)",
-                             "1 x 4 IPUs, mb 1, GA 16, [0,1,1,1], AdamW off-chip, one loader "
-                             "worker (configs_pretraining.yml)",
-                             749.6, tiny);
+  PublishedResult demo =
+      Row("BERT demo_tiny_128, 3 layers, hidden 64 (PyTorch, SDK 3.3)", "bow-pod16",
+          "a public Bow Pod16 BERT tutorial (demo_tiny_128, SDK 3.3)",
+          "1 x 4 IPUs, mb 1, GA 16, [0,1,1,1], AdamW off-chip, one loader "
+          "worker (configs_pretraining.yml)",
+          749.6, tiny);
   demo.host_input_unpublished = true;
   rows.push_back(demo);
   return rows;
