@@ -207,7 +207,8 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
   status("opening the database");
   RETURN_IF_ERROR(CreateDatabaseDirectory(options.db));
   // Before anything reads, migrates or serves the file: one writer per database.
-  ASSIGN_OR_RETURN(std::unique_ptr<storage::DatabaseLock> lock, storage::DatabaseLock::Acquire(options.db));
+  ASSIGN_OR_RETURN(std::unique_ptr<storage::DatabaseLock> lock,
+                   storage::DatabaseLock::Acquire(options.db));
   ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store, OpenStore(options.db));
   std::unique_ptr<VipuServer> server(new VipuServer(options, std::move(lock), std::move(store)));
   if (pod) RETURN_IF_ERROR(CheckDatabaseHoldsPod(server->inventory_, *pod, options.db));
@@ -316,6 +317,7 @@ absl::Status VipuServer::StartConsole() {
   deps.controller = &controller_;
   deps.access = security_->access();
   deps.audit = security_->audit_log();
+  if (role_ != nullptr) deps.control_plane = [role = role_] { return ConsoleControlPlane(role); };
   ASSIGN_OR_RETURN(http_, console::ConsoleServer::Start(console_options, deps));
   spdlog::info("console on {}://{}:{}/ and metrics on /metrics", options_.secure ? "https" : "http",
                listen.substr(0, listen.rfind(':')), http_->port());

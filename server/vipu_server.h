@@ -19,7 +19,6 @@
 #include "server/control/inventory.h"
 #include "server/control/partition_controller.h"
 #include "server/control/readiness.h"
-#include "storage/database_lock.h"
 #include "server/fleet/agent_driver.h"
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
@@ -32,9 +31,25 @@
 #include "server/server_options.h"
 #include "server/sim/simulator.h"
 #include "server/systemd_notify.h"
+#include "storage/database_lock.h"
 #include "storage/store.h"
 
 namespace vipu::server {
+
+// What the console shows of the control plane: `role`'s member, role and
+// leader (reading `role` is thread-safe), or a single server for null.
+// Inline: a test calling it then does not pull in vipu_server.cc, which needs
+// gRPC reflection, linked only into vipu-server.
+inline console::ControlPlane ConsoleControlPlane(const MemberRole* role) {
+  console::ControlPlane c;
+  if (role == nullptr) return c;
+  c.ha = true;
+  c.role = role->role_name();
+  std::optional<MemberAddresses> leader = role->current_leader();
+  if (leader) c.leader = leader->user;
+  c.member = role->self().user;
+  return c;
+}
 
 // Owns every part it starts, and the database lock for its whole life: it
 // is the only writer of the database. Members are declared in the order

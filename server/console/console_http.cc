@@ -179,8 +179,9 @@ std::shared_ptr<const PodSnapshot> ConsoleServer::Latest() const {
 uint64_t ConsoleServer::Refresh() {
   vipu::MutexLock pass(&refresh_mu_);
   const absl::Time now = absl::Now();
-  auto snapshot =
-      CollectSnapshot(deps_.store, deps_.cluster_links, *deps_.registry, *deps_.controller, now);
+  const ControlPlane control_plane = deps_.control_plane ? deps_.control_plane() : ControlPlane();
+  auto snapshot = CollectSnapshot(deps_.store, deps_.cluster_links, *deps_.registry,
+                                  *deps_.controller, now, control_plane);
   if (!snapshot.ok()) {
     spdlog::warn("console: cannot read the pod's state: {}", snapshot.status().ToString());
     return version();

@@ -20,6 +20,7 @@
 #define VIPU_SERVER_CONSOLE_CONSOLE_HTTP_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -76,6 +77,11 @@ struct ConsoleDeps {
   security::AccessControl* access = nullptr;
   // Where remove and reset from the console are recorded; null: nowhere.
   AuditLog* audit = nullptr;
+  // The member's role and leader in a highly available control plane, asked
+  // on every change-detection pass (so a change of leader reaches open
+  // consoles as a new state version); must be thread-safe. Empty: a single
+  // server.
+  std::function<ControlPlane()> control_plane;
 };
 
 // Owns its listener, watcher thread, event hub, history and sessions; borrows

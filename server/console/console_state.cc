@@ -207,13 +207,29 @@ void WriteCapacity(JsonWriter& j, const PartitionController::AllocationCapacity&
   j.EndArray().EndObject();
 }
 
+void WriteControlPlane(JsonWriter& j, const ControlPlane& c) {
+  j.Key("control_plane").BeginObject();
+  if (!c.ha) {
+    j.Field("mode", "single").EndObject();
+    return;
+  }
+  j.Field("mode", "ha").Field("role", c.role).Key("leader");
+  if (c.leader.empty()) {
+    j.Null();
+  } else {
+    j.String(c.leader);
+  }
+  j.Field("member", c.member).EndObject();
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
     storage::Store* store, ClusterLinksCache* cluster_links, const AgentRegistry& registry,
-    const PartitionController& controller, absl::Time now) {
+    const PartitionController& controller, absl::Time now, const ControlPlane& control_plane) {
   auto s = std::make_shared<PodSnapshot>();
   s->unix_ms = absl::ToUnixMillis(now);
+  s->control_plane = control_plane;
   std::vector<std::shared_ptr<const fabric::Cluster>> clusters;
   std::vector<fabric::Agent> agents;
   absl::Status read = store->Read([&](storage::ReadTxn& txn) -> absl::Status {
@@ -330,6 +346,7 @@ std::string StateJson(const PodSnapshot& s, const security::Caller& caller, uint
     if (visible.allocations.count(c.allocation_id)) WriteCapacity(j, c);
   }
   j.EndArray();
+  WriteControlPlane(j, s.control_plane);
   j.EndObject();
   return j.Take();
 }

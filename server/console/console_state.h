@@ -43,8 +43,18 @@ struct ClusterView {
   std::vector<std::string> link_owner;
 };
 
+// The control plane the console's server belongs to (docs/ha.md). The
+// console cannot see the member's own types, so the server hands it this.
+struct ControlPlane {
+  bool ha = false;     // false: a single server, its state in SQLite
+  std::string role;    // with ha: "leader" or "standby"
+  std::string leader;  // with ha: the leader's user address, "" while none is known
+  std::string member;  // with ha: this member's user address
+};
+
 struct PodSnapshot {
   int64_t unix_ms = 0;
+  ControlPlane control_plane;
   std::vector<ClusterView> clusters;
   std::vector<fabric::Allocation> allocations;
   std::vector<fabric::Partition> partitions;  // by id
@@ -53,11 +63,13 @@ struct PodSnapshot {
   std::vector<PartitionController::AllocationCapacity> capacity;  // every allocation
 };
 
-// Reads the database once, then the registry and the capacity. Errors: the
-// store's, and a cluster whose layout no longer builds.
+// Reads the database once, then the registry and the capacity; the snapshot
+// carries `control_plane` as given. Errors: the store's, and a cluster whose
+// layout no longer builds.
 absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
     storage::Store* store, ClusterLinksCache* cluster_links, const AgentRegistry& registry,
-    const PartitionController& controller, absl::Time now);
+    const PartitionController& controller, absl::Time now,
+    const ControlPlane& control_plane = ControlPlane());
 
 // Counts for the history, per allocation: IPUs held by partitions, the
 // partitions, and faults on the allocation's machines (down machines, IPUs
@@ -65,11 +77,14 @@ absl::StatusOr<std::shared_ptr<const PodSnapshot>> CollectSnapshot(
 std::map<std::string, Counts> CountsOf(const PodSnapshot& snapshot);
 
 // The console's main view for `caller`: clusters with machines, IPUs and
-// links, partitions, capacity. A restricted caller sees the clusters of its
-// allocations, only the partitions it may see (others' IPUs show as taken,
-// unnamed) and the capacity of its allocations. `version` numbers the state
-// (it changes whenever the content does). With `with_time` false the output
-// depends on the content only (change detection).
+// links, partitions, capacity, and the control plane ({"mode": "single"},
+// or {"mode": "ha", "role", "leader" (null while none is known), "member"}),
+// the latter shown to every caller since it names only the server's own
+// addresses. A restricted caller sees the clusters of its allocations, only
+// the partitions it may see (others' IPUs show as taken, unnamed) and the
+// capacity of its allocations. `version` numbers the state (it changes
+// whenever the content does). With `with_time` false the output depends on
+// the content only (change detection).
 std::string StateJson(const PodSnapshot& snapshot, const security::Caller& caller, uint64_t version,
                       bool with_time = true);
 

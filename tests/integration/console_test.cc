@@ -74,6 +74,7 @@ TEST(ConsoleListenTest, HttpListenServesConsoleAndMetrics) {
   EXPECT_TRUE(WaitFor(
       [&] { return HttpGet(port, "/api/state").find("\"agent\":\"ag1\"") != std::string::npos; },
       absl::Seconds(5)));
+  EXPECT_THAT(HttpGet(port, "/api/state"), HasSubstr("\"control_plane\":{\"mode\":\"single\"}"));
   EXPECT_THAT(HttpGetRaw(port, "/api/state?bad=1"), HasSubstr("HTTP/1.1 400"));
 }
 
@@ -125,6 +126,8 @@ TEST_F(ConsoleBrowserTest, ShowsThePodAndFollowsChangesWithoutReload) {
             "8");
   EXPECT_TRUE(
       browser->WaitUntil("document.body.getAttribute('data-live') === 'live'", absl::Seconds(10)));
+  EXPECT_EQ(browser->String("document.getElementById('control-plane').textContent"),
+            "control plane: single server; state in SQLite");
 
   // A partition created with the CLI appears without a reload.
   ASSERT_TRUE(browser->True("(window.consoleTestMarker = 'same page') !== ''"));

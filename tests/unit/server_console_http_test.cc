@@ -1,8 +1,9 @@
 // The console's HTTP handlers against a real ConsoleServer on a loopback
 // port, over a real store, registry and PartitionController: assets and
-// security headers, the state and capacity views, partition details, the
-// event stream, CSRF-protected actions, and a clear refusal (changing
-// nothing) for every invalid parameter.
+// security headers, the state and capacity views, the control plane (single
+// server or member), partition details, the event stream, CSRF-protected
+// actions, and a clear refusal (changing nothing) for every invalid
+// parameter.
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -29,7 +30,9 @@
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
 #include "server/fleet/grpc_agent_client.h"
+#include "server/ha/member_role.h"
 #include "server/security/audit_log.h"
+#include "server/vipu_server.h"
 #include "storage/store.h"
 #include "tests/unit/controller_harness.h"
 
@@ -440,10 +443,72 @@ TEST_F(ConsoleHttpTest, RestrictedCallerSeesOnlyItsOwnPartitions) {
   const std::string none = StateJson(**snapshot, bob, 1);
   EXPECT_EQ(none, "{\"version\":1,\"unix_ms\":" + std::to_string((*snapshot)->unix_ms) +
                       ",\"clusters\":[],\"allocations\":[],\"partitions\":[],"
-                      "\"capacity\":[]}");
+                      "\"capacity\":[],\"control_plane\":{\"mode\":\"single\"}}");
   Sample sample{1000, CountsOf(**snapshot)};
   EXPECT_THAT(HistoryJson({sample}, alice), HasSubstr("\"ipus_in_use\":12,\"partitions\":2"));
   EXPECT_THAT(HistoryJson({sample}, bob), HasSubstr("\"ipus_in_use\":0,\"partitions\":0"));
+}
+
+TEST_F(ConsoleHttpTest, SingleServerSaysSo) {
+  const nlohmann::json state = nlohmann::json::parse(State());
+  EXPECT_EQ(state["control_plane"], nlohmann::json({{"mode", "single"}})) << state.dump();
+}
+
+// A member of a highly available control plane, wired as VipuServer wires
+// it: the role and the leader follow the member's MemberRole, and each
+// change is a new state version.
+TEST_F(ConsoleHttpTest, MemberShowsItsRoleAndTheLeader) {
+  MemberRole role(MemberAddresses{"10.0.0.2:8090", "10.0.0.2:8091", "10.0.0.2:8092"});
+  role.SetLeader(MemberAddresses{"10.0.0.1:8090", "10.0.0.1:8091", "10.0.0.1:8092"});
+  ConsoleOptions options;
+  options.address = "127.0.0.1:0";
+  options.tick = absl::Hours(1);
+  ConsoleDeps deps;
+  deps.store = store_;
+  deps.cluster_links = &harness_->cluster_links;
+  deps.registry = &harness_->registry;
+  deps.controller = controller_;
+  deps.control_plane = [&role] { return ConsoleControlPlane(&role); };
+  auto started = ConsoleServer::Start(options, deps);
+  ASSERT_TRUE(started.ok()) << started.status();
+  std::unique_ptr<ConsoleServer> server = std::move(*started);
+  httplib::Client client("127.0.0.1", server->port());
+  auto control_plane = [&] {
+    auto res = client.Get("/api/state");
+    EXPECT_TRUE(res && res->status == 200);
+    return res ? nlohmann::json::parse(res->body)["control_plane"] : nlohmann::json();
+  };
+
+  const uint64_t standby = server->Refresh();
+  EXPECT_EQ(control_plane(), nlohmann::json({{"mode", "ha"},
+                                             {"role", "standby"},
+                                             {"leader", "10.0.0.1:8090"},
+                                             {"member", "10.0.0.2:8090"}}));
+  // Nobody known to lead: null, not a made-up address.
+  role.SetLeader(std::nullopt);
+  const uint64_t leaderless = server->Refresh();
+  EXPECT_GT(leaderless, standby);
+  EXPECT_EQ(
+      control_plane(),
+      nlohmann::json(
+          {{"mode", "ha"}, {"role", "standby"}, {"leader", nullptr}, {"member", "10.0.0.2:8090"}}));
+  role.BecomeLeader();
+  EXPECT_GT(server->Refresh(), leaderless);
+  EXPECT_EQ(control_plane(), nlohmann::json({{"mode", "ha"},
+                                             {"role", "leader"},
+                                             {"leader", "10.0.0.2:8090"},
+                                             {"member", "10.0.0.2:8090"}}));
+  // The keys the page read before are all still there.
+  auto res = client.Get("/api/state");
+  ASSERT_TRUE(res);
+  const nlohmann::json state = nlohmann::json::parse(res->body);
+  for (const char* key :
+       {"version", "unix_ms", "clusters", "allocations", "partitions", "capacity"}) {
+    EXPECT_TRUE(state.contains(key)) << key;
+  }
+  server.reset();
+  // A single server's view of a null role.
+  EXPECT_FALSE(ConsoleControlPlane(nullptr).ha);
 }
 
 // A raw connection that asks for the event stream and then never reads.

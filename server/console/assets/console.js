@@ -512,6 +512,17 @@ async function drawHistory() {
 
 // --- Live ----------------------------------------------------------------
 
+// One line on which server this is: a single server, or a member of a highly
+// available control plane (docs/ha.md), its role and who leads.
+function controlPlaneText(cp) {
+  if (!cp || cp.mode !== 'ha') return 'control plane: single server; state in SQLite';
+  const leader = cp.leader === null ? 'leader unknown'
+      : cp.leader === cp.member ? cp.leader + ' (this member)' : cp.leader;
+  const role = cp.role === 'leader' ? 'leader ' + leader
+      : cp.role + ' ' + cp.member + ', leader ' + leader;
+  return 'control plane: ' + role + '; state in etcd';
+}
+
 async function refresh() {
   if (view.fetching) { view.again = true; return; }
   view.fetching = true;
@@ -525,6 +536,7 @@ async function refresh() {
       drawKey(state);
       drawPartitions(state);
       drawCapacity(state);
+      $('control-plane').textContent = controlPlaneText(state.control_plane);
       highlight();
       document.body.setAttribute('data-version', String(state.version));
     } while (view.again);
