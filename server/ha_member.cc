@@ -24,8 +24,10 @@
 #include "server/ha/member_addresses.h"
 #include "server/ha/member_role.h"
 #include "server/ha/role_interceptor.h"
+#include "server/metrics/metrics_http.h"
 #include "server/ready_file.h"
 #include "server/security_setup.h"
+#include "server/standby_http.h"
 #include "server/systemd_notify.h"
 #include "server/vipu_server.h"
 #include "spdlog/spdlog.h"
@@ -132,8 +134,24 @@ class Member {
     };
     absl::StatusOr<std::unique_ptr<Endpoints>> endpoints = Endpoints::Start(spec);
     if (!endpoints.ok()) return endpoints.status();
+    std::unique_ptr<StandbyHttp> http;
+    // The same listener the leader's console would use, under either name.
+    const bool http_flag = !options_.http_listen.empty();
+    const std::string listen = http_flag ? options_.http_listen : options_.metrics_listen;
+    if (!listen.empty() && listen != "off") {
+      StandbyHttpOptions http_options;
+      http_options.address = listen;
+      http_options.flag = http_flag ? "--http-listen" : "--metrics-listen";
+      http_options.secure = options_.secure;
+      http_options.tls_dir = options_.tls_dir;
+      absl::StatusOr<std::unique_ptr<StandbyHttp>> started =
+          StandbyHttp::Start(http_options, &role_);
+      if (!started.ok()) return started.status();
+      http = std::move(*started);
+    }
     MutexLock lock(&mu_);
     standby_ = std::move(*endpoints);
+    standby_http_ = std::move(http);
     standby_->SetServing(true);
     return absl::OkStatus();
   }
@@ -150,13 +168,16 @@ class Member {
     if (watcher_.joinable()) watcher_.join();
     std::unique_ptr<VipuServer> server;
     std::unique_ptr<Endpoints> standby;
+    std::unique_ptr<StandbyHttp> standby_http;
     {
       MutexLock lock(&mu_);
       server = std::move(server_);
       standby = std::move(standby_);
+      standby_http = std::move(standby_http_);
     }
     server.reset();
     standby.reset();
+    standby_http.reset();
     if (absl::Status s = election_.Resign(); !s.ok()) {
       spdlog::warn("could not resign the leadership ({}); it lapses with the lease",
                    std::string(s.message()));
@@ -251,14 +272,17 @@ class Member {
     role_.BecomeLeader();
     // The leader's own listeners take the addresses over.
     std::unique_ptr<Endpoints> standby;
+    std::unique_ptr<StandbyHttp> standby_http;
     {
       MutexLock lock(&mu_);
       standby = std::move(standby_);
+      standby_http = std::move(standby_http_);
     }
     if (standby) {
       standby->SetServing(false);
       standby->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
     }
+    standby_http.reset();
     absl::StatusOr<std::unique_ptr<VipuServer>> server =
         VipuServer::StartLeader(options_, std::move(*store), &role_, &notifier_);
     if (!server.ok()) {
@@ -283,6 +307,7 @@ class Member {
   std::thread watcher_, campaigner_;
   Mutex mu_;
   std::unique_ptr<Endpoints> standby_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<StandbyHttp> standby_http_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<VipuServer> server_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -308,6 +333,14 @@ int RunMember(const ServerOptions& options, char** argv) {
   }
   absl::StatusOr<MemberAddresses> self = SelfAddresses(options);
   if (!self.ok()) return Fail(std::string(self.status().message()), 2);
+  for (const auto& [flag, listen] :
+       {std::pair<const char*, const std::string&>{"--http-listen", options.http_listen},
+        {"--metrics-listen", options.metrics_listen}}) {
+    if (listen.empty() || listen == "off") continue;
+    if (auto parsed = ParseListenAddress(listen, flag); !parsed.ok()) {
+      return Fail(std::string(parsed.status().message()), 2);
+    }
+  }
   std::unique_ptr<tls::LiveCertificates> certificates;
   if (options.secure) {
     absl::StatusOr<std::unique_ptr<tls::LiveCertificates>> loaded = LoadServerCertificates(options);

@@ -19,6 +19,7 @@
 #include "server/fleet/cluster_links_loader.h"
 #include "server/ha/role_interceptor.h"
 #include "server/metrics/state_metrics.h"
+#include "server/role_metrics.h"
 #include "spdlog/spdlog.h"
 #include "storage/sqlite_store.h"
 
@@ -231,17 +232,7 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::StartLeader(
   if (notifier != nullptr) notifier->Status("leading: waiting for agents and reconciling them");
   std::unique_ptr<VipuServer> server(new VipuServer(options, nullptr, std::move(store)));
   server->role_ = role;
-  server->metrics_.AddCollector(
-      Metrics::Type::kGauge, "vipu_server_role",
-      "1 for the role this member has (leader or standby) in a highly available control plane.",
-      [role] {
-        return std::vector<MetricSample>{{{{"role", role->role_name()}}, 1.0}};
-      });
-  server->metrics_.AddCollector(
-      Metrics::Type::kGauge, "vipu_leader_info",
-      "1, labelled with the advertised address of the member that leads.", [role] {
-        return std::vector<MetricSample>{{{{"leader", role->leader_name()}}, 1.0}};
-      });
+  AddRoleMetrics(server->metrics_, role);
   RETURN_IF_ERROR(server->StartSecurity());
   RETURN_IF_ERROR(server->StartEndpoints());
   RETURN_IF_ERROR(server->StartConsole());

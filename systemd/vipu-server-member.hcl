@@ -48,7 +48,8 @@ insecure = true
 # etcd-key = "/etc/vipu/etcd/client-key.pem"
 
 # The pod console and OpenMetrics endpoint (GET /, GET /metrics). Only the
-# leader serves it; a standby has no HTTP listener. "off" to disable.
+# leader serves the console; a standby answers GET /metrics with its role
+# and the leader, and 503 naming the leader otherwise. "off" to disable.
 http-listen = "127.0.0.1:2113"
 
 # trace, debug, info, warn, error, critical, off

@@ -93,12 +93,33 @@ class HaConsoleTest : public ::testing::Test {
   std::vector<std::unique_ptr<Daemon>> members_;
 };
 
-TEST_F(HaConsoleTest, OnlyTheLeaderServesTheConsoleAndItNamesItselfLeader) {
+TEST_F(HaConsoleTest, OnlyTheLeaderServesTheConsoleAndEveryMemberItsRoleMetrics) {
   const int leader = AwaitConsole();
   ASSERT_GE(leader, 0);
   EXPECT_EQ(ControlPlaneOf(leader), LeaderView(leader));
-  // A standby has no HTTP listener.
-  EXPECT_EQ(HttpGetRaw(http_ports_[1 - leader], "/api/state"), "");
+  // Every member can be scraped and says its role and the leader.
+  std::string standby_metrics;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        standby_metrics = HttpGet(http_ports_[1 - leader], "/metrics");
+        return standby_metrics.find(absl::StrCat("vipu_leader_info{leader=\"", addresses_[leader],
+                                                 "\"} 1")) != std::string::npos;
+      },
+      absl::Seconds(30)))
+      << standby_metrics;
+  EXPECT_NE(standby_metrics.find("vipu_server_role{role=\"standby\"} 1"), std::string::npos)
+      << standby_metrics;
+  // Once it knows the leader, a standby points at it instead of serving a
+  // console.
+  const std::string standby_page = HttpGetRaw(http_ports_[1 - leader], "/api/state");
+  EXPECT_EQ(standby_page.rfind("HTTP/1.1 503", 0), 0u) << standby_page;
+  EXPECT_NE(standby_page.find(absl::StrCat("is a standby; the pod console is the leader's (",
+                                           addresses_[leader])),
+            std::string::npos)
+      << standby_page;
+  const std::string leader_metrics = HttpGet(http_ports_[leader], "/metrics");
+  EXPECT_NE(leader_metrics.find("vipu_server_role{role=\"leader\"} 1"), std::string::npos)
+      << leader_metrics;
 
   if (!ChromiumBinary().empty()) {
     std::string error;
@@ -114,7 +135,8 @@ TEST_F(HaConsoleTest, OnlyTheLeaderServesTheConsoleAndItNamesItselfLeader) {
         << browser->log();
   }
 
-  // The next leader's console names the next leader.
+  // The next leader's console, on the address its standby listener held,
+  // names the next leader.
   members_[leader]->Kill();
   members_[leader].reset();
   const int next = AwaitConsole();

@@ -343,6 +343,7 @@ TEST(HaFlags, WhatDoesNotApplyToAMemberIsRefused) {
       {"--etcd-endpoints", "http://127.0.0.1:1", "--db", "/tmp/x.db"},
       {"--etcd-endpoints", "http://127.0.0.1:1", "--simulate", "pod4"},
       {"--etcd-endpoints", "http://127.0.0.1:1", "--init", "--secure"},
+      {"--etcd-endpoints", "http://127.0.0.1:1", "--http-listen", "127.0.0.1:99999"},
       {"--etcd-endpoints", "127.0.0.1:2379"},
       {"--etcd-endpoints", "http://127.0.0.1:2379,,http://127.0.0.1:2380"},
       {"--etcd-endpoints", "http://127.0.0.1:2379", "--etcd-prefix", "vipu"},
