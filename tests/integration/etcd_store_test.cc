@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "storage/etcd/etcd_client.h"
@@ -224,6 +225,87 @@ TEST_F(EtcdStoreTest, AWriteOfMoreKeysThanOneTransactionTakesIsWrittenWhole) {
                   })
                   .ok());
   EXPECT_EQ(agents, 100u);
+}
+
+// A store on a member of its own, started with `flags`, for the limits of
+// etcd that the shared member keeps at their defaults.
+struct LimitedEtcd {
+  std::unique_ptr<EtcdCluster> cluster;
+  std::unique_ptr<EtcdClient> client;
+  std::unique_ptr<EtcdStore> store;
+  std::atomic<int> lost{0};
+};
+
+void StartLimited(const std::vector<std::string>& flags, LimitedEtcd* e) {
+  vipu::testing::EtcdClusterOptions options;
+  options.extra_flags = flags;
+  absl::StatusOr<std::unique_ptr<EtcdCluster>> cluster = EtcdCluster::Launch(options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  e->cluster = std::move(*cluster);
+  e->client = Connect(e->cluster.get());
+  ASSERT_NE(e->client, nullptr);
+  EtcdStoreOptions store_options;
+  store_options.prefix = "/vipu/";
+  store_options.on_lost = [e](absl::Status) { ++e->lost; };
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store =
+      EtcdStore::Open(e->client.get(), store_options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  e->store = std::move(*store);
+}
+
+absl::Status InsertAgent(Store& store, const std::string& id, size_t host_bytes) {
+  return store.Write([&](WriteTxn& txn) {
+    return txn.InsertAgent({id, std::string(host_bytes, 'h'), 9000, {}});
+  });
+}
+
+bool HasAgent(Store& store, const std::string& id) {
+  return store.Read([&](ReadTxn& txn) { return txn.GetAgent(id).status(); }).ok();
+}
+
+TEST(EtcdStoreLimitsTest, AWriteOverEtcdsRequestLimitIsRefusedAndChangesNothing) {
+  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  LimitedEtcd e;
+  StartLimited({"--max-request-bytes=4096"}, &e);
+  if (HasFatalFailure()) return;
+  absl::Status s = InsertAgent(*e.store, "big", 8192);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("etcd refused the write"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("too large"), std::string::npos) << s;
+  // Nothing of it, in etcd or in what the store serves; the store goes on.
+  EXPECT_FALSE(HasAgent(*e.store, "big"));
+  absl::StatusOr<std::optional<etcd::KeyValue>> kv = e.client->Get("/vipu/state/agents/big");
+  ASSERT_TRUE(kv.ok());
+  EXPECT_FALSE(kv->has_value());
+  EXPECT_TRUE(InsertAgent(*e.store, "small", 10).ok());
+  EXPECT_TRUE(HasAgent(*e.store, "small"));
+  EXPECT_EQ(e.lost.load(), 0);
+}
+
+TEST(EtcdStoreLimitsTest, AWriteIntoAFullEtcdIsRefusedAndChangesNothing) {
+  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  LimitedEtcd e;
+  StartLimited({"--quota-backend-bytes=1048576"}, &e);
+  if (HasFatalFailure()) return;
+  // Fill etcd until its space quota refuses a write.
+  absl::Status s;
+  int written = 0;
+  for (; written < 10000; ++written) {
+    s = InsertAgent(*e.store, absl::StrCat("m", written), 16 * 1024);
+    if (!s.ok()) break;
+  }
+  ASSERT_FALSE(s.ok()) << "etcd took " << written << " agents of 16 KiB under a 1 MiB quota";
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("database space exceeded"), std::string::npos) << s;
+  const std::string refused = absl::StrCat("m", written);
+  EXPECT_FALSE(HasAgent(*e.store, refused));
+  absl::StatusOr<std::optional<etcd::KeyValue>> kv =
+      e.client->Get(absl::StrCat("/vipu/state/agents/", refused));
+  ASSERT_TRUE(kv.ok());
+  EXPECT_FALSE(kv->has_value());
+  // What was acknowledged before stays, and the store still serves it.
+  EXPECT_TRUE(HasAgent(*e.store, absl::StrCat("m", written - 1)));
+  EXPECT_EQ(e.lost.load(), 0);
 }
 
 TEST_F(EtcdStoreTest, BackupNamesEtcdctl) {
