@@ -108,29 +108,12 @@ ConsoleServer::ConsoleServer(const ConsoleOptions& options, const ConsoleDeps& d
 
 absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const ConsoleOptions& options,
                                                                     const ConsoleDeps& deps) {
-  ASSIGN_OR_RETURN(const auto parsed, ParseListenAddress(options.address, options.flag));
-  const auto& [host, port] = parsed;
+  const HttpListenerOptions listener{options.address, options.flag, options.secure,
+                                     options.tls_dir};
+  // A malformed address is refused before anything is built.
+  RETURN_IF_ERROR(ParseListenAddress(options.address, options.flag).status());
   std::unique_ptr<ConsoleServer> server(new ConsoleServer(options, deps));
-  if (options.secure) {
-    const std::filesystem::path dir = std::filesystem::path(options.tls_dir) / "server";
-    const std::string cert = (dir / "cert.pem").string();
-    const std::string key = (dir / "key.pem").string();
-    auto ssl = std::make_unique<httplib::SSLServer>(cert.c_str(), key.c_str());
-    if (!ssl->is_valid()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(options.flag, ": cannot load the server certificate ", cert, " and key ",
-                       key, " (create them with vipu-server --tls-init)"));
-    }
-    server->http_ = std::move(ssl);
-  } else {
-    server->http_ = std::make_unique<httplib::Server>();
-  }
-  // httplib's default adds SO_REUSEPORT, which would let a second server
-  // share a busy port silently; keep only SO_REUSEADDR (fast restarts).
-  server->http_->set_socket_options([](int sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
+  ASSIGN_OR_RETURN(server->http_, NewHttpServer(listener));
   // Every open event stream holds a thread; leave room for page loads.
   const size_t threads = options.max_streams + 8;
   server->http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -140,13 +123,7 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const Consol
   server->http_->set_payload_max_length(kMaxBodyBytes);
   server->Refresh();
   server->Routes();
-  int bound = port == 0 ? server->http_->bind_to_any_port(host) : port;
-  if (port != 0 && !server->http_->bind_to_port(host, port)) bound = -1;
-  if (bound <= 0) {
-    return absl::UnavailableError(
-        absl::StrCat(options.flag, ": cannot listen on ", options.address));
-  }
-  server->port_ = bound;
+  ASSIGN_OR_RETURN(server->port_, BindHttpServer(*server->http_, listener));
   httplib::Server* http = server->http_.get();
   server->http_thread_ = std::thread([http] { http->listen_after_bind(); });
   server->watcher_ = std::thread([s = server.get()] { s->Watch(); });
@@ -256,16 +233,7 @@ void ConsoleServer::Routes() {
     }
     if (absl::StartsWith(req.path, "/api/")) res.set_header("Cache-Control", "no-store");
   });
-  if (deps_.metrics != nullptr) {
-    const Metrics* metrics = deps_.metrics;
-    h.Get("/metrics", [metrics](const httplib::Request& req, httplib::Response& res) {
-      const bool open_metrics =
-          req.get_header_value("Accept").find("application/openmetrics-text") != std::string::npos;
-      const MetricsFormat format =
-          open_metrics ? MetricsFormat::kOpenMetrics : MetricsFormat::kPrometheusText;
-      res.set_content(metrics->Render(format), MetricsContentType(format));
-    });
-  }
+  if (deps_.metrics != nullptr) ServeMetrics(h, deps_.metrics);
   for (const char* path : {"/", "/console.js", "/console.css"}) {
     h.Get(path, [](const httplib::Request& req, httplib::Response& res) {
       if (!QueryOf(req.target).empty()) {
