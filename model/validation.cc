@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
 
@@ -104,6 +105,54 @@ std::vector<PublishedResult> PublishedResults() {
                      "Graphcore's published performance results table",
                      "16 x 1 IPU, mb 18, GA 57 (examples configs.yml `resnet50`), recompute", 37061,
                      ResNet50Benchmark(16, 57)));
+  // Graphcore's earlier Bow table (pre-SDK 2.5). ResNet-50 in TensorFlow 1
+  // with the MLPerf configurations of the same time (mlcommons
+  // training_results_v1.1, Graphcore resnet configs.yml: micro-batch 20,
+  // recomputation, the global batches the table gives).
+  const struct {
+    const char* system;
+    uint32_t replicas, grad_accum;
+    const char* config;
+    double published;
+  } resnet_tf1[] = {
+      {"bow-pod16", 16, 6, "`mk2_resnet50_mlperf_pod16_bs20`, momentum", 42029},
+      {"bow-pod64", 64, 2, "`mk2_resnet50_mlperf_pod64_bs20`, momentum", 145287},
+      {"bow-pod256", 256, 2, "`mk2_resnet50_mlperf_pod256_lars`, LARS timed as momentum", 425514},
+  };
+  for (const auto& r : resnet_tf1) {
+    Workload w = ResNet50Benchmark(r.replicas, r.grad_accum);
+    w.micro_batch = 20;
+    w.framework = Framework::kTf1;
+    rows.push_back(Row(absl::StrCat("ResNet-50 v1.5, ", r.replicas, " IPUs (TF1, pre-SDK 2.5)"),
+                       r.system,
+                       "Graphcore's published performance results table (Bow, pre-SDK 2.5)",
+                       absl::StrCat(r.replicas, " x 1 IPU, mb 20, GA ", r.grad_accum, " (",
+                                    r.config, "), recompute"),
+                       r.published, w));
+  }
+  // BERT-Large phase 1 from the same table: the usual 4-IPU pipeline; the
+  // micro-batch and GA are assumed from the global batch.
+  const struct {
+    const char* name;
+    const char* system;
+    uint32_t replicas, grad_accum;
+    Framework framework;
+    double published;
+  } large_early[] = {
+      {"BERT-Large SL128 phase 1 (PopART, pre-SDK 2.5)", "bow-pod16", 4, 2048, Framework::kPopArt,
+       5179},
+      {"BERT-Large SL128 phase 1 (TF1, pre-SDK 2.5)", "bow-pod16", 4, 2050, Framework::kTf1, 5125},
+      {"BERT-Large SL128 phase 1 (PopART, pre-SDK 2.5)", "bow-pod64", 16, 512, Framework::kPopArt,
+       19353},
+  };
+  for (const auto& b : large_early) {
+    rows.push_back(
+        Row(b.name, b.system, "Graphcore's published performance results table (Bow, pre-SDK 2.5)",
+            absl::StrCat(b.replicas, " x 4 IPUs, mb 8, GA ", b.grad_accum,
+                         " (assumed: the global batch / 8 / replicas), [3,7,7,7]"),
+            b.published,
+            BertPretraining("bert-large", 8, b.grad_accum, b.replicas, {3, 7, 7, 7}, b.framework)));
+  }
   PublishedResult alcf =
       Row("ResNet-50 resnet50-pod4, epoch 2, real data (PyTorch, SDK 3.1)", "bow-pod64",
           "argonne-lcf/user-guides, docs/ai-testbed/graphcore/example-programs.md (ALCF)",
