@@ -11,6 +11,7 @@
 #include "storage/connection.h"
 #include "storage/membership_cache.h"
 #include "storage/sqlite_store.h"
+#include "storage/still_used.h"
 #include "storage/string_list_codec.h"
 
 namespace vipu::storage {
@@ -48,10 +49,6 @@ absl::StatusOr<Users> FindUsers(Connection* conn, std::string_view sql, std::str
     users.first = stmt.ColumnText(1);
   }
   return users;
-}
-
-std::string Plural(int64_t n, std::string_view noun) {
-  return absl::StrCat(n, " ", AbslView(noun), n == 1 ? "" : "s");
 }
 
 void BindPartitionRow(Statement& stmt, const Partition& p) {
@@ -241,17 +238,13 @@ absl::Status SqliteTxn::DeleteCluster(std::string_view id) {
       Users allocations,
       FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM allocations WHERE cluster_id = ?1", id));
   if (allocations.count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
-                                                      Plural(allocations.count, "allocation"), " (",
-                                                      allocations.first, "); remove them first"));
+    return StillUsedError("cluster", id, allocations.count, "allocation", allocations.first);
   }
   ASSIGN_OR_RETURN(
       Users partitions,
       FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE cluster_id = ?1", id));
   if (partitions.count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
-                                                      Plural(partitions.count, "partition"), " (",
-                                                      partitions.first, "); remove them first"));
+    return StillUsedError("cluster", id, partitions.count, "partition", partitions.first);
   }
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM clusters WHERE id = ?1"));
   stmt.BindText(1, id);
@@ -320,9 +313,7 @@ absl::Status SqliteTxn::DeleteAllocation(std::string_view id) {
       Users partitions,
       FindUsers(conn_, "SELECT COUNT(*), MIN(id) FROM partitions WHERE allocation_id = ?1", id));
   if (partitions.count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("allocation ", AbslView(id), " has ",
-                                                      Plural(partitions.count, "partition"), " (",
-                                                      partitions.first, "); remove them first"));
+    return StillUsedError("allocation", id, partitions.count, "partition", partitions.first);
   }
   ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("DELETE FROM allocations WHERE id = ?1"));
   stmt.BindText(1, id);

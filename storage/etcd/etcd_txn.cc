@@ -7,6 +7,7 @@
 #include "base/absl_view.h"
 #include "base/status_macros.h"
 #include "storage/etcd/etcd_state.h"
+#include "storage/still_used.h"
 
 namespace vipu::storage::etcd {
 namespace {
@@ -16,10 +17,6 @@ using fabric::Allocation;
 using fabric::Cluster;
 using fabric::IpuRef;
 using fabric::Partition;
-
-std::string Plural(int64_t n, std::string_view noun) {
-  return absl::StrCat(n, " ", AbslView(noun), n == 1 ? "" : "s");
-}
 
 bool Contains(const std::vector<std::string>& ids, std::string_view id) {
   for (const std::string& x : ids) {
@@ -328,16 +325,12 @@ absl::Status EtcdTxn::DeleteCluster(std::string_view id) {
     if (allocations++ == 0) first_allocation = aid;
   }
   if (allocations > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
-                                                      Plural(allocations, "allocation"), " (",
-                                                      first_allocation, "); remove them first"));
+    return StillUsedError("cluster", id, allocations, "allocation", first_allocation);
   }
   auto [count, first] =
       CountPartitions(*work_, [&](const Partition& p) { return p.cluster_id == id; });
   if (count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cluster ", AbslView(id), " has ",
-                                                      Plural(count, "partition"), " (", first,
-                                                      "); remove them first"));
+    return StillUsedError("cluster", id, count, "partition", first);
   }
   if (work_->clusters.Find(id) == nullptr) {
     return absl::NotFoundError(absl::StrCat("cluster ", AbslView(id), " not found"));
@@ -385,9 +378,7 @@ absl::Status EtcdTxn::DeleteAllocation(std::string_view id) {
   auto [count, first] =
       CountPartitions(*work_, [&](const Partition& p) { return p.allocation_id == id; });
   if (count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("allocation ", AbslView(id), " has ",
-                                                      Plural(count, "partition"), " (", first,
-                                                      "); remove them first"));
+    return StillUsedError("allocation", id, count, "partition", first);
   }
   if (work_->allocations.Find(id) == nullptr) {
     return absl::NotFoundError(absl::StrCat("allocation ", AbslView(id), " not found"));
