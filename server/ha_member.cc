@@ -391,8 +391,10 @@ int RunMember(const ServerOptions& options, char** argv) {
   if (sig == SIGUSR1) {
     // Nothing of the deposed leader may act again: start afresh as a standby.
     spdlog::warn("restarting as a standby");
+    // Flushed, not shut down: the deposed leader's threads still run until
+    // execv and may log, and a shut-down spdlog has no logger for them.
+    spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->flush(); });
     std::fflush(nullptr);
-    spdlog::shutdown();
     CloseOnExec();
     execv("/proc/self/exe", argv);
     std::fprintf(stderr, "vipu-server: cannot restart itself: %s\n", strerror(errno));
