@@ -4,8 +4,6 @@
 // killed, the new leader's console says so.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +13,7 @@
 #include "tests/etcd_harness.h"
 #include "tests/integration/chromium.h"
 #include "tests/integration/daemon_process.h"
+#include "tests/integration/ha_members.h"
 #include "tests/integration/harness.h"
 
 namespace vipu::testing {
@@ -26,38 +25,17 @@ class HaConsoleTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
-    dir_ = MakeTempDir();
-    EtcdClusterOptions options;
-    options.dir = dir_;
-    absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch(options);
-    ASSERT_TRUE(etcd.ok()) << etcd.status();
-    etcd_ = std::move(*etcd);
-    // An empty configuration file: the machine's own never applies.
-    config_ = dir_ + "/member.hcl";
-    std::ofstream(config_) << "# test member\n";
+    ha_ = std::make_unique<HaMembers>(kMembers);
+    absl::Status etcd = ha_->LaunchEtcd(1);
+    ASSERT_TRUE(etcd.ok()) << etcd;
     for (int i = 0; i < kMembers; ++i) {
-      addresses_.push_back(absl::StrCat("127.0.0.1:", FreePort()));
       http_ports_.push_back(FreePort());
-      StartMember(i);
+      ha_->StartMember(i, {"--http-listen", absl::StrCat("127.0.0.1:", http_ports_[i]),
+                           "--reconcile-window-ms", "0"});
     }
   }
 
-  void TearDown() override {
-    members_.clear();
-    etcd_.reset();
-    if (!dir_.empty() && !HasFailure()) RemoveTree(dir_);
-    if (HasFailure()) std::fprintf(stderr, "logs kept in %s\n", dir_.c_str());
-  }
-
-  void StartMember(int i) {
-    members_.resize(kMembers);
-    members_[i] = std::make_unique<Daemon>(
-        std::vector<std::string>{VIPU_SERVER_BIN, "--etcd-endpoints", etcd_->endpoints(),
-                                 "--listen", addresses_[i], "--http-listen",
-                                 absl::StrCat("127.0.0.1:", http_ports_[i]), "--config", config_,
-                                 "--etcd-lease-ms", "2000", "--reconcile-window-ms", "0"},
-        absl::StrCat(dir_, "/member", i, ".log"));
-  }
+  void TearDown() override { ha_.reset(); }
 
   // The control plane member i's console shows, or null while it serves no
   // console.
@@ -73,7 +51,7 @@ class HaConsoleTest : public ::testing::Test {
     WaitFor(
         [&] {
           for (int i = 0; i < kMembers; ++i) {
-            if (members_[i] && !ControlPlaneOf(i).is_null()) serving = i;
+            if (ha_->Started(i) && !ControlPlaneOf(i).is_null()) serving = i;
           }
           return serving >= 0;
         },
@@ -82,15 +60,14 @@ class HaConsoleTest : public ::testing::Test {
   }
 
   nlohmann::json LeaderView(int i) {
-    return {
-        {"mode", "ha"}, {"role", "leader"}, {"leader", addresses_[i]}, {"member", addresses_[i]}};
+    return {{"mode", "ha"},
+            {"role", "leader"},
+            {"leader", ha_->address(i)},
+            {"member", ha_->address(i)}};
   }
 
-  std::string dir_, config_;
-  std::unique_ptr<EtcdCluster> etcd_;
-  std::vector<std::string> addresses_;
+  std::unique_ptr<HaMembers> ha_;
   std::vector<int> http_ports_;
-  std::vector<std::unique_ptr<Daemon>> members_;
 };
 
 TEST_F(HaConsoleTest, OnlyTheLeaderServesTheConsoleAndEveryMemberItsRoleMetrics) {
@@ -102,7 +79,7 @@ TEST_F(HaConsoleTest, OnlyTheLeaderServesTheConsoleAndEveryMemberItsRoleMetrics)
   EXPECT_TRUE(WaitFor(
       [&] {
         standby_metrics = HttpGet(http_ports_[1 - leader], "/metrics");
-        return standby_metrics.find(absl::StrCat("vipu_leader_info{leader=\"", addresses_[leader],
+        return standby_metrics.find(absl::StrCat("vipu_leader_info{leader=\"", ha_->address(leader),
                                                  "\"} 1")) != std::string::npos;
       },
       absl::Seconds(30)))
@@ -114,7 +91,7 @@ TEST_F(HaConsoleTest, OnlyTheLeaderServesTheConsoleAndEveryMemberItsRoleMetrics)
   const std::string standby_page = HttpGetRaw(http_ports_[1 - leader], "/api/state");
   EXPECT_EQ(standby_page.rfind("HTTP/1.1 503", 0), 0u) << standby_page;
   EXPECT_NE(standby_page.find(absl::StrCat("is a standby; the pod console is the leader's (",
-                                           addresses_[leader])),
+                                           ha_->address(leader))),
             std::string::npos)
       << standby_page;
   const std::string leader_metrics = HttpGet(http_ports_[leader], "/metrics");
@@ -126,8 +103,8 @@ TEST_F(HaConsoleTest, OnlyTheLeaderServesTheConsoleAndEveryMemberItsRoleMetrics)
     auto browser =
         Chromium::Start(absl::StrCat("http://127.0.0.1:", http_ports_[leader], "/"), {}, &error);
     ASSERT_NE(browser, nullptr) << error;
-    const std::string expected =
-        absl::StrCat("control plane: leader ", addresses_[leader], " (this member); state in etcd");
+    const std::string expected = absl::StrCat("control plane: leader ", ha_->address(leader),
+                                              " (this member); state in etcd");
     EXPECT_TRUE(browser->WaitUntil(
         absl::StrCat("document.getElementById('control-plane').textContent === '", expected, "'"),
         absl::Seconds(30)))
@@ -137,8 +114,7 @@ TEST_F(HaConsoleTest, OnlyTheLeaderServesTheConsoleAndEveryMemberItsRoleMetrics)
 
   // The next leader's console, on the address its standby listener held,
   // names the next leader.
-  members_[leader]->Kill();
-  members_[leader].reset();
+  ha_->Kill(leader);
   const int next = AwaitConsole();
   ASSERT_EQ(next, 1 - leader);
   EXPECT_EQ(ControlPlaneOf(next), LeaderView(next));

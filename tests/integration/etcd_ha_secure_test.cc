@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,8 +17,8 @@
 #include "absl/strings/str_split.h"
 #include "tests/etcd_harness.h"
 #include "tests/integration/daemon_process.h"
+#include "tests/integration/ha_members.h"
 #include "tests/integration/harness.h"
-#include "version.grpc.pb.h"
 #include "vipu_agent.grpc.pb.h"
 #include "wire/metadata_keys.h"
 
@@ -41,33 +40,31 @@ class HaSecureTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
-    dir_ = MakeTempDir();
+    ha_ = std::make_unique<HaMembers>(kMembers);
+    dir_ = ha_->dir();
     tls_ = dir_ + "/tls";
-    CommandResult init = RunCommand({VIPU_SERVER_BIN, "--tls-init", tls_, "--tls-agents",
-                                     "ag1+ag2+ag3+ag4@127.0.0.1"});
+    CommandResult init = RunCommand(
+        {VIPU_SERVER_BIN, "--tls-init", tls_, "--tls-agents", "ag1+ag2+ag3+ag4@127.0.0.1"});
     ASSERT_EQ(init.exit_code, 0) << init.err;
-    EtcdClusterOptions options;
-    options.dir = dir_;
-    absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch(options);
-    ASSERT_TRUE(etcd.ok()) << etcd.status();
-    etcd_ = std::move(*etcd);
-    config_ = dir_ + "/member.hcl";
-    std::ofstream(config_) << "# test member\n";
-    for (int i = 0; i < kMembers; ++i) addresses_.push_back(absl::StrCat("127.0.0.1:", FreePort()));
-    for (int i = 0; i < kMembers; ++i) StartMember(i);
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          leader_ = Leader();
-          return leader_ >= 0;
-        },
-        absl::Seconds(60)));
-    standby_ = addresses_[1 - leader_];
+    absl::Status etcd = ha_->LaunchEtcd(1);
+    ASSERT_TRUE(etcd.ok()) << etcd;
+    // Roles are asked over mutual TLS with the CLI's certificate.
+    ha_->set_credentials(TlsAs(tls_ + "/client"));
+    for (int i = 0; i < kMembers; ++i) {
+      ha_->StartMember(
+          i, {"--secure", "--tls-dir", tls_, "--default-user-id", "root", "--audit-log",
+              absl::StrCat(dir_, "/audit", i, ".log"), "--auto-add-agents", "--heartbeat-ms", "200",
+              "--reconcile-window-ms", "1000"});
+    }
+    leader_ = ha_->AwaitAgreedLeader(absl::Seconds(60));
+    ASSERT_GE(leader_, 0);
+    standby_ = ha_->address(1 - leader_);
     // The first leader created the default admin and printed its key once.
     ASSERT_TRUE(WaitFor(
         [&] {
           for (int i = 0; i < kMembers; ++i) {
             for (const std::string& line :
-                 std::vector<std::string>(absl::StrSplit(ReadFile(Log(i)), '\n'))) {
+                 std::vector<std::string>(absl::StrSplit(ReadFile(ha_->Log(i)), '\n'))) {
               if (absl::StartsWith(line, "Access key: '") && absl::EndsWith(line, "'")) {
                 root_key_ = line.substr(13, line.size() - 14);
               }
@@ -80,7 +77,7 @@ class HaSecureTest : public ::testing::Test {
     const std::string agent_tls = tls_ + "/agents/ag1";
     agent_ = std::make_unique<Daemon>(
         std::vector<std::string>{VIPU_AGENT_BIN, "--server",
-                                 absl::StrCat(standby_, ",", addresses_[leader_]), "--agent-ids",
+                                 absl::StrCat(standby_, ",", ha_->address(leader_)), "--agent-ids",
                                  "ag1,ag2,ag3,ag4", "--host", "127.0.0.1", "--tls-ca",
                                  agent_tls + "/ca.pem", "--tls-cert", agent_tls + "/cert.pem",
                                  "--tls-key", agent_tls + "/key.pem"},
@@ -89,66 +86,13 @@ class HaSecureTest : public ::testing::Test {
 
   void TearDown() override {
     agent_.reset();
-    members_.clear();
-    etcd_.reset();
-    if (!dir_.empty() && !HasFailure()) RemoveTree(dir_);
-    if (HasFailure()) std::fprintf(stderr, "logs kept in %s\n", dir_.c_str());
-  }
-
-  std::string Log(int i) const { return absl::StrCat(dir_, "/member", i, ".log"); }
-
-  void StartMember(int i) {
-    std::vector<std::string> argv = {VIPU_SERVER_BIN,
-                                     "--etcd-endpoints",
-                                     etcd_->endpoints(),
-                                     "--listen",
-                                     addresses_[i],
-                                     "--config",
-                                     config_,
-                                     "--secure",
-                                     "--tls-dir",
-                                     tls_,
-                                     "--default-user-id",
-                                     "root",
-                                     "--audit-log",
-                                     absl::StrCat(dir_, "/audit", i, ".log"),
-                                     "--auto-add-agents",
-                                     "--etcd-lease-ms",
-                                     "2000",
-                                     "--heartbeat-ms",
-                                     "200",
-                                     "--reconcile-window-ms",
-                                     "1000"};
-    if (static_cast<int>(members_.size()) <= i) members_.resize(i + 1);
-    members_[i] = std::make_unique<Daemon>(argv, Log(i));
-  }
-
-  // The role a member states, over mutual TLS with the CLI's certificate.
-  std::string RoleOf(const std::string& address) const {
-    auto stub = virmgrpc::VersionService::NewStub(
-        grpc::CreateChannel(address, TlsAs(tls_ + "/client")));
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    virmgrpc::VersionRequest req;
-    virmgrpc::VersionReply reply;
-    if (!stub->GetVersion(&ctx, req, &reply).ok()) return "";
-    auto it = ctx.GetServerInitialMetadata().find(wire::kRoleMetadata);
-    if (it == ctx.GetServerInitialMetadata().end()) return "none";
-    return std::string(it->second.data(), it->second.size());
-  }
-
-  int Leader() const {
-    for (int i = 0; i < kMembers; ++i) {
-      if (members_[i] && RoleOf(addresses_[i]) == "leader") return i;
-    }
-    return -1;
+    ha_.reset();
   }
 
   // `program` (vipu or vipu-admin) at `address` as `user` with `key`, run
   // in the test's directory, where `create user` writes its file.
-  CommandResult As(const std::string& program, const std::string& address,
-                   const std::string& user, const std::string& key,
-                   const std::vector<std::string>& args) const {
+  CommandResult As(const std::string& program, const std::string& address, const std::string& user,
+                   const std::string& key, const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {"/bin/sh",
                                      "-c",
                                      "cd \"$0\" && shift && exec \"$@\"",
@@ -178,8 +122,8 @@ class HaSecureTest : public ::testing::Test {
   // to be forwarded for `claimed` names.
   grpc::Status ForgedHeartbeat(const std::shared_ptr<grpc::ChannelCredentials>& credentials,
                                const std::string& agent_id, const std::string& claimed) const {
-    auto stub = vipuagent::AgentRegistry::NewStub(
-        grpc::CreateChannel(addresses_[leader_], credentials));
+    auto stub =
+        vipuagent::AgentRegistry::NewStub(grpc::CreateChannel(ha_->address(leader_), credentials));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     ctx.AddMetadata(wire::kForwardedByMetadata, standby_);
@@ -190,11 +134,9 @@ class HaSecureTest : public ::testing::Test {
     return stub->Heartbeat(&ctx, request, &reply);
   }
 
-  std::string dir_, tls_, config_, root_key_, standby_;
+  std::unique_ptr<HaMembers> ha_;
+  std::string dir_, tls_, root_key_, standby_;
   int leader_ = -1;
-  std::unique_ptr<EtcdCluster> etcd_;
-  std::vector<std::string> addresses_;
-  std::vector<std::unique_ptr<Daemon>> members_;
   std::unique_ptr<Daemon> agent_;
 };
 
@@ -226,8 +168,7 @@ TEST_F(HaSecureTest, UsersAndAgentsAreCheckedThroughTheStandbyAndSurviveAFailove
   ASSERT_EQ(user.exit_code, 0) << user.out << user.err;
   const size_t at = user.out.find("Access key is '");
   ASSERT_NE(at, std::string::npos) << user.out;
-  const std::string alice_key =
-      user.out.substr(at + 15, user.out.find('\'', at + 15) - (at + 15));
+  const std::string alice_key = user.out.substr(at + 15, user.out.find('\'', at + 15) - (at + 15));
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/alice.vipu-cli.hcl"));
   CommandResult created =
       As(VIPU_CLI_BIN, standby_, "alice", alice_key, {"create", "partition", "p1", "--size", "4"});
@@ -243,7 +184,7 @@ TEST_F(HaSecureTest, UsersAndAgentsAreCheckedThroughTheStandbyAndSurviveAFailove
   EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED) << other.error_message();
 
   // The leader dies; the users, keys and partitions are etcd's, not its.
-  members_[leader_]->Kill();
+  ha_->Kill(leader_);
   const std::string survivor = standby_;
   CommandResult list;
   ASSERT_TRUE(WaitFor(

@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -22,10 +21,9 @@
 #include "base/mutex.h"
 #include "tests/etcd_harness.h"
 #include "tests/integration/daemon_process.h"
+#include "tests/integration/ha_members.h"
 #include "tests/integration/harness.h"
-#include "version.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
-#include "wire/metadata_keys.h"
 
 namespace vipu::testing {
 namespace {
@@ -33,45 +31,23 @@ namespace {
 constexpr int kMembers = 2;
 constexpr int kKillRounds = 5;
 
-// The role a member states in its reply metadata, "" when it does not answer.
-std::string RoleOf(const std::string& address) {
-  auto stub = virmgrpc::VersionService::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  virmgrpc::VersionRequest req;
-  virmgrpc::VersionReply reply;
-  if (!stub->GetVersion(&ctx, req, &reply).ok()) return "";
-  auto it = ctx.GetServerInitialMetadata().find(wire::kRoleMetadata);
-  if (it == ctx.GetServerInitialMetadata().end()) return "none";
-  return std::string(it->second.data(), it->second.size());
-}
-
 class HaTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
-    dir_ = MakeTempDir();
-    EtcdClusterOptions options;
-    options.members = 3;
-    options.dir = dir_;
-    absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch(options);
-    ASSERT_TRUE(etcd.ok()) << etcd.status();
-    etcd_ = std::move(*etcd);
-    // An empty configuration file: the machine's own never applies.
-    config_ = dir_ + "/member.hcl";
-    std::ofstream(config_) << "# test member\n";
-    for (int i = 0; i < kMembers; ++i) addresses_.push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    ha_ = std::make_unique<HaMembers>(kMembers);
+    absl::Status etcd = ha_->LaunchEtcd(3);
+    ASSERT_TRUE(etcd.ok()) << etcd;
     for (int i = 0; i < kMembers; ++i) StartMember(i);
     agent_ = std::make_unique<Daemon>(
         std::vector<std::string>{VIPU_AGENT_BIN, "--server",
-                                 absl::StrCat(addresses_[0], ",", addresses_[1]), "--agent-ids",
+                                 absl::StrCat(ha_->address(0), ",", ha_->address(1)), "--agent-ids",
                                  "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
-        dir_ + "/agent.log");
-    const int leader = AwaitLeader();
+        ha_->dir() + "/agent.log");
+    const int leader = ha_->AwaitAgreedLeader(absl::Seconds(60));
     ASSERT_GE(leader, 0);
     // The pod's cluster and allocation, through a standby where there is one.
-    const std::string standby = addresses_[1 - leader];
+    const std::string standby = ha_->address(1 - leader);
     // The agents register with the leader in their own time.
     CommandResult cluster;
     ASSERT_TRUE(WaitFor(
@@ -91,50 +67,12 @@ class HaTest : public ::testing::Test {
     stop_ = true;
     for (std::thread& t : workers_) t.join();
     agent_.reset();
-    members_.clear();
-    etcd_.reset();
-    if (!dir_.empty() && !HasFailure()) RemoveTree(dir_);
-    if (HasFailure()) std::fprintf(stderr, "logs kept in %s\n", dir_.c_str());
+    ha_.reset();
   }
 
   void StartMember(int i) {
-    std::vector<std::string> argv = {VIPU_SERVER_BIN,
-                                     "--etcd-endpoints",
-                                     etcd_->endpoints(),
-                                     "--listen",
-                                     addresses_[i],
-                                     "--config",
-                                     config_,
-                                     "--auto-add-agents",
-                                     "--etcd-lease-ms",
-                                     "2000",
-                                     "--heartbeat-ms",
-                                     "200",
-                                     "--reconcile-window-ms",
-                                     "1000"};
-    if (static_cast<int>(members_.size()) <= i) members_.resize(i + 1);
-    members_[i] = std::make_unique<Daemon>(argv, absl::StrCat(dir_, "/member", i, ".log"));
-  }
-
-  // The index of the member that says it leads, or -1.
-  int Leader() {
-    for (int i = 0; i < kMembers; ++i) {
-      if (members_[i] && RoleOf(addresses_[i]) == "leader") return i;
-    }
-    return -1;
-  }
-
-  // The leader once one says so, or -1 after a minute. One probe can time out
-  // while a busy leader answers slowly, so a single look is not enough.
-  int AwaitLeader() {
-    int leader = -1;
-    WaitFor(
-        [&] {
-          leader = Leader();
-          return leader >= 0;
-        },
-        absl::Seconds(60));
-    return leader;
+    ha_->StartMember(
+        i, {"--auto-add-agents", "--heartbeat-ms", "200", "--reconcile-window-ms", "1000"});
   }
 
   // Runs `call` on each member in turn until one answers other than
@@ -142,7 +80,7 @@ class HaTest : public ::testing::Test {
   template <typename Call>
   grpc::Status OnAnyMember(Call call) {
     grpc::Status status;
-    for (const std::string& address : addresses_) {
+    for (const std::string& address : ha_->addresses()) {
       auto stub = virmgrpc::UserService::NewStub(
           grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
       grpc::ClientContext ctx;
@@ -243,10 +181,7 @@ class HaTest : public ::testing::Test {
     for (const std::string& id : must_not_exist) EXPECT_EQ(listed.count(id), 0u) << "back: " << id;
   }
 
-  std::string dir_, config_;
-  std::unique_ptr<EtcdCluster> etcd_;
-  std::vector<std::string> addresses_;
-  std::vector<std::unique_ptr<Daemon>> members_;
+  std::unique_ptr<HaMembers> ha_;
   std::unique_ptr<Daemon> agent_;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
@@ -257,17 +192,17 @@ class HaTest : public ::testing::Test {
 };
 
 TEST_F(HaTest, EveryMemberAnswersAndStatesItsRole) {
-  const int leader = AwaitLeader();
+  const int leader = ha_->AwaitAgreedLeader(absl::Seconds(60));
   ASSERT_GE(leader, 0);
-  EXPECT_EQ(RoleOf(addresses_[1 - leader]), "standby");
+  EXPECT_EQ(ha_->RoleOf(1 - leader), "standby");
   // What scripts read: the usual lines, then the member's role and the leader.
   CommandResult version =
-      RunCommand({VIPU_CLI_BIN, "--api-host", addresses_[1 - leader], "--server-version"});
+      RunCommand({VIPU_CLI_BIN, "--api-host", ha_->address(1 - leader), "--server-version"});
   EXPECT_EQ(version.exit_code, 0) << version.err;
-  EXPECT_NE(version.out.find(absl::StrCat("host: ", addresses_[1 - leader],
+  EXPECT_NE(version.out.find(absl::StrCat("host: ", ha_->address(1 - leader),
                                           "\nrole: standby\n"
                                           "leader: ",
-                                          addresses_[leader], "\n")),
+                                          ha_->address(leader), "\n")),
             std::string::npos)
       << version.out;
   // A partition created through the standby is the leader's.
@@ -277,8 +212,8 @@ TEST_F(HaTest, EveryMemberAnswersAndStatesItsRole) {
   CommandResult list;
   EXPECT_TRUE(WaitFor(
       [&] {
-        list =
-            RunCommand({VIPU_CLI_BIN, "--api-host", addresses_[1 - leader], "list", "partitions"});
+        list = RunCommand(
+            {VIPU_CLI_BIN, "--api-host", ha_->address(1 - leader), "list", "partitions"});
         return list.exit_code == 0 && list.out.find("first") != std::string::npos &&
                list.out.find("ACTIVE") != std::string::npos;
       },
@@ -294,9 +229,9 @@ TEST_F(HaTest, KilledAndPausedLeadersLoseNothingAcknowledged) {
   }
   StartWorkers(2);
   for (int round = 0; round < kKillRounds; ++round) {
-    const int leader = AwaitLeader();
+    const int leader = ha_->AwaitLeader(absl::Seconds(60));
     ASSERT_GE(leader, 0) << "round " << round;
-    members_[leader]->Kill();
+    ha_->Kill(leader);
     // A client retrying through the list gets its calls through again.
     const std::string probe = absl::StrCat("probe", round);
     ASSERT_TRUE(WaitFor([&] { return Create(probe).ok(); }, absl::Seconds(60)))
@@ -320,14 +255,13 @@ TEST_F(HaTest, KilledAndPausedLeadersLoseNothingAcknowledged) {
   }
   // A leader paused past its lease is deposed; continued, its writes are
   // fenced off and it starts again as a standby.
-  const int paused = AwaitLeader();
+  const int paused = ha_->AwaitLeader(absl::Seconds(60));
   ASSERT_GE(paused, 0);
-  kill(members_[paused]->pid(), SIGSTOP);
-  ASSERT_TRUE(
-      WaitFor([&] { return RoleOf(addresses_[1 - paused]) == "leader"; }, absl::Seconds(60)));
-  kill(members_[paused]->pid(), SIGCONT);
-  ASSERT_TRUE(WaitFor([&] { return RoleOf(addresses_[paused]) == "standby"; }, absl::Seconds(60)));
-  EXPECT_NE(ReadFile(members_[paused]->log()).find("stepping down"), std::string::npos);
+  kill(ha_->Pid(paused), SIGSTOP);
+  ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(1 - paused) == "leader"; }, absl::Seconds(60)));
+  kill(ha_->Pid(paused), SIGCONT);
+  ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(paused) == "standby"; }, absl::Seconds(60)));
+  EXPECT_NE(ReadFile(ha_->Log(paused)).find("stepping down"), std::string::npos);
   CheckInvariants();
   stop_ = true;
   for (std::thread& t : workers_) t.join();

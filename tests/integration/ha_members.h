@@ -1,0 +1,183 @@
+// The set-up the highly available control plane tests share: a temporary
+// directory, a real etcd cluster in it (tests/etcd_harness.h), an empty
+// member configuration file (so the machine's own /etc/vipu configuration
+// never applies), a loopback address per vipu-server member, and the members
+// themselves as Daemon processes (tests/integration/daemon_process.h) with
+// the flags every member takes plus the fixture's own. Each member's role is
+// read from the reply metadata of VersionService (wire::kRoleMetadata), in
+// plaintext or over the credentials the fixture gives.
+//
+// Ownership: an HaMembers owns the directory, the etcd cluster and the member
+// processes. Destroying it kills the members, stops etcd, and removes the
+// directory unless the test has failed; then it keeps the logs and prints
+// where they are. A fixture destroys it after whatever it started that talks
+// to the members (agents, client threads).
+//
+// Thread-safety: none. Only the test thread uses an HaMembers.
+#ifndef VIPU_TESTS_INTEGRATION_HA_MEMBERS_H_
+#define VIPU_TESTS_INTEGRATION_HA_MEMBERS_H_
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "tests/etcd_harness.h"
+#include "tests/integration/daemon_process.h"
+#include "tests/integration/harness.h"
+#include "version.grpc.pb.h"
+#include "wire/metadata_keys.h"
+
+namespace vipu::testing {
+
+class HaMembers {
+ public:
+  // Makes the directory and the empty configuration file, and picks a free
+  // loopback address for each of `members` vipu-server members. Starts
+  // nothing.
+  explicit HaMembers(int members) : dir_(MakeTempDir()), config_(dir_ + "/member.hcl") {
+    std::ofstream(config_) << "# test member\n";
+    for (int i = 0; i < members; ++i) addresses_.push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    members_.resize(members);
+  }
+
+  ~HaMembers() {
+    members_.clear();
+    etcd_.reset();
+    if (::testing::Test::HasFailure()) {
+      std::fprintf(stderr, "logs kept in %s\n", dir_.c_str());
+    } else {
+      RemoveTree(dir_);
+    }
+  }
+
+  HaMembers(const HaMembers&) = delete;
+  HaMembers& operator=(const HaMembers&) = delete;
+
+  // Starts an etcd cluster of `etcd_members` members, data and logs in dir().
+  absl::Status LaunchEtcd(int etcd_members) {
+    EtcdClusterOptions options;
+    options.members = etcd_members;
+    options.dir = dir_;
+    absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch(options);
+    if (!etcd.ok()) return etcd.status();
+    etcd_ = std::move(*etcd);
+    return absl::OkStatus();
+  }
+
+  // The credentials RoleOf() calls with; plaintext until set.
+  void set_credentials(std::shared_ptr<grpc::ChannelCredentials> credentials) {
+    credentials_ = std::move(credentials);
+  }
+
+  // Starts member i (again, after Kill(i)) on address(i) with the flags of
+  // every member followed by `extra_flags`, its output in Log(i). Needs
+  // LaunchEtcd() first.
+  void StartMember(int i, const std::vector<std::string>& extra_flags) {
+    std::vector<std::string> argv = {VIPU_SERVER_BIN, "--etcd-endpoints", etcd_->endpoints(),
+                                     "--listen",      addresses_[i],      "--config",
+                                     config_,         "--etcd-lease-ms",  "2000"};
+    argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+    members_[i] = std::make_unique<Daemon>(argv, Log(i));
+  }
+
+  // SIGKILL to member i; returns once it is reaped. Started(i) is false then.
+  void Kill(int i) { members_[i].reset(); }
+
+  // Whether member i was started and not killed since.
+  bool Started(int i) const { return members_[i] != nullptr; }
+
+  // Member i's process id; it must be Started(i).
+  pid_t Pid(int i) const { return members_[i]->pid(); }
+
+  // The role member i states in its reply metadata ("leader", "standby"),
+  // "none" when it states none, "" when it does not answer within 2 s.
+  std::string RoleOf(int i) const { return Probe(i, wire::kRoleMetadata); }
+
+  // The leader member i names in its reply metadata ("none" while it knows
+  // of none), "" when it does not answer within 2 s.
+  std::string LeaderNamedBy(int i) const { return Probe(i, wire::kLeaderMetadata); }
+
+  // The index of a started member that says it leads, or -1.
+  int Leader() const {
+    for (int i = 0; i < size(); ++i) {
+      if (Started(i) && RoleOf(i) == "leader") return i;
+    }
+    return -1;
+  }
+
+  // The leader once one says so, or -1 after `timeout`. One probe can time
+  // out while a busy leader answers slowly, so a single look is not enough.
+  int AwaitLeader(absl::Duration timeout) const {
+    int leader = -1;
+    WaitFor(
+        [&] {
+          leader = Leader();
+          return leader >= 0;
+        },
+        timeout);
+    return leader;
+  }
+
+  // The leader once one says so and every other started member names it,
+  // so that a call through any member reaches it; -1 after `timeout`.
+  int AwaitAgreedLeader(absl::Duration timeout) const {
+    int leader = -1;
+    WaitFor(
+        [&] {
+          leader = Leader();
+          if (leader < 0) return false;
+          for (int i = 0; i < size(); ++i) {
+            if (i != leader && Started(i) && LeaderNamedBy(i) != addresses_[leader]) return false;
+          }
+          return true;
+        },
+        timeout);
+    return leader;
+  }
+
+  int size() const { return static_cast<int>(addresses_.size()); }
+  // The directory of everything's files and logs.
+  const std::string& dir() const { return dir_; }
+  // Member i's gRPC address ("127.0.0.1:P"), fixed for the object's life.
+  const std::string& address(int i) const { return addresses_[i]; }
+  const std::vector<std::string>& addresses() const { return addresses_; }
+  // Member i's log file, kept across restarts.
+  std::string Log(int i) const { return absl::StrCat(dir_, "/member", i, ".log"); }
+
+ private:
+  // Metadata `key` of member i's GetVersion reply; "none" when absent, ""
+  // when it does not answer within 2 s.
+  std::string Probe(int i, const char* key) const {
+    auto stub = virmgrpc::VersionService::NewStub(grpc::CreateChannel(addresses_[i], credentials_));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    virmgrpc::VersionRequest req;
+    virmgrpc::VersionReply reply;
+    if (!stub->GetVersion(&ctx, req, &reply).ok()) return "";
+    auto it = ctx.GetServerInitialMetadata().find(key);
+    if (it == ctx.GetServerInitialMetadata().end()) return "none";
+    return std::string(it->second.data(), it->second.size());
+  }
+
+  std::string dir_, config_;
+  std::unique_ptr<EtcdCluster> etcd_;
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<Daemon>> members_;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_ = grpc::InsecureChannelCredentials();
+};
+
+}  // namespace vipu::testing
+
+#endif  // VIPU_TESTS_INTEGRATION_HA_MEMBERS_H_
