@@ -4,15 +4,23 @@
 # create a partition through the member list until one succeeds; the time
 # from the kill to that success, and from the kill to every machine up again
 # on the new leader. Prints min, median and max.
-#   bench/ha/run_failover.sh [kills] [lease-ms]
+#   bench/ha/run_failover.sh [kills] [lease-ms] [secure]
+# With "secure", everything runs in secure mode (mutual TLS, access keys).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 kills=${1:-20}; lease=${2:-3000}
 HA_MEMBER_ARGS=(--etcd-lease-ms "$lease")
+[ "${3:-}" = secure ] && HA_SECURE=1
 source bench/ha/ha_lib.sh
 start_etcd
+if ha_secure; then
+  ha_secure_init 4
+  export VIPU_CLI_API_TLS_CA=$HA_WORK/tls/client/ca.pem VIPU_CLI_API_TLS_CERT=$HA_WORK/tls/client/cert.pem \
+    VIPU_CLI_API_TLS_KEY=$HA_WORK/tls/client/key.pem
+fi
 start_member 0
 start_member 1
+ha_secure && ha_secure_login
 start_agents 4
 for _ in $(seq 300); do [ "$(leader_index)" -ge 0 ] && break; sleep 0.1; done
 make_pod 4
@@ -36,8 +44,8 @@ for k in $(seq "$kills"); do
   done
   printf 'kill %2d: first create %.2f s after SIGKILL\n' "$k" "${times[-1]}"
 done
-printf '%s\n' "${times[@]}" | sort -n | awk -v lease="$lease" '
+printf '%s\n' "${times[@]}" | sort -n | awk -v lease="$lease" -v mode="$([ "${HA_SECURE:-0}" = 1 ] && echo secure || echo plaintext)" '
   { v[NR] = $1 } END {
     m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    printf "failover over %d kills (lease %d ms): min %.2f s, median %.2f s, max %.2f s\n", NR, lease, v[1], m, v[NR]
+    printf "failover over %d kills (lease %d ms, %s): min %.2f s, median %.2f s, max %.2f s\n", NR, lease, mode, v[1], m, v[NR]
   }'
