@@ -135,17 +135,8 @@ class Member {
     absl::StatusOr<std::unique_ptr<Endpoints>> endpoints = Endpoints::Start(spec);
     if (!endpoints.ok()) return endpoints.status();
     std::unique_ptr<StandbyHttp> http;
-    // The same listener the leader's console would use, under either name.
-    const bool http_flag = !options_.http_listen.empty();
-    const std::string listen = http_flag ? options_.http_listen : options_.metrics_listen;
-    if (!listen.empty() && listen != "off") {
-      StandbyHttpOptions http_options;
-      http_options.address = listen;
-      http_options.flag = http_flag ? "--http-listen" : "--metrics-listen";
-      http_options.secure = options_.secure;
-      http_options.tls_dir = options_.tls_dir;
-      absl::StatusOr<std::unique_ptr<StandbyHttp>> started =
-          StandbyHttp::Start(http_options, &role_);
+    if (const std::optional<HttpListenerOptions> listener = HttpListenerOf(options_)) {
+      absl::StatusOr<std::unique_ptr<StandbyHttp>> started = StandbyHttp::Start(*listener, &role_);
       if (!started.ok()) return started.status();
       http = std::move(*started);
     }
@@ -333,11 +324,8 @@ int RunMember(const ServerOptions& options, char** argv) {
   }
   absl::StatusOr<MemberAddresses> self = SelfAddresses(options);
   if (!self.ok()) return Fail(std::string(self.status().message()), 2);
-  for (const auto& [flag, listen] :
-       {std::pair<const char*, const std::string&>{"--http-listen", options.http_listen},
-        {"--metrics-listen", options.metrics_listen}}) {
-    if (listen.empty() || listen == "off") continue;
-    if (auto parsed = ParseListenAddress(listen, flag); !parsed.ok()) {
+  if (const std::optional<HttpListenerOptions> listener = HttpListenerOf(options)) {
+    if (auto parsed = ParseListenAddress(listener->address, listener->flag); !parsed.ok()) {
       return Fail(std::string(parsed.status().message()), 2);
     }
   }

@@ -13,10 +13,8 @@ namespace vipu::server {
 
 StandbyHttp::StandbyHttp(const MemberRole* role) : role_(role) { AddRoleMetrics(metrics_, role_); }
 
-absl::StatusOr<std::unique_ptr<StandbyHttp>> StandbyHttp::Start(const StandbyHttpOptions& options,
+absl::StatusOr<std::unique_ptr<StandbyHttp>> StandbyHttp::Start(const HttpListenerOptions& listener,
                                                                 const MemberRole* role) {
-  const HttpListenerOptions listener{options.address, options.flag, options.secure,
-                                     options.tls_dir};
   std::unique_ptr<StandbyHttp> s(new StandbyHttp(role));
   ASSIGN_OR_RETURN(s->http_, NewHttpServer(listener));
   s->http_->new_task_queue = [] { return new httplib::ThreadPool(2); };

@@ -9,20 +9,13 @@
 #include "absl/status/statusor.h"
 #include "server/ha/member_role.h"
 #include "server/metrics/metrics.h"
+#include "server/metrics/metrics_http.h"
 
 namespace httplib {
 class Server;
 }  // namespace httplib
 
 namespace vipu::server {
-
-struct StandbyHttpOptions {
-  std::string address;  // --http-listen: host:port
-  std::string flag = "--http-listen";
-  // HTTPS with --tls-dir/server/{cert,key}.pem, as the leader's console.
-  bool secure = false;
-  std::string tls_dir;
-};
 
 // The HTTP listener of a standby: GET /metrics answers with the member's
 // role and the leader (vipu_server_role, vipu_leader_info), so that a
@@ -37,7 +30,8 @@ class StandbyHttp {
   // UNAVAILABLE when the address cannot be bound, INVALID_ARGUMENT naming
   // the flag for a malformed one, FAILED_PRECONDITION naming the files when
   // the certificate cannot be loaded.
-  static absl::StatusOr<std::unique_ptr<StandbyHttp>> Start(const StandbyHttpOptions& options,
+  // `listener`: the one the leader's console would use (HttpListenerOf).
+  static absl::StatusOr<std::unique_ptr<StandbyHttp>> Start(const HttpListenerOptions& listener,
                                                             const MemberRole* role);
   // Stops the listener and joins its thread: the port is free on return.
   ~StandbyHttp();

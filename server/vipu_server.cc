@@ -290,16 +290,25 @@ absl::Status VipuServer::StartEndpoints() {
   return absl::OkStatus();
 }
 
+std::optional<HttpListenerOptions> HttpListenerOf(const ServerOptions& options) {
+  // One HTTP listener under either flag name.
+  const bool http_flag = !options.http_listen.empty();
+  HttpListenerOptions listener;
+  listener.address = http_flag ? options.http_listen : options.metrics_listen;
+  if (listener.address.empty() || listener.address == "off") return std::nullopt;
+  listener.flag = http_flag ? "--http-listen" : "--metrics-listen";
+  listener.secure = options.secure;
+  listener.tls_dir = options.tls_dir;
+  return listener;
+}
+
 absl::Status VipuServer::StartConsole() {
-  // The console and /metrics: one HTTP listener under either flag name.
-  const bool http_flag = !options_.http_listen.empty();
-  const std::string listen = http_flag ? options_.http_listen : options_.metrics_listen;
-  if (listen.empty() || listen == "off") return absl::OkStatus();
+  // The console and /metrics.
+  const std::optional<HttpListenerOptions> listener = HttpListenerOf(options_);
+  if (!listener) return absl::OkStatus();
+  const std::string& listen = listener->address;
   console::ConsoleOptions console_options;
-  console_options.address = listen;
-  console_options.flag = http_flag ? "--http-listen" : "--metrics-listen";
-  console_options.secure = options_.secure;
-  console_options.tls_dir = options_.tls_dir;
+  console_options.listener = *listener;
   console::ConsoleDeps deps;
   deps.metrics = &metrics_;
   deps.store = store_.get();

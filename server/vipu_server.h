@@ -27,6 +27,7 @@
 #include "server/fleet/grpc_agent_client.h"
 #include "server/ha/member_role.h"
 #include "server/metrics/metrics.h"
+#include "server/metrics/metrics_http.h"
 #include "server/security_setup.h"
 #include "server/server_options.h"
 #include "server/sim/simulator.h"
@@ -35,6 +36,11 @@
 #include "storage/store.h"
 
 namespace vipu::server {
+
+// The HTTP listener `options` ask for (--http-listen, or --metrics-listen,
+// its other name; HTTPS with --secure), or none when neither is given or it
+// is "off". The leader's console and a standby's /metrics use the same one.
+std::optional<HttpListenerOptions> HttpListenerOf(const ServerOptions& options);
 
 // What the console shows of the control plane: `role`'s member, role and
 // leader (reading `role` is thread-safe), or a single server for null.

@@ -108,10 +108,9 @@ ConsoleServer::ConsoleServer(const ConsoleOptions& options, const ConsoleDeps& d
 
 absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const ConsoleOptions& options,
                                                                     const ConsoleDeps& deps) {
-  const HttpListenerOptions listener{options.address, options.flag, options.secure,
-                                     options.tls_dir};
+  const HttpListenerOptions& listener = options.listener;
   // A malformed address is refused before anything is built.
-  RETURN_IF_ERROR(ParseListenAddress(options.address, options.flag).status());
+  RETURN_IF_ERROR(ParseListenAddress(listener.address, listener.flag).status());
   std::unique_ptr<ConsoleServer> server(new ConsoleServer(options, deps));
   ASSIGN_OR_RETURN(server->http_, NewHttpServer(listener));
   // Every open event stream holds a thread; leave room for page loads.
@@ -210,7 +209,7 @@ std::optional<Session> ConsoleServer::SessionOf(const httplib::Request& req) con
 
 std::optional<security::Caller> ConsoleServer::CallerOf(const httplib::Request& req,
                                                         httplib::Response& res) const {
-  if (!options_.secure) return security::Caller::System();
+  if (!options_.listener.secure) return security::Caller::System();
   std::optional<Session> s = SessionOf(req);
   if (!s) {
     Fail(res, absl::UnauthenticatedError("console: log in with a user id and access key"));
@@ -228,7 +227,7 @@ void ConsoleServer::Routes() {
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("Cross-Origin-Opener-Policy", "same-origin");
     res.set_header("Cross-Origin-Resource-Policy", "same-origin");
-    if (options_.secure) {
+    if (options_.listener.secure) {
       res.set_header("Strict-Transport-Security", "max-age=31536000");
     }
     if (absl::StartsWith(req.path, "/api/")) res.set_header("Cache-Control", "no-store");
@@ -258,9 +257,9 @@ void ConsoleServer::HandleSession(const httplib::Request& req, httplib::Response
   auto params = ParseParams(QueryOf(req.target), {});
   if (!params.ok()) return Fail(res, params.status());
   if (std::optional<Session> s = SessionOf(req)) {
-    return res.set_content(SessionJson(*s, options_.secure), kJson);
+    return res.set_content(SessionJson(*s, options_.listener.secure), kJson);
   }
-  if (options_.secure) {
+  if (options_.listener.secure) {
     return Fail(res, absl::UnauthenticatedError("console: log in with a user id and access key"));
   }
   // Without --secure every caller is the unrestricted anonymous one, as on
@@ -297,11 +296,11 @@ absl::StatusOr<Params> FormOf(const httplib::Request& req, const std::set<std::s
 }  // namespace
 
 void ConsoleServer::HandleLogin(const httplib::Request& req, httplib::Response& res) {
-  auto form = FormOf(req, {"user", "key"}, options_.secure);
+  auto form = FormOf(req, {"user", "key"}, options_.listener.secure);
   if (!form.ok()) return Fail(res, form.status());
   auto login = LoginParams(*form);
   if (!login.ok()) return Fail(res, login.status());
-  if (!options_.secure) {
+  if (!options_.listener.secure) {
     return Fail(res, absl::FailedPreconditionError(
                          "login: the server runs without --secure; there are no users"));
   }
@@ -323,7 +322,7 @@ void ConsoleServer::HandleLogin(const httplib::Request& req, httplib::Response& 
 }
 
 void ConsoleServer::HandleLogout(const httplib::Request& req, httplib::Response& res) {
-  auto form = FormOf(req, {}, options_.secure);
+  auto form = FormOf(req, {}, options_.listener.secure);
   if (!form.ok()) return Fail(res, form.status());
   std::optional<Session> s = SessionOf(req);
   if (!s) return Fail(res, absl::UnauthenticatedError("logout: no session"));
@@ -333,7 +332,7 @@ void ConsoleServer::HandleLogout(const httplib::Request& req, httplib::Response&
   sessions_.Remove(s->id);
   res.set_header("Set-Cookie",
                  absl::StrCat(kCookie, "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict",
-                              options_.secure ? "; Secure" : ""));
+                              options_.listener.secure ? "; Secure" : ""));
   res.set_content("{}", kJson);
 }
 
@@ -433,7 +432,7 @@ void ConsoleServer::HandleHistory(const httplib::Request& req, httplib::Response
 }
 
 void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response& res) {
-  auto form = FormOf(req, {"action", "id"}, options_.secure);
+  auto form = FormOf(req, {"action", "id"}, options_.listener.secure);
   if (!form.ok()) return Fail(res, form.status());
   auto action = ActionParam(*form, "action");
   if (!action.ok()) return Fail(res, action.status());
@@ -446,7 +445,7 @@ void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response&
     if (!TokensEqual(req.get_header_value(kCsrfHeader), s->csrf)) {
       return absl::PermissionDeniedError("csrf: missing or wrong X-CSRF-Token");
     }
-    if (options_.secure && !s->caller.is_admin) {
+    if (options_.listener.secure && !s->caller.is_admin) {
       return absl::PermissionDeniedError(absl::StrCat("permission denied: ", verb,
                                                       " partition from the console needs an "
                                                       "admin user; '",

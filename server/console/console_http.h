@@ -37,6 +37,7 @@
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
 #include "server/metrics/metrics.h"
+#include "server/metrics/metrics_http.h"
 #include "server/security/access_control.h"
 #include "storage/store.h"
 
@@ -53,10 +54,8 @@ class AuditLog;
 namespace vipu::server::console {
 
 struct ConsoleOptions {
-  std::string address;                             // host:port; port 0 picks a free one
-  std::string flag = "--http-listen";              // named in errors
-  bool secure = false;                             // HTTPS and logins
-  std::string tls_dir;                             // with secure: DIR/server/{cert,key}.pem
+  // Where it listens; `secure` also asks for logins.
+  HttpListenerOptions listener;
   absl::Duration tick = absl::Milliseconds(200);   // change detection
   absl::Duration sample_every = absl::Seconds(1);  // history
   absl::Duration history_window = absl::Hours(1);

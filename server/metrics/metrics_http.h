@@ -22,8 +22,8 @@ namespace vipu::server {
 
 // Where and how an HTTP listener of vipu-server serves.
 struct HttpListenerOptions {
-  std::string address;  // host:port or [v6]:port; port 0 picks a free one
-  std::string flag;     // the flag `address` came from, for errors
+  std::string address;                 // host:port or [v6]:port; port 0 picks a free one
+  std::string flag = "--http-listen";  // the flag `address` came from, for errors
   // HTTPS with the server certificate and key in tls_dir/server.
   bool secure = false;
   std::string tls_dir;

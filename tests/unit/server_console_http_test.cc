@@ -65,7 +65,7 @@ class ConsoleHttpTest : public ::testing::Test {
     });
     ASSERT_TRUE(s.ok()) << s;
     ConsoleOptions options;
-    options.address = "127.0.0.1:0";
+    options.listener.address = "127.0.0.1:0";
     options.tick = absl::Hours(1);  // tests call Refresh() themselves
     auto audit = AuditLog::Open({dir_ + "/audit.log"});
     ASSERT_TRUE(audit.ok()) << audit.status();
@@ -461,7 +461,7 @@ TEST_F(ConsoleHttpTest, MemberShowsItsRoleAndTheLeader) {
   MemberRole role(MemberAddresses{"10.0.0.2:8090", "10.0.0.2:8091", "10.0.0.2:8092"});
   role.SetLeader(MemberAddresses{"10.0.0.1:8090", "10.0.0.1:8091", "10.0.0.1:8092"});
   ConsoleOptions options;
-  options.address = "127.0.0.1:0";
+  options.listener.address = "127.0.0.1:0";
   options.tick = absl::Hours(1);
   ConsoleDeps deps;
   deps.store = store_;
@@ -530,7 +530,7 @@ int StalledStream(int port) {
 TEST_F(ConsoleHttpTest, StalledStreamsNeverHoldUpTheServer) {
   // A server of its own with room for two streams.
   ConsoleOptions options;
-  options.address = "127.0.0.1:0";
+  options.listener.address = "127.0.0.1:0";
   options.max_streams = 2;
   options.stream_queue = 4;
   ConsoleDeps deps;
@@ -575,8 +575,8 @@ TEST_F(ConsoleHttpTest, StalledStreamsNeverHoldUpTheServer) {
 
 TEST(ConsoleStartTest, BadAddressNamesTheFlag) {
   ConsoleOptions options;
-  options.address = "nope";
-  options.flag = "--http-listen";
+  options.listener.address = "nope";
+  options.listener.flag = "--http-listen";
   auto s = ConsoleServer::Start(options, ConsoleDeps{});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
