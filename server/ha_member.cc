@@ -182,12 +182,7 @@ class Member {
       spdlog::info("SIGHUP: no certificates to reload without --secure");
       return;
     }
-    if (absl::Status s = certificates_->Reload(); !s.ok()) {
-      spdlog::error("SIGHUP: certificates not reloaded, keeping the old ones: {}",
-                    std::string(s.message()));
-      return;
-    }
-    spdlog::info("SIGHUP: reloaded {}; new connections use it", certificates_->files().cert);
+    if (!ReloadServerCertificates(*certificates_).ok()) return;
     MutexLock lock(&mu_);
     if (server_) server_->ReloadCertificates().IgnoreError();
   }

@@ -293,19 +293,23 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
   return s;
 }
 
-absl::Status Security::ReloadCertificates() {
-  if (!certificates_) return absl::OkStatus();
-  if (absl::Status s = certificates_->Reload(); !s.ok()) {
+absl::Status ReloadServerCertificates(tls::LiveCertificates& certificates) {
+  if (absl::Status s = certificates.Reload(); !s.ok()) {
     spdlog::error("SIGHUP: certificates not reloaded, keeping the old ones: {}",
                   std::string(s.message()));
     return s;
   }
   spdlog::info("SIGHUP: reloaded the certificates of {}; new connections use them",
-               certificates_->files().cert);
-  if (certificates_->CertificateExpired()) {
-    spdlog::warn("{} has expired: clients and agents will refuse it", certificates_->files().cert);
+               certificates.files().cert);
+  if (certificates.CertificateExpired()) {
+    spdlog::warn("{} has expired: clients and agents will refuse it", certificates.files().cert);
   }
   return absl::OkStatus();
+}
+
+absl::Status Security::ReloadCertificates() {
+  if (!certificates_) return absl::OkStatus();
+  return ReloadServerCertificates(*certificates_);
 }
 
 }  // namespace vipu::server

@@ -45,6 +45,12 @@ int RunSecurityCommands(const ServerOptions& options);
 absl::StatusOr<std::unique_ptr<tls::LiveCertificates>> LoadServerCertificates(
     const ServerOptions& options);
 
+// SIGHUP: checks the files of `certificates` again and, when they pass,
+// serves new handshakes with them; otherwise logs the error naming the file
+// and keeps the old ones, and returns it. Warns when the new certificate has
+// expired.
+absl::Status ReloadServerCertificates(tls::LiveCertificates& certificates);
+
 // The run-time side: users, the access gate, the rate limit, the audit log
 // and the TLS credentials of every gRPC end-point and of the channels to the
 // agents. Owns all of these; borrows the store, which must outlive it.

@@ -6,6 +6,7 @@
 // nobody but a member may speak for an agent.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <memory>
@@ -182,6 +183,27 @@ TEST_F(HaSecureTest, UsersAndAgentsAreCheckedThroughTheStandbyAndSurviveAFailove
   EXPECT_TRUE(member.ok()) << member.error_message();
   grpc::Status other = ForgedHeartbeat(TlsAs(tls_ + "/server"), "ag1", "ag2");
   EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED) << other.error_message();
+
+  // SIGHUP reloads a member's certificates: a standby's own, and on the
+  // leader its own and those of the server it runs.
+  const int standby = 1 - leader_;
+  auto reloads = [&](int i) {
+    const std::string log = ReadFile(ha_->Log(i));
+    int n = 0;
+    for (size_t at = log.find("SIGHUP: reloaded the certificates of"); at != std::string::npos;
+         at = log.find("SIGHUP: reloaded the certificates of", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  kill(ha_->Pid(standby), SIGHUP);
+  kill(ha_->Pid(leader_), SIGHUP);
+  EXPECT_TRUE(
+      WaitFor([&] { return reloads(standby) == 1 && reloads(leader_) == 2; }, absl::Seconds(30)))
+      << reloads(standby) << " " << reloads(leader_);
+  // Still serving through the standby with the reloaded certificates.
+  CommandResult again = As(VIPU_CLI_BIN, standby_, "alice", alice_key, {"list", "partitions"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
 
   // The leader dies; the users, keys and partitions are etcd's, not its.
   ha_->Kill(leader_);
