@@ -123,11 +123,19 @@ class HaSecureTest : public ::testing::Test {
   // to be forwarded for `claimed` names.
   grpc::Status ForgedHeartbeat(const std::shared_ptr<grpc::ChannelCredentials>& credentials,
                                const std::string& agent_id, const std::string& claimed) const {
-    auto stub =
-        vipuagent::AgentRegistry::NewStub(grpc::CreateChannel(ha_->address(leader_), credentials));
+    return HeartbeatClaiming(ha_->address(leader_), credentials, agent_id, claimed);
+  }
+
+  // Heartbeat for `agent_id` sent to `address` with `credentials`, claiming
+  // to speak for the `claimed` names; to the leader it also says it was
+  // forwarded, as a standby does.
+  grpc::Status HeartbeatClaiming(const std::string& address,
+                                 const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+                                 const std::string& agent_id, const std::string& claimed) const {
+    auto stub = vipuagent::AgentRegistry::NewStub(grpc::CreateChannel(address, credentials));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    ctx.AddMetadata(wire::kForwardedByMetadata, standby_);
+    if (address == ha_->address(leader_)) ctx.AddMetadata(wire::kForwardedByMetadata, standby_);
     ctx.AddMetadata(wire::kForwardedPeerMetadata, claimed);
     vipuagent::HeartbeatRequest request;
     request.set_agent_id(agent_id);
@@ -183,6 +191,12 @@ TEST_F(HaSecureTest, UsersAndAgentsAreCheckedThroughTheStandbyAndSurviveAFailove
   EXPECT_TRUE(member.ok()) << member.error_message();
   grpc::Status other = ForgedHeartbeat(TlsAs(tls_ + "/server"), "ag1", "ag2");
   EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED) << other.error_message();
+  // A claim sent through the standby is the caller's, not the standby's: the
+  // standby drops it and passes on only what the caller's certificate names.
+  grpc::Status relayed = HeartbeatClaiming(standby_, TlsAs(tls_ + "/client"), "ag1", "ag1");
+  EXPECT_EQ(relayed.error_code(), grpc::StatusCode::PERMISSION_DENIED) << relayed.error_message();
+  grpc::Status agent = HeartbeatClaiming(standby_, TlsAs(tls_ + "/agents/ag1"), "ag1", "ag2");
+  EXPECT_TRUE(agent.ok()) << agent.error_message();
 
   // SIGHUP reloads a member's certificates: a standby's own, and on the
   // leader its own and those of the server it runs.
