@@ -172,6 +172,8 @@ struct Flags {
   std::string host = "127.0.0.1";
   std::string ports;
   std::string rdma_ports;
+  bool stable_ports = false;
+  std::string reserved_ports;
   std::string log_level = "info";
   bool exit_with_parent = false;
   bool shared_port = false;
@@ -217,6 +219,14 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "comma-separated RDMA ports the IPUoF configs name, one per agent id with "
                  "--shared-port too; each is held open by this process (default: pick free "
                  "ports)");
+  CLI::Option* stable = app.add_flag(
+      "--stable-ports", flags.stable_ports,
+      "a port of 0 is taken above the kernel's ephemeral range, chosen by binding it, and a "
+      "taken RDMA port is replaced by one there (vipu-server --simulate: machines keep their "
+      "ports across restarts)");
+  app.add_option("--reserved-ports", flags.reserved_ports,
+                 "comma-separated ports of other machines that --stable-ports must not take")
+      ->needs(stable);
   app.add_option("--log-level", flags.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
   app.add_option("--tls-ca", flags.tls_ca,
@@ -283,6 +293,17 @@ absl::StatusOr<AgentOptions> Validate(const Flags& flags) {
     }
   }
   options.rdma_ports = *std::move(rdma_ports);
+  options.stable_ports = flags.stable_ports;
+  if (!flags.reserved_ports.empty()) {
+    for (absl::string_view part : absl::StrSplit(AbslView(flags.reserved_ports), ',')) {
+      std::optional<uint32_t> port = ParsePort(std::string_view(part.data(), part.size()));
+      if (!port || *port == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("reserved-ports: each must be a number 1..65535, got '", part, "'"));
+      }
+      options.reserved_ports.insert(*port);
+    }
+  }
   absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(flags.log_level);
   if (!level.ok()) return level.status();
   options.log_level = *level;

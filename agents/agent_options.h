@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,14 @@ struct AgentOptions {
   // shared port too; 0: pick a free one. Each is held (listened on) by this
   // process for its life and is never one of `ports`.
   std::vector<uint32_t> rdma_ports;
+  // --stable-ports: a port of 0 is taken above the kernel's ephemeral range
+  // (agents/stable_port_picker.h) rather than wherever the kernel picks,
+  // and an RDMA port that another process holds is replaced by one there;
+  // vipu-server --simulate asks for it, so that machines keep their ports.
+  bool stable_ports = false;
+  // --reserved-ports: ports of other machines of the pod (their remembered
+  // ports) that a stable-port search must leave alone.
+  std::set<uint32_t> reserved_ports;
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool exit_with_parent = false;
   // Every machine on one gRPC server and port (ports holds that one

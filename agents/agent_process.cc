@@ -3,8 +3,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <random>
+#include <set>
 
 #include "absl/strings/str_cat.h"
+#include "base/loopback_ports.h"
 #include "base/status_macros.h"
 #include "fabric/enum_names.h"
 #include "grpcpp/server_builder.h"
@@ -42,6 +45,17 @@ absl::StatusOr<std::unique_ptr<AgentProcess>> AgentProcess::Start(const AgentOpt
                                                                   std::ostream& announce) {
   std::unique_ptr<AgentProcess> p(new AgentProcess(options));
   RETURN_IF_ERROR(p->StartTls());
+  if (options.stable_ports) {
+    // Every port this process was given is another machine's.
+    std::set<uint32_t> reserved = options.reserved_ports;
+    for (uint32_t port : options.ports) reserved.insert(port);
+    for (uint32_t port : options.rdma_ports) reserved.insert(port);
+    reserved.erase(0);
+    // From a random place, so that processes starting together rarely
+    // contend for the same ports; when they do, the bind decides.
+    p->picker_ = std::make_unique<StablePortPicker>(StablePortRange(), std::random_device()(),
+                                                    std::move(reserved));
+  }
   // On failure the destructor stops what did start.
   RETURN_IF_ERROR(options.shared_port ? p->ServeSharedPort(announce)
                                       : p->ServeEachMachine(announce));
@@ -66,15 +80,39 @@ AgentProcess::~AgentProcess() {
   ShutdownServers();
 }
 
-absl::Status AgentProcess::HoldRdmaPorts() {
+absl::Status AgentProcess::HoldRdmaPorts(std::vector<uint32_t> wanted) {
   // Options built in code may leave them out: any free ports then.
-  std::vector<uint32_t> ports = options_.rdma_ports;
-  ports.resize(machines_.size(), 0);
-  ASSIGN_OR_RETURN(rdma_ports_, RdmaPorts::Listen(options_.host, ports));
+  wanted.resize(machines_.size(), 0);
+  ASSIGN_OR_RETURN(rdma_ports_, RdmaPorts::Listen(options_.host, wanted, picker_.get()));
   for (size_t i = 0; i < machines_.size(); ++i) {
     machines_[i]->set_rdma_port(rdma_ports_->ports()[i]);
   }
   return absl::OkStatus();
+}
+
+std::unique_ptr<grpc::Server> AgentProcess::ServeOn(uint32_t asked, grpc::Service* service,
+                                                    int* port, uint32_t* rdma) {
+  if (asked != 0 || picker_ == nullptr) {
+    return Serve(HostPort(options_.host, asked), server_credentials_, service, port);
+  }
+  std::unique_ptr<grpc::Server> server;
+  // The probes only skip ports that are plainly taken; the bind decides.
+  const uint32_t taken = picker_->Take(
+      [&](uint32_t candidate) {
+        if (!LoopbackPortFree(candidate) || !LoopbackPortFree(candidate + 1)) return false;
+        server = Serve(HostPort(options_.host, candidate), server_credentials_, service, port);
+        return server != nullptr;
+      },
+      /*pair=*/true);
+  if (taken == 0) {
+    spdlog::warn(
+        "no free port above the ephemeral range; taking any free port, which may "
+        "change when the pod restarts");
+    return Serve(HostPort(options_.host, 0), server_credentials_, service, port);
+  }
+  picker_->Reserve(taken + 1);
+  if (*rdma == 0) *rdma = taken + 1;
+  return server;
 }
 
 absl::Status AgentProcess::StartTls() {
@@ -121,8 +159,10 @@ absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
   if (channel_credentials_) services_.back()->set_tls(channel_credentials_);
   const std::string address = HostPort(options_.host, options_.ports[0]);
   int port = 0;
+  std::vector<uint32_t> rdma = options_.rdma_ports;
+  rdma.resize(machines_.size(), 0);
   std::unique_ptr<grpc::Server> server =
-      Serve(address, server_credentials_, services_.back().get(), &port);
+      ServeOn(options_.ports[0], services_.back().get(), &port, &rdma[0]);
   if (server == nullptr) {
     spdlog::error("{} machines: cannot listen on {}", machines_.size(), address);
     return absl::UnavailableError(absl::StrCat("cannot listen on ", address));
@@ -132,7 +172,7 @@ absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
     servers_.push_back(std::move(server));
   }
   for (auto& machine : machines_) machine->set_ipuof_port(static_cast<uint32_t>(port));
-  if (absl::Status s = HoldRdmaPorts(); !s.ok()) {
+  if (absl::Status s = HoldRdmaPorts(std::move(rdma)); !s.ok()) {
     spdlog::error("{} machines: {}", machines_.size(), std::string(s.message()));
     return s;
   }
@@ -147,6 +187,8 @@ absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
 
 absl::Status AgentProcess::ServeEachMachine(std::ostream& announce) {
   servers_.reserve(options_.agent_ids.size());
+  std::vector<uint32_t> rdma = options_.rdma_ports;
+  rdma.resize(options_.agent_ids.size(), 0);
   for (size_t i = 0; i < options_.agent_ids.size(); ++i) {
     const std::string& id = options_.agent_ids[i];
     machines_.push_back(std::make_unique<SimulatedMachine>(id, options_.machine_type));
@@ -156,7 +198,7 @@ absl::Status AgentProcess::ServeEachMachine(std::ostream& announce) {
     const std::string address = HostPort(options_.host, options_.ports[i]);
     int port = 0;
     std::unique_ptr<grpc::Server> server =
-        Serve(address, server_credentials_, services_.back().get(), &port);
+        ServeOn(options_.ports[i], services_.back().get(), &port, &rdma[i]);
     if (server == nullptr) {
       spdlog::error("agent {}: cannot listen on {}", id, address);
       return absl::UnavailableError(absl::StrCat("agent ", id, ": cannot listen on ", address));
@@ -169,7 +211,7 @@ absl::Status AgentProcess::ServeEachMachine(std::ostream& announce) {
     }
     machines_.back()->set_ipuof_port(static_cast<uint32_t>(port));
   }
-  if (absl::Status s = HoldRdmaPorts(); !s.ok()) {
+  if (absl::Status s = HoldRdmaPorts(std::move(rdma)); !s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return s;
   }

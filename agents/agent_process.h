@@ -19,6 +19,7 @@
 #include "agents/rdma_ports.h"
 #include "agents/registration.h"
 #include "agents/simulated_machine.h"
+#include "agents/stable_port_picker.h"
 #include "base/mutex.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
@@ -64,8 +65,15 @@ class AgentProcess {
   absl::Status StartTls();
   absl::Status ServeSharedPort(std::ostream& announce);
   absl::Status ServeEachMachine(std::ostream& announce);
-  // Listens on every machine's RDMA port and tells the machines theirs.
-  absl::Status HoldRdmaPorts();
+  // The gRPC server of `service` on `asked`, or with --stable-ports and
+  // `asked` 0 on a port the picker takes (whose successor is kept for the
+  // machine's RDMA port: `*rdma` is set to it). Null when it cannot listen;
+  // `*port` is the port bound.
+  std::unique_ptr<grpc::Server> ServeOn(uint32_t asked, grpc::Service* service, int* port,
+                                        uint32_t* rdma);
+  // Listens on every machine's RDMA port (`wanted`, one per machine; 0:
+  // any) and tells the machines theirs.
+  absl::Status HoldRdmaPorts(std::vector<uint32_t> wanted);
   // An injected crash of machine `index`: a single-machine process dies like
   // a machine, after the reply left; a machine among many stops its server
   // from another thread (not from inside its own handler, which Shutdown
@@ -84,6 +92,7 @@ class AgentProcess {
   // Written by Start under crash_mu_, which crash threads take to read it.
   std::vector<std::unique_ptr<grpc::Server>> servers_;
   std::unique_ptr<RdmaPorts> rdma_ports_;
+  std::unique_ptr<StablePortPicker> picker_;  // with --stable-ports; start-up only
   vipu::Mutex crash_mu_;
   std::vector<std::thread> crash_threads_ ABSL_GUARDED_BY(crash_mu_);
   std::unique_ptr<RegistrationClient> registration_;

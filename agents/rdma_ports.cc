@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
 
 namespace vipu::agents {
 namespace {
@@ -84,13 +85,31 @@ absl::StatusOr<std::pair<int, uint32_t>> ListenOn(const std::string& host, uint3
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RdmaPorts>> RdmaPorts::Listen(const std::string& host,
-                                                             const std::vector<uint32_t>& ports) {
+                                                             const std::vector<uint32_t>& ports,
+                                                             StablePortPicker* picker) {
   RaiseDescriptorLimit(ports.size());
   std::unique_ptr<RdmaPorts> held(new RdmaPorts());
   held->fds_.reserve(ports.size());
   held->ports_.reserve(ports.size());
   for (uint32_t port : ports) {
-    auto listening = ListenOn(host, port);
+    absl::StatusOr<std::pair<int, uint32_t>> listening =
+        absl::UnavailableError("no free port above the ephemeral range");
+    if (port != 0 || picker == nullptr) listening = ListenOn(host, port);
+    if (!listening.ok() && picker != nullptr) {
+      const absl::Status first = listening.status();
+      const uint32_t taken = picker->Take([&](uint32_t candidate) {
+        listening = ListenOn(host, candidate);
+        return listening.ok();
+      });
+      if (taken != 0 && port != 0) {
+        spdlog::info("RDMA port {} is taken ({}); holding {} instead", HostPort(host, port),
+                     std::string(first.message()), taken);
+      }
+      if (taken == 0) {
+        spdlog::warn("no free RDMA port above the ephemeral range; taking any free port");
+        listening = ListenOn(host, 0);
+      }
+    }
     if (!listening.ok()) {
       // The destructor closes the ones already held.
       return absl::UnavailableError(absl::StrCat(

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agents/stable_port_picker.h"
 
 namespace vipu::agents {
 
@@ -21,10 +22,15 @@ namespace vipu::agents {
 class RdmaPorts {
  public:
   // Listens on host:port for each of `ports` (0: a free port the kernel
-  // picks), in order. UNAVAILABLE naming the host, the port and the reason
-  // when one cannot be listened on; the ones already bound are closed again.
+  // picks, or with `picker` one the picker finds), in order. With `picker`,
+  // a port that cannot be listened on is replaced by one the picker finds
+  // (an RDMA port is only ever chosen, never remembered on its own). The
+  // picker is used during the call only. UNAVAILABLE naming the host, the
+  // port and the reason when one cannot be listened on; the ones already
+  // bound are closed again.
   static absl::StatusOr<std::unique_ptr<RdmaPorts>> Listen(const std::string& host,
-                                                           const std::vector<uint32_t>& ports);
+                                                           const std::vector<uint32_t>& ports,
+                                                           StablePortPicker* picker = nullptr);
   ~RdmaPorts();
 
   RdmaPorts(const RdmaPorts&) = delete;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Writes one program's manual page, gzipped as Debian wants it (gzip -9n),
-# from the program's own --help with help2man (man/CMakeLists.txt runs it at
+# from the program's own --help with help2man (man/man_pages.cmake runs it at
 # build time, so the page always says what the installed program says).
 #
 #   help2man.sh OUT.gz SECTION PROGRAM VERSION WHATIS INCLUDE [--commands]

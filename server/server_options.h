@@ -42,7 +42,7 @@ struct ServerOptions {
   double rate_limit_per_second = 0;  // mutating calls per caller; 0: off
   double rate_limit_burst = 0;       // 0: same as the rate
   int key_hash_iterations = 100000;
-  // Audit log of mutating calls (server/audit_log.h). Empty: audit.log next
+  // Audit log of mutating calls (server/security/audit_log.h). Empty: audit.log next
   // to --db with --secure, none without; "off": none.
   std::string audit_log;
   int64_t audit_log_max_bytes = int64_t{10} << 20;  // rotate beyond this size
@@ -52,8 +52,8 @@ struct ServerOptions {
   // etcd instead of --db, and a leader election among the members.
   std::string etcd_endpoints;  // http(s)://HOST:PORT,...; empty: SQLite
   std::string etcd_prefix = "/vipu/";
-  int etcd_lease_ms = 3000;    // the leader's lease
-  std::string advertise;       // host:port the other members reach this one at
+  int etcd_lease_ms = 3000;                  // the leader's lease
+  std::string advertise;                     // host:port the other members reach this one at
   std::string etcd_ca, etcd_cert, etcd_key;  // TLS to etcd (https endpoints)
 };
 

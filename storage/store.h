@@ -40,7 +40,7 @@ namespace vipu::storage {
 inline constexpr int kSchemaVersion = 2;
 
 // A user of the secure mode (docs/security.md). The access key itself is never
-// stored: `key_hash` is the salted hash written by server/auth/access_key.h.
+// stored: `key_hash` is the salted hash written by server/security/access_key.h.
 struct UserRecord {
   std::string id;
   std::string key_hash;

@@ -13,7 +13,7 @@ inline constexpr char kAccessKeyMetadata[] = "vipu-access-key";
 // allocation (the published CreatePartitionRequest has no field for it).
 inline constexpr char kShareMetadata[] = "vipu-share";
 // Trailing metadata on a mutating call refused while the server is not ready
-// (server/readiness.h): how many milliseconds to wait before retrying.
+// (server/control/readiness.h): how many milliseconds to wait before retrying.
 inline constexpr char kRetryAfterMetadata[] = "retry-after-ms";
 // Initial metadata of every reply of a member of a highly available control
 // plane (docs/ha.md): "leader" or "standby", and the leader's advertised

@@ -1,5 +1,5 @@
-// Writes one audit line (server/audit_log.h) for every call of a mutating
-// method (server/audited_methods.h), allowed or refused, when its status is
+// Writes one audit line (server/security/audit_log.h) for every call of a mutating
+// method (server/api/audited_methods.h), allowed or refused, when its status is
 // about to be sent: the line is in the file before the caller hears the
 // answer. Calls of other methods pass untouched.
 #ifndef VIPU_SERVER_API_AUDIT_INTERCEPTOR_H_

@@ -1,5 +1,5 @@
 // The RPCs that change state, by full gRPC method name: the one list the
-// audit log (server/audit_interceptor.h) follows. Every method of the user,
+// audit log (server/api/audit_interceptor.h) follows. Every method of the user,
 // admin and user-admin services is either here or in the list of reads, and
 // a unit test holds the two lists to the services' descriptors, so that a
 // new RPC cannot be left out of the audit trail unnoticed.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/loopback_ports.h"
 #include "base/status_macros.h"
 #include "server/api/user_service.h"
 #include "spdlog/spdlog.h"
@@ -106,7 +107,8 @@ absl::Status Endpoints::StartListener(Listener* l, const EndpointSpec& spec) {
   if (spec.configure) spec.configure(builder);
   l->server = builder.BuildAndStart();
   if (!l->server || port == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", l->listen));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", l->listen, ListenFailureReason(l->listen)));
   }
   l->server->GetHealthCheckService()->SetServingStatus(false);
   l->address = absl::StrCat(l->listen.substr(0, l->listen.rfind(':')), ":", port);

@@ -36,7 +36,7 @@ absl::Status CheckPartitionId(const std::string& id) {
   return fabric::ValidateId("partition_id", id);
 }
 
-// Access control of each RPC (server/auth/access_control.h).
+// Access control of each RPC (server/security/access_control.h).
 const security::Action kList{"list partitions"};
 const security::Action kListIpus{"list ipu attributes"};
 const security::Action kGet{"get partition"};

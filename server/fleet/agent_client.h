@@ -1,5 +1,5 @@
 // AgentClient: every call vipu-server makes to an IPU-Machine agent, in plain
-// C++ types. GrpcAgentClient (server/grpc_agent_client.h) is the one
+// C++ types. GrpcAgentClient (server/fleet/grpc_agent_client.h) is the one
 // implementation that reaches real agents; tests substitute a fake.
 #ifndef VIPU_SERVER_FLEET_AGENT_CLIENT_H_
 #define VIPU_SERVER_FLEET_AGENT_CLIENT_H_

@@ -16,7 +16,7 @@ struct ClusterLinks {
 };
 
 // The links of `layout`. Costs hundreds of milliseconds at 16,384 machines:
-// the server asks a ClusterLinksCache (server/cluster_links_cache.h) instead.
+// the server asks a ClusterLinksCache (server/fleet/cluster_links_cache.h) instead.
 ClusterLinks BuildClusterLinks(fabric::ClusterLayout layout);
 
 }  // namespace vipu::server

@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/loopback_ports.h"
 
 namespace vipu::server {
 
@@ -64,8 +65,8 @@ absl::StatusOr<int> BindHttpServer(httplib::Server& server, const HttpListenerOp
   int bound = port == 0 ? server.bind_to_any_port(host) : port;
   if (port != 0 && !server.bind_to_port(host, port)) bound = -1;
   if (bound <= 0) {
-    return absl::UnavailableError(
-        absl::StrCat(options.flag, ": cannot listen on ", options.address));
+    return absl::UnavailableError(absl::StrCat(options.flag, ": cannot listen on ", options.address,
+                                               ListenFailureReason(options.address)));
   }
   return bound;
 }

@@ -1,10 +1,13 @@
 // Ports of the machines `vipu-server --simulate` starts. A machine keeps its
 // port across restarts of the server, because the IPUoF configs `vipu create
-// partition` wrote point at it; so a new machine gets a port above the
-// kernel's ephemeral range (ip_local_port_range), which neither connect()
-// nor a bind to port 0 hands out and hence no other process takes while the
-// server is down. Each machine has two ports, its server port and the RDMA
-// port its IPUoF configs name, and no port of the pod is another's.
+// partition` wrote point at it. A new machine's port is chosen by its agent,
+// which binds a free pair of ports above the kernel's ephemeral range
+// (agents/stable_port_picker.h: --stable-ports): neither connect() nor a
+// bind to port 0 hands those out, so no other process takes them while the
+// server is down, and because the bind itself chooses, servers started at
+// the same moment cannot both be handed one. Each machine has two ports, its
+// server port and the RDMA port its IPUoF configs name, and no port of the
+// pod is another's.
 #ifndef VIPU_SERVER_SIM_SIMULATED_PORTS_H_
 #define VIPU_SERVER_SIM_SIMULATED_PORTS_H_
 
@@ -12,22 +15,13 @@
 #include <functional>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/loopback_ports.h"
 
 namespace vipu::server {
-
-// Whether a gRPC server could listen on 127.0.0.1:port now. Probed with
-// SO_REUSEADDR, as gRPC binds, so that connections of an earlier run in
-// TIME_WAIT do not count as taken; a listening socket does.
-bool LoopbackPortFree(uint32_t port);
-
-// [first, last] above the ephemeral range; empty (first > last) when that
-// range reaches 65535.
-std::pair<uint32_t, uint32_t> StablePortRange();
 
 // The two ports of one simulated machine. 0: any free port, which the
 // agent's bind picks.
@@ -37,22 +31,22 @@ struct MachinePorts {
   bool operator==(const MachinePorts& o) const { return server == o.server && rdma == o.rdma; }
 };
 
-// The ports of each of `ids`. The server port is the remembered one, else a
-// free one in the stable range, probing from a random place so that servers
-// started at the same time rarely try the same ports. The RDMA port is the
-// server port + 1 where that port is free, in range and no other port of the
-// plan (so it is the same again after a restart), else another free one in
-// the stable range. Every non-zero port of the plan is distinct; 0 (logged)
-// when the stable range has none left. `is_free` probes a port; tests give
-// their own.
+// The ports each of `ids` is started with. A remembered server port is
+// kept, with the RDMA port next to it where that port is free (`is_free`)
+// and no other port of the plan, so that it is the same again after a
+// restart. Everything else is 0: the machine's agent takes it above the
+// ephemeral range by binding it, and reports it when it registers. Every
+// non-zero port of the plan is distinct. `is_free` probes a port; tests
+// give their own.
 std::map<std::string, MachinePorts> AssignPorts(
     const std::vector<std::string>& ids, const std::map<std::string, uint32_t>& remembered,
     const std::function<bool(uint32_t)>& is_free = LoopbackPortFree);
 
 // OK once the remembered port of every one of `ids` is free, waiting up to
 // `wait` for the agents of a killed server to let go of them. Otherwise
-// FAILED_PRECONDITION naming the agent and the port: moving the machine
-// would leave the IPUoF configs that point at it dead.
+// FAILED_PRECONDITION naming the agent, the port and, where the system
+// says, the process holding it: moving the machine would leave the IPUoF
+// configs that point at it dead.
 absl::Status AwaitRememberedPorts(const std::vector<std::string>& ids,
                                   const std::map<std::string, uint32_t>& remembered,
                                   absl::Duration wait);

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -50,6 +51,26 @@ absl::StatusOr<std::vector<std::string>> AgentTlsFlags(const std::string& tls_di
   }
   return std::vector<std::string>{"--tls-ca", files.ca,    "--tls-cert",
                                   files.cert, "--tls-key", files.key};
+}
+
+// The non-zero ports of the machines of `plan` outside `group`, when a
+// machine of `group` has a port to take: those its agent must leave alone.
+std::vector<uint32_t> OtherMachinesPorts(const std::map<std::string, MachinePorts>& plan,
+                                         const std::vector<std::string>& group) {
+  const std::set<std::string> mine(group.begin(), group.end());
+  bool takes = false;
+  for (const std::string& id : group) {
+    takes = takes || plan.at(id).server == 0 || plan.at(id).rdma == 0;
+  }
+  std::vector<uint32_t> others;
+  if (!takes) return others;
+  for (const auto& [id, p] : plan) {
+    if (mine.count(id) != 0) continue;
+    for (uint32_t port : {p.server, p.rdma}) {
+      if (port != 0) others.push_back(port);
+    }
+  }
+  return others;
 }
 
 }  // namespace
@@ -95,6 +116,14 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
     // another's.
     args.push_back("--rdma-ports");
     args.push_back(absl::StrJoin(rdma_ports, ","));
+    // A port of 0 is the agent's to take above the ephemeral range, leaving
+    // alone the ports the pod's other machines come back to.
+    args.push_back("--stable-ports");
+    const std::vector<uint32_t> reserved = OtherMachinesPorts(assigned, group);
+    if (!reserved.empty()) {
+      args.push_back("--reserved-ports");
+      args.push_back(absl::StrJoin(reserved, ","));
+    }
     if (!options.tls_dir.empty()) {
       auto flags = AgentTlsFlags(options.tls_dir, group);
       if (!flags.ok()) {

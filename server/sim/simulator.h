@@ -1,11 +1,11 @@
 // `vipu-server --simulate POD`: the pod's IPU-Machines as real vipu-agent
 // child processes (one per ILD, i.e. up to 16 machines each, every machine
 // on its own loopback port and holding an RDMA port of its own) that
-// register with this server. A machine that
-// had a port in an earlier run gets the same port again, so that the IPUoF
-// configs `vipu create partition` wrote keep pointing at it; new machines get
-// ports above the kernel's ephemeral range, which no outgoing connection can
-// take while the server is down.
+// register with this server. A machine that had a port in an earlier run
+// gets the same port again, so that the IPUoF configs `vipu create
+// partition` wrote keep pointing at it; a new machine's agent takes a pair
+// of ports above the kernel's ephemeral range by binding them
+// (server/sim/simulated_ports.h), and reports them when it registers.
 #ifndef VIPU_SERVER_SIM_SIMULATOR_H_
 #define VIPU_SERVER_SIM_SIMULATOR_H_
 

@@ -1,5 +1,5 @@
 // CreatePartitionRequest bytes as the server receives them: decode, translate
-// (server/wire FromWire), validate, resolve defaults and place on a preset
+// (server/api/wire FromWire), validate, resolve defaults and place on a preset
 // pod. Nothing may crash, and a placement must be a set of free, distinct
 // IPUs of the asked size; placing the same request again next to it must
 // not overlap it (invariant 1 at the fabric level).

@@ -106,6 +106,36 @@ TEST(AgentCommandLineTest, RdmaPortsInvalidValuesAreRefused) {
   ExpectRefused(with({"--rdma-ports"}), "--rdma-ports");
 }
 
+TEST(AgentCommandLineTest, StablePortsAndTheirReservedPorts) {
+  CommandLineRun run = Parse({"--server", "h:1", "--agent-ids", "ag1,ag2"});
+  ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
+  EXPECT_FALSE(run.parsed.options->stable_ports);
+  EXPECT_TRUE(run.parsed.options->reserved_ports.empty());
+  run = Parse({"--server", "h:1", "--agent-ids", "ag1,ag2", "--stable-ports", "--reserved-ports",
+               "62001,62002,62001"});
+  ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
+  EXPECT_TRUE(run.parsed.options->stable_ports);
+  EXPECT_THAT(run.parsed.options->reserved_ports, ElementsAre(62001u, 62002u));
+}
+
+TEST(AgentCommandLineTest, ReservedPortsInvalidValuesAreRefused) {
+  const std::vector<std::string> two = {"--server", "h:1", "--agent-ids", "ag1,ag2"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), two.begin(), two.end());
+    return extra;
+  };
+  ExpectRefused(with({"--reserved-ports", "62001"}), "--reserved-ports requires --stable-ports");
+  ExpectRefused(with({"--stable-ports", "--reserved-ports", "x"}),
+                "reserved-ports: each must be a number 1..65535, got 'x'");
+  ExpectRefused(with({"--stable-ports", "--reserved-ports", "62001,0"}),
+                "reserved-ports: each must be a number 1..65535, got '0'");
+  ExpectRefused(with({"--stable-ports", "--reserved-ports", "65536"}),
+                "reserved-ports: each must be a number 1..65535, got '65536'");
+  ExpectRefused(with({"--stable-ports", "--reserved-ports", "62001,"}),
+                "reserved-ports: each must be a number 1..65535, got ''");
+  ExpectRefused(with({"--stable-ports", "--reserved-ports"}), "--reserved-ports");
+}
+
 TEST(AgentCommandLineTest, HelpPrintsUsageAndExitsZero) {
   CommandLineRun run = Parse({"--help"});
   EXPECT_FALSE(run.parsed.options.has_value());
