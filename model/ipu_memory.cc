@@ -21,7 +21,8 @@ MemoryEstimate EstimateMemory(const Workload& w, const SystemSpec& sys, const St
   const ReplicaLayout layout = LayoutFor(w.replicas, n_ipus, sys);
   const double shard =
       w.replicated_tensor_sharding ? std::max<uint32_t>(1, w.replicas / layout.ilds) : 1;
-  const double state_bytes = w.optimizer_state_offchip ? 0 : OptimizerStateBytes(w.optimizer);
+  const double state_bytes =
+      w.optimizer_state_offchip ? 0 : OptimizerStateBytes(w.optimizer, w.optimizer_state_precision);
   // The step time runs one forward and one backward per stage per beat, so
   // a micro-batch forwarded by stage k is back for its backward 2(S-1-k)
   // beats later: that many more are in flight there, and never more than

@@ -1,6 +1,7 @@
 // The published results `ipu-model validate` replays: sources, roles, and
 // the calibration rows the tuned constants were solved from.
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -9,43 +10,88 @@
 namespace vipu::fabric::model {
 namespace {
 
-TEST(ModelPublishedResultsTest, CalibrationRowsComeFirstAndAreTheTwoSeeds) {
+TEST(ModelPublishedResultsTest, CalibrationRowsComeFirstTheSeedsThenOneRunAcrossIlds) {
   const std::vector<PublishedResult> rows = PublishedResults();
   ASSERT_GE(rows.size(), 4u);
   EXPECT_TRUE(rows[0].calibration);
   EXPECT_TRUE(rows[1].calibration);
+  EXPECT_TRUE(rows[2].calibration);
+  EXPECT_EQ(rows[2].name, CrossIldCalibrationRun().name);
   size_t calibration = 0;
   for (const PublishedResult& r : rows) {
     calibration += r.calibration ? 1 : 0;
+    EXPECT_EQ(r.calibration, !r.calibrates.empty()) << r.name;
     EXPECT_FALSE(r.source.empty()) << r.name;
     EXPECT_FALSE(r.configuration.empty()) << r.name;
     EXPECT_GT(r.published, 0) << r.name;
   }
-  EXPECT_EQ(calibration, 2u);
+  EXPECT_EQ(calibration, 3u);
 }
 
-TEST(ModelPublishedResultsTest, SeedsStayWithinOnePercent) {
+// Only one run across ILDs may set a constant; every other one checks it.
+TEST(ModelPublishedResultsTest, OneRunAcrossIldsCalibratesAndTheOthersValidate) {
+  absl::StatusOr<std::vector<ValidationRow>> rows = RunValidation();
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  size_t calibrating = 0, validating_128 = 0, validating_256 = 0;
+  for (const ValidationRow& r : *rows) {
+    const uint64_t ipus =
+        static_cast<uint64_t>(r.result.workload.replicas) * r.result.workload.ipus_per_replica;
+    if (ipus <= 64) continue;
+    if (r.result.calibration) {
+      ++calibrating;
+      continue;
+    }
+    (ipus == 128 ? validating_128 : validating_256) += 1;
+  }
+  EXPECT_EQ(calibrating, 1u);
+  EXPECT_GE(validating_128, 3u);
+  EXPECT_GE(validating_256, 2u);
+}
+
+// The constant the model uses is the throughput the calibration run gives,
+// and below what the GW-Links carry.
+TEST(ModelPublishedResultsTest, GatewayThroughputIsSolvedFromTheRunAndBelowTheLineRate) {
+  absl::StatusOr<CrossIldFit> fit = SolveCrossIldThroughput();
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_EQ(fit->run, CrossIldCalibrationRun().name);
+  EXPECT_NEAR(fit->used_bps / fit->solved_bps, 1.0, 0.02) << fit->solved_bps;
+  EXPECT_TRUE(fit->plausible);
+  EXPECT_LT(fit->used_bps, fit->line_payload_bps);
+  EXPECT_NEAR(fit->share_of_line, fit->used_bps / fit->line_payload_bps, 1e-12);
+}
+
+TEST(ModelPublishedResultsTest, CalibrationRowsStayWithinTwoPercent) {
   absl::StatusOr<std::vector<ValidationRow>> rows = RunValidation();
   ASSERT_TRUE(rows.ok()) << rows.status();
   for (const ValidationRow& r : *rows) {
     EXPECT_NEAR(r.error, r.predicted / r.result.published - 1, 1e-12);
     if (r.result.calibration) {
-      EXPECT_LT(std::abs(r.error), 0.01) << r.result.name;
+      EXPECT_LT(std::abs(r.error), 0.02) << r.result.name;
     }
   }
 }
 
 // A guard against regressions, not a target: the chip-paced validation
-// rows stay within 10% at the median and within 30% each (the farthest,
-// ResNet-50 on four ILDs, is 27% off; docs/model.md says why it is left so).
+// rows stay under 6% at the median, and each under 14%. Two rows inside one
+// ILD, BERT-Large in PopART and TF1 before SDK 2.5 on a Bow Pod16, are 12%
+// and 13% off (docs/model.md says why no constant moved for them); every
+// other one is under 12%, and every row across ILDs under 10%.
 TEST(ModelPublishedResultsTest, ChipPacedValidationRowsStayClose) {
   absl::StatusOr<std::vector<ValidationRow>> rows = RunValidation();
   ASSERT_TRUE(rows.ok()) << rows.status();
+  size_t over_12 = 0;
   for (const ValidationRow& r : *rows) {
     if (r.result.calibration || r.result.host_input_unpublished) continue;
-    EXPECT_LT(std::abs(r.error), 0.30) << r.result.name << ": " << r.predicted;
+    EXPECT_LT(std::abs(r.error), 0.14) << r.result.name << ": " << r.predicted;
+    over_12 += std::abs(r.error) >= 0.12 ? 1 : 0;
+    const uint64_t ipus =
+        static_cast<uint64_t>(r.result.workload.replicas) * r.result.workload.ipus_per_replica;
+    if (ipus > 64) {
+      EXPECT_LT(std::abs(r.error), 0.10) << r.result.name << ": " << r.predicted;
+    }
   }
-  EXPECT_LT(SummariseValidation(*rows, false).median_abs_error, 0.10);
+  EXPECT_LE(over_12, 2u);
+  EXPECT_LT(SummariseValidation(*rows, false).median_abs_error, 0.06);
 }
 
 TEST(ModelPublishedResultsTest, SummaryLeavesOutCalibrationAndCanLeaveOutHostPacedRows) {
