@@ -75,8 +75,10 @@ std::string PredictionJson(const Workload& w, const SystemSpec& sys, const StepP
       ",\"optimizer_state_precision\":", Quote(StatePrecisionName(w.optimizer_state_precision)),
       ",\"half_layer_units\":", Bool(w.half_layer_units),
       ",\"replicated_tensor_sharding\":", Bool(w.replicated_tensor_sharding),
-      ",\"recompute\":", Bool(w.recompute), ",\"packing\":", Num(w.packing),
-      ",\"framework\":", Quote(FrameworkName(w.framework)), ",\"host_call_s\":", Num(w.host_call_s),
+      ",\"recompute\":", Bool(w.recompute),
+      ",\"checkpoint_every_layer\":", Bool(w.checkpoint_every_layer),
+      ",\"packing\":", Num(w.packing), ",\"framework\":", Quote(FrameworkName(w.framework)),
+      ",\"host_call_s\":", Num(w.host_call_s),
       ",\"replicated_input_streams\":", Bool(w.replicated_input_streams), "}");
   absl::StrAppend(
       &j, ",\"step_time_s\":", Num(p.step_time_s), ",\"samples_per_sec\":", Num(p.samples_per_sec),

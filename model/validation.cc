@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "model/collectives.h"
+#include "model/ipu_memory.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
 
@@ -70,6 +71,8 @@ Workload MlperfBert(uint32_t replicas, uint32_t micro_batch, uint32_t grad_accum
   w.optimizer_state_precision = precision;
   w.replicated_tensor_sharding = true;
   w.recompute = true;
+  // RecomputationType::Pipeline, no recompute_checkpoint_every_layer.
+  w.checkpoint_every_layer = false;
   w.framework = Framework::kPopArt;
   return w;
 }
@@ -340,6 +343,11 @@ absl::StatusOr<std::vector<ValidationRow>> RunValidation(const Calibration& cali
     absl::StatusOr<StepPrediction> p = PredictStep(r.workload, *system, calibration);
     if (!p.ok()) return p.status();
     ValidationRow row;
+    const MemoryEstimate memory = EstimateMemory(r.workload, *system, *p);
+    row.fits = memory.fits;
+    row.fullest_ipu = memory.fullest;
+    row.fullest_bytes = memory.ipus.empty() ? 0 : memory.ipus[memory.fullest].TotalBytes();
+    row.capacity_bytes = memory.capacity_bytes;
     row.predicted = p->sequences_per_sec;
     row.error = row.predicted / r.published - 1;
     row.result = std::move(r);

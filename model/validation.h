@@ -7,6 +7,7 @@
 #ifndef VIPU_MODEL_VALIDATION_H_
 #define VIPU_MODEL_VALIDATION_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct ValidationRow {
   PublishedResult result;
   double predicted = 0;  // the model's samples per second
   double error = 0;      // predicted / published - 1
+  // The memory check of the run's layout: a published run that ran must
+  // fit. The fullest IPU of a replica and the floor it needs.
+  bool fits = true;
+  uint32_t fullest_ipu = 0;
+  double fullest_bytes = 0;
+  double capacity_bytes = 0;
 };
 
 absl::StatusOr<std::vector<ValidationRow>> RunValidation(

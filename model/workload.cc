@@ -182,7 +182,10 @@ std::string TrainingOptionsText(const Workload& w) {
                     std::string(StatePrecisionName(w.optimizer_state_precision)));
   }
   if (w.replicated_tensor_sharding) absl::StrAppend(&text, ", sharded (RTS)");
-  absl::StrAppend(&text, "; ", w.recompute ? "recompute" : "no recompute");
+  absl::StrAppend(&text, "; ",
+                  !w.recompute               ? "no recompute"
+                  : w.checkpoint_every_layer ? "recompute from every layer's input"
+                                             : "recompute from the stage's input");
   if (w.half_layer_units) absl::StrAppend(&text, "; attention and FFN placed apart");
   return text;
 }

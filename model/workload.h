@@ -73,6 +73,13 @@ struct Workload {
   StatePrecision optimizer_state_precision = StatePrecision::kFp32;
   bool replicated_tensor_sharding = false;  // RTS of weights/optimizer state
   bool recompute = true;                    // recompute activations per layer
+  // With recomputation: every layer's input is stashed for each micro-batch
+  // in flight (PyTorch BERT's recompute_checkpoint_every_layer), or, when
+  // false, only each pipeline stage's input is, and the stage's layers are
+  // rebuilt from it one micro-batch at a time (PopART's
+  // RecomputationType::Pipeline without per-layer checkpoints, as Graphcore's
+  // MLPerf BERT runs). Memory only: the recomputation costs the same time.
+  bool checkpoint_every_layer = true;
   // Average sequences packed in one sample (1 = unpacked).
   double packing = 1.0;
   // Rate the host data pipeline can feed, samples/s; 0 = not limiting

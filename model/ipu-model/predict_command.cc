@@ -55,6 +55,7 @@ struct PredictFlags {
   bool no_rts = false;
   bool recompute = false;
   bool no_recompute = false;
+  bool stage_inputs_only = false;
   double host_loader_rate = 0;
   std::optional<std::string> framework;
   double host_call_ms = 0;
@@ -242,6 +243,12 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
     w.recompute = published->recompute;
     taken.push_back(w.recompute ? "recompute" : "no recompute");
   }
+  if (f.stage_inputs_only) {
+    if (!w.recompute) {
+      return Invalid("checkpoint_stage_inputs_only: applies with recomputation only");
+    }
+    w.checkpoint_every_layer = false;
+  }
   if (assumed != nullptr) {
     if (!published) {
       *assumed = absl::StrCat("no published configuration for ", w.name,
@@ -406,11 +413,13 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
           "%s{\"role\":\"%s\",\"name\":\"%s\",\"system\":\"%s\",\"source\":\"%s\","
           "\"configuration\":\"%s\",\"options\":\"%s\",\"calibrates\":\"%s\","
           "\"published\":%.9g,\"predicted\":%.9g,\"error\":%.9g,"
-          "\"host_input_unpublished\":%s}",
+          "\"host_input_unpublished\":%s,\"memory\":{\"fits\":%s,\"fullest_ipu\":%u,"
+          "\"needed_bytes\":%.9g,\"capacity_bytes\":%.9g}}",
           i ? "," : "", r.result.calibration ? "calibration" : "validation", r.result.name,
           r.result.system, r.result.source, r.result.configuration,
           TrainingOptionsText(r.result.workload), r.result.calibrates, r.result.published,
-          r.predicted, r.error, r.result.host_input_unpublished ? "true" : "false");
+          r.predicted, r.error, r.result.host_input_unpublished ? "true" : "false",
+          r.fits ? "true" : "false", r.fullest_ipu, r.fullest_bytes, r.capacity_bytes);
     }
     absl::StrAppendFormat(&j,
                           "],\"cross_ild_calibration\":{\"run\":\"%s\",\"solved_bps\":%.9g,"
@@ -438,6 +447,10 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
     out << absl::StrFormat("%-11s   %s; source: %s\n", "", r.result.configuration, r.result.source);
     out << absl::StrFormat("%-11s   options: %s%s\n", "", TrainingOptionsText(r.result.workload),
                            r.result.calibration ? "; calibrates " + r.result.calibrates : "");
+    out << absl::StrFormat(
+        "%-11s   memory: IPU %u, the fullest, needs at least %.1f of %.1f MB%s\n", "",
+        r.fullest_ipu, r.fullest_bytes / 1e6, r.capacity_bytes / 1e6,
+        r.fits ? "" : ": DOES NOT FIT");
   }
   out << absl::StrFormat(
       "\ncalibration across ILDs: %s\n"
@@ -531,6 +544,10 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
   predict->add_flag("--recompute", f.recompute,
                     "recompute activations per layer (default for transformers and for the "
                     "published ResNet-50 configuration, which recomputes from checkpoints)");
+  predict->add_flag("--checkpoint-stage-inputs-only", f.stage_inputs_only,
+                    "with recomputation, stash only each pipeline stage's input (PopART's "
+                    "pipeline recomputation, the MLPerf BERT runs'); default off: every layer's "
+                    "input, as the published PyTorch configurations checkpoint every layer");
   predict->add_flag("--no-recompute", f.no_recompute,
                     "keep all activations (default for convnets with no published configuration)");
   predict->add_option("--host-loader-rate", f.host_loader_rate,

@@ -1,10 +1,14 @@
 // The published results `ipu-model validate` replays: sources, roles, and
 // the calibration rows the tuned constants were solved from.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "model/ipu_memory.h"
+#include "model/step_predictor.h"
+#include "model/system_spec.h"
 #include "model/validation.h"
 
 namespace vipu::fabric::model {
@@ -92,6 +96,57 @@ TEST(ModelPublishedResultsTest, ChipPacedValidationRowsStayClose) {
   }
   EXPECT_LE(over_12, 2u);
   EXPECT_LT(SummariseValidation(*rows, false).median_abs_error, 0.06);
+}
+
+// Every published configuration ran, so the memory check must let each one
+// through.
+TEST(ModelPublishedResultsTest, EveryPublishedRunFitsItsIpus) {
+  absl::StatusOr<std::vector<ValidationRow>> rows = RunValidation();
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  for (const ValidationRow& r : *rows) {
+    EXPECT_TRUE(r.fits) << r.result.name << ": IPU " << r.fullest_ipu << " " << r.fullest_bytes;
+    EXPECT_GT(r.fullest_bytes, 0) << r.result.name;
+    EXPECT_LE(r.fullest_bytes, r.capacity_bytes) << r.result.name;
+  }
+}
+
+// MLPerf v2.0 BERT-Large on a Bow Pod16 (2 x 8 IPUs, micro-batch 3,
+// sequence length 512, LAMB state on chip) fits with the options its
+// configuration documents: FP16 state sharded over the replicas, attention
+// and FFN apart, only the stage inputs stashed. Counted with FP32 state,
+// unsharded, every layer's input stashed and the split balanced by time,
+// the same run needs more than an IPU holds, and is refused.
+TEST(ModelPublishedResultsTest, MlperfBertPod16FitsOnlyWithItsDocumentedOptions) {
+  const std::vector<PublishedResult> rows = PublishedResults();
+  auto it = std::find_if(rows.begin(), rows.end(), [](const PublishedResult& r) {
+    return r.name == "BERT-Large SL512 packed, 16 IPUs (PaddlePaddle, MLPerf v2.0, SDK 2.5.1)";
+  });
+  ASSERT_NE(it, rows.end());
+  const SystemSpec sys = *SystemSpecForPreset(it->system);
+  const Workload& published = it->workload;
+  absl::StatusOr<StepPrediction> p = PredictStep(published, sys);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const MemoryEstimate fits = EstimateMemory(published, sys, *p);
+  EXPECT_TRUE(fits.fits);
+  EXPECT_LT(fits.ipus[fits.fullest].TotalBytes(), 0.5 * fits.capacity_bytes);
+
+  Workload pessimistic = published;
+  pessimistic.optimizer_state_precision = StatePrecision::kFp32;
+  pessimistic.replicated_tensor_sharding = false;
+  pessimistic.checkpoint_every_layer = true;
+  pessimistic.half_layer_units = false;
+  pessimistic.layers_per_ipu.clear();
+  p = PredictStep(pessimistic, sys);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const MemoryEstimate refused = EstimateMemory(pessimistic, sys, *p);
+  EXPECT_FALSE(refused.fits);
+  EXPECT_EQ(refused.fullest, 0u);
+  EXPECT_GT(refused.ipus[0].TotalBytes(), refused.capacity_bytes);
+  // The state is what was pessimistic: FP16 halves it, RTS halves it again.
+  Workload fp16 = pessimistic;
+  fp16.optimizer_state_precision = StatePrecision::kFp16;
+  const MemoryEstimate halved = EstimateMemory(fp16, sys, *p);
+  EXPECT_NEAR(halved.ipus[0].optimizer_bytes, refused.ipus[0].optimizer_bytes / 2, 1);
 }
 
 TEST(ModelPublishedResultsTest, SummaryLeavesOutCalibrationAndCanLeaveOutHostPacedRows) {
