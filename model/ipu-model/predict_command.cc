@@ -437,10 +437,10 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
     out << j << "\n";
     return kExitOk;
   }
-  out << absl::StrFormat("%-11s %-62s %-10s %11s %11s %8s\n", "role", "run", "system", "published",
+  out << absl::StrFormat("%-11s %-72s %-10s %11s %11s %8s\n", "role", "run", "system", "published",
                          "predicted", "error");
   for (const ValidationRow& r : *rows) {
-    out << absl::StrFormat("%-11s %-62s %-10s %11.1f %11.1f %8s%s\n",
+    out << absl::StrFormat("%-11s %-72s %-10s %11.1f %11.1f %8s%s\n",
                            r.result.calibration ? "calibration" : "validation", r.result.name,
                            r.result.system, r.result.published, r.predicted, Percent(r.error),
                            r.result.host_input_unpublished ? " *" : "");
