@@ -492,18 +492,25 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
       ->add_option("--system", f.system,
                    "pod4, pod16, pod64, pod128, pod256 or their bow- variants")
       ->required();
-  predict->add_option("--routing", f.routing,
-                      "dnc, swnc, btnc or ringswnc (default: RINGSWNC on whole torus ILDs)");
+  predict->add_option(
+      "--routing", f.routing,
+      "dnc, swnc, btnc or ringswnc (default: what the server gives a partition: RINGSWNC on "
+      "whole torus ILDs)");
   predict->add_option("--hidden", f.hidden, "transformer hidden size");
   predict->add_option("--layers", f.layers, "transformer layers");
   predict->add_option("--heads", f.heads, "attention heads");
-  predict->add_option("--ffn", f.ffn, "feed-forward width (default 4 x hidden)");
-  predict->add_option("--vocab", f.vocab, "vocabulary size (default 30522)");
-  predict->add_option("--masked-tokens", f.masked_tokens, "MLM predictions per sequence (20)");
+  predict->add_option("--ffn", f.ffn,
+                      "feed-forward width (default 4 x hidden, as BERT and GPT-2 have)");
+  predict->add_option("--vocab", f.vocab,
+                      "vocabulary size (default the preset's: 30522, BERT's WordPiece vocabulary)");
+  predict->add_option("--masked-tokens", f.masked_tokens,
+                      "MLM predictions per sequence (default 20, the published BERT "
+                      "configurations' mask_tokens at sequence length 128)");
   predict->add_flag("--decoder", f.decoder, "causal decoder (GPT-style LM head)");
-  predict->add_option("--image-size", f.image_size, "convnet input size (224)");
-  predict->add_option("--classes", f.classes, "convnet classes (1000)");
-  predict->add_option("--seq-len", f.seq_len, "sequence length (128)");
+  predict->add_option("--image-size", f.image_size, "convnet input size (default 224, ImageNet's)");
+  predict->add_option("--classes", f.classes, "convnet classes (default 1000, ImageNet's)");
+  predict->add_option("--seq-len", f.seq_len,
+                      "sequence length (default 128, the published BERT configurations' phase 1)");
   predict->add_option("--micro-batch", f.micro_batch,
                       "samples per micro-batch (default: the model's published configuration, "
                       "else 1)");
@@ -550,14 +557,22 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
                     "input, as the published PyTorch configurations checkpoint every layer");
   predict->add_flag("--no-recompute", f.no_recompute,
                     "keep all activations (default for convnets with no published configuration)");
-  predict->add_option("--host-loader-rate", f.host_loader_rate,
-                      "samples/s the host data pipeline delivers (0: not limiting)");
-  predict->add_option("--framework", f.framework,
-                      "tf1, tf2, poptorch or popart: what the host does per call (poptorch)");
-  predict->add_option("--host-call-ms", f.host_call_ms,
-                      "framework time per host call besides its round trips, ms (0)");
-  predict->add_flag("--broadcast-inputs", f.broadcast_inputs,
-                    "one input stream per machine, broadcast to its replicas");
+  predict->add_option(
+      "--host-loader-rate", f.host_loader_rate,
+      "samples/s the host data pipeline delivers (default 0, not limiting: generated or "
+      "cached data; no source gives a loader's rate)");
+  predict->add_option(
+      "--framework", f.framework,
+      "tf1, tf2, poptorch or popart: what the host does per call (default poptorch, the "
+      "framework of the published BERT and ResNet-50 configurations)");
+  predict->add_option(
+      "--host-call-ms", f.host_call_ms,
+      "framework time per host call besides its round trips, ms (default 0: no published "
+      "figure gives it)");
+  predict->add_flag(
+      "--broadcast-inputs", f.broadcast_inputs,
+      "one input stream per machine, broadcast to its replicas (default off: Poplar's "
+      "replicated streams, one per replica)");
   predict->add_flag("--json", f.json, "print JSON");
   predict->add_option("--repeat", f.repeat, "time N predictions and print the mean");
   bool validate_json = false;
