@@ -455,8 +455,8 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
   out << absl::StrFormat(
       "\ncalibration across ILDs: %s\n"
       "  calibrates     the gateway's effective GW-Link throughput a machine, for the GW-Link "
-      "phase of a three-phase collective; not the host side or the cross-ILD syncs, which keep "
-      "their published figures\n"
+      "phase of a three-phase collective; not the host calls or the cross-ILD syncs, which keep "
+      "the NCCL network step\n"
       "  solved         %.3f GB/s a machine per direction; used %.2f GB/s\n"
       "  GW-Link line   2 x 100 GbE a machine, %.2f GB/s of RoCEv2 payload per direction\n"
       "  check          used is %.1f%% of the line payload rate: %s\n",
