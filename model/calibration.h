@@ -32,6 +32,18 @@ struct Calibration {
   // IPU-Links a pipeline hop or a ring step can use in one direction: the
   // two rail links between neighbouring rungs of the ladder.
   double links_per_hop = 2;
+
+  // --- Across ILDs: the one constant calibrated on a multi-ILD run ---
+  // Throughput a machine's gateway reaches, bytes/s per direction, for the
+  // GW-Link phase of a collective that spans ILDs: the shards of the four
+  // IPUs of the machine leave over PCIe to the gateway and cross its two
+  // 100 GbE GW-Links. No published figure gives it; it is solved from one
+  // published run across four ILDs (CrossIldCalibrationRun in
+  // validation.h: ResNet-50 on a Bow Pod256, 425,514 images/s) with every
+  // other constant fixed, and rounded. It is far below the GW-Links'
+  // payload rate (24.5 GB/s a machine), so what limits it is the gateway's
+  // forwarding, not the links; `ipu-model validate` prints both.
+  double gw_effective_bps_per_machine = 0.90e9;
 };
 
 // The constants used everywhere unless a caller supplies its own.

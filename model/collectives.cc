@@ -50,6 +50,10 @@ double CrossIldSyncSeconds(uint32_t ilds, const SystemSpec& system) {
   return 2 * reach * system.gw_link_latency_s;
 }
 
+double GwLinkPayloadBps(const SystemSpec& system) {
+  return system.gw_link_bps_per_machine * system.ethernet_payload_efficiency;
+}
+
 double IntraIldRingStepSeconds(const SystemSpec& system, const Calibration& cal) {
   return cal.superstep_s + system.ipu_link_latency_s;
 }
@@ -78,7 +82,9 @@ CollectiveTime GradientReductionTime(double bytes, const ReplicaLayout& layout,
   // Every IPU of a machine holds one shard; the machine's GW-Links carry all.
   const double shard = bytes / in_ild;
   const double machine_bytes = shard * kIpusPerMachine;
-  const double gw_bps = system.gw_link_bps_per_machine * system.ethernet_payload_efficiency;
+  // The gateway, not the GW-Links' payload rate, sets the pace: its
+  // calibrated throughput, never above what the links carry.
+  const double gw_bps = std::min(GwLinkPayloadBps(system), cal.gw_effective_bps_per_machine);
   t.gw_link_s =
       RingAllReduceSeconds(machine_bytes, across, gw_bps, GwRingStepSeconds(layout.ilds, system));
   t.total_s = t.ipu_link_s + t.gw_link_s;

@@ -43,6 +43,10 @@ double IntraIldRingBandwidth(const ReplicaLayout& layout, const SystemSpec& syst
 // far below the model's resolution.
 double CrossIldSyncSeconds(uint32_t ilds, const SystemSpec& system);
 
+// What a machine's two GW-Links can carry of RoCEv2 payload, bytes/s per
+// direction: the ceiling of the gateway's effective throughput.
+double GwLinkPayloadBps(const SystemSpec& system);
+
 // One step of a ring collective inside an ILD: a compute set (its sync,
 // exchange set-up and launch) plus an IPU-Link hop.
 double IntraIldRingStepSeconds(const SystemSpec& system, const Calibration& cal);
@@ -60,7 +64,8 @@ struct CollectiveTime {
 
 // Gradient reduction of `bytes` per IPU across the replicas of one stage:
 // all-reduce, or reduce-scatter + all-gather around a sharded update (the
-// same traffic). Three-phase when the partition spans ILDs.
+// same traffic). Three-phase when the partition spans ILDs; the GW-Link
+// phase moves at the gateway's effective throughput (Calibration).
 CollectiveTime GradientReductionTime(double bytes, const ReplicaLayout& layout,
                                      const SystemSpec& system, const Calibration& cal);
 

@@ -21,7 +21,8 @@ MemoryEstimate EstimateMemory(const Workload& w, const SystemSpec& sys, const St
   const ReplicaLayout layout = LayoutFor(w.replicas, n_ipus, sys);
   const double shard =
       w.replicated_tensor_sharding ? std::max<uint32_t>(1, w.replicas / layout.ilds) : 1;
-  const double state_bytes = w.optimizer_state_offchip ? 0 : OptimizerStateBytes(w.optimizer);
+  const double state_bytes =
+      w.optimizer_state_offchip ? 0 : OptimizerStateBytes(w.optimizer, w.optimizer_state_precision);
   // The step time runs one forward and one backward per stage per beat, so
   // a micro-batch forwarded by stage k is back for its backward 2(S-1-k)
   // beats later: that many more are in flight there, and never more than
@@ -40,14 +41,27 @@ MemoryEstimate EstimateMemory(const Workload& w, const SystemSpec& sys, const St
     double params = 0;
     double stash = 0;
     double recomputing = 0;  // the largest unit rebuilt during the backward pass
+    // Stashing only the stage's input: its recomputed units' inputs for the
+    // one micro-batch being rebuilt, and the first of them once per
+    // micro-batch in flight.
+    double rebuilt_inputs = 0;
+    double stage_input = -1;
     auto hold = [&](const UnitWork& u, double depth, double input_bytes) {
       params += u.params;
-      if (u.recomputed) {
-        stash += depth * input_bytes;
-        recomputing = std::max(recomputing, u.saved_bytes);
-      } else {
+      if (!u.recomputed) {
         stash += depth * u.saved_bytes;
+        return;
       }
+      recomputing = std::max(recomputing, u.saved_bytes);
+      if (w.checkpoint_every_layer) {
+        stash += depth * input_bytes;
+        return;
+      }
+      if (stage_input < 0) {
+        stage_input = input_bytes;
+        stash += depth * input_bytes;
+      }
+      rebuilt_inputs += input_bytes;
     };
     if (i == 0) hold(net.first, in_flight(0), 0);
     for (uint32_t k = 0; k < p.layers_per_ipu[i] && next_unit < net.units.size();
@@ -63,7 +77,7 @@ MemoryEstimate EstimateMemory(const Workload& w, const SystemSpec& sys, const St
     ipu.weights_bytes = params * kBytesPerWeight;
     ipu.gradients_bytes = params * kBytesPerGradient;
     ipu.optimizer_bytes = params / shard * state_bytes;
-    ipu.activations_bytes = stash + recomputing;
+    ipu.activations_bytes = stash + rebuilt_inputs + recomputing;
     if (m.ipus.empty() || ipu.TotalBytes() > m.ipus[m.fullest].TotalBytes()) {
       m.fullest = static_cast<uint32_t>(m.ipus.size());
     }

@@ -24,7 +24,8 @@ struct IpuMemory {
   uint32_t ipu = 0;
   double weights_bytes = 0;    // FP16, whole even under RTS: the products read them all
   double gradients_bytes = 0;  // FP16, held until the once-per-iteration reduction
-  double optimizer_bytes = 0;  // FP32 state on chip: this replica's RTS shard; 0 off chip
+  double optimizer_bytes =
+      0;  // state on chip at its precision: this replica's RTS shard; 0 off chip
   // Stashed for the micro-batches in flight (each recomputed unit's input,
   // or a kept unit's saved_bytes), plus one unit's saved activations while
   // it is recomputed.

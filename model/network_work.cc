@@ -2,6 +2,7 @@
 #include "model/network_work.h"
 
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -91,13 +92,70 @@ UnitWork TransformerLayer(const Workload& w, uint32_t index) {
   return u;
 }
 
+// A layer as two pipeline units: the attention block (the QKV and output
+// projections, the attention products, the first layer norm) and the
+// feed-forward block (the two FFN products, GELU, the second layer norm).
+// Their products, traffic, ops, parameters and saved activations add up to
+// the whole layer's; each hands the hidden state on.
+std::pair<UnitWork, UnitWork> SplitLayer(const Workload& w, const UnitWork& layer) {
+  const TransformerShape& t = w.transformer;
+  const double h = t.hidden;
+  const double ffn = t.ffn ? t.ffn : 4.0 * t.hidden;
+  const double s = w.seq_len;
+  const double tokens = static_cast<double>(w.micro_batch) * s;
+  UnitWork att;
+  UnitWork ff;
+  att.name = layer.name + " attention";
+  ff.name = layer.name + " ffn";
+  att.gemms = {layer.gemms[0], layer.gemms[1]};
+  ff.gemms = {layer.gemms[2], layer.gemms[3]};
+  // AddMatMul puts one forward and two backward products per GEMM, in
+  // order; the attention products follow them.
+  att.forward = {layer.forward[0], layer.forward[1]};
+  ff.forward = {layer.forward[2], layer.forward[3]};
+  att.forward.insert(att.forward.end(), layer.forward.begin() + 4, layer.forward.end());
+  att.backward.assign(layer.backward.begin(), layer.backward.begin() + 4);
+  ff.backward.assign(layer.backward.begin() + 4, layer.backward.begin() + 8);
+  att.backward.insert(att.backward.end(), layer.backward.begin() + 8, layer.backward.end());
+  att.attention_flops = layer.attention_flops;
+  // Each block has its bias, dropout, residual and layer norm on the
+  // hidden state; the scores' passes belong to attention, GELU to the FFN.
+  att.elementwise_bytes = tokens * (8.5 * h + 7.0 * t.heads * s) * kBytesPerTouch;
+  ff.elementwise_bytes = tokens * (8.5 * h + 3 * ffn) * kBytesPerTouch;
+  // Attention: a layer norm (3), the softmax (5), two bias adds, two
+  // dropouts, a residual add, the score scale and mask. FFN: a layer norm
+  // (3), two bias adds, a dropout, a residual add and GELU.
+  att.ops = 3 + 5 + 2 + 2 + 1 + 1;
+  ff.ops = layer.ops - att.ops;
+  att.params = 4 * h * h + 4 * h + 2 * h;
+  ff.params = layer.params - att.params;
+  att.param_tensors = 10;
+  ff.param_tensors = layer.param_tensors - att.param_tensors;
+  att.output_bytes = ff.output_bytes = layer.output_bytes;
+  // Attention: its input, Q, K, V, its output and the probabilities; FFN:
+  // its input and the GELU output.
+  att.saved_bytes = tokens * (5 * h + static_cast<double>(t.heads) * s) * kBytesPerValue;
+  ff.saved_bytes = layer.saved_bytes - att.saved_bytes;
+  att.recomputed = ff.recomputed = layer.recomputed;
+  return {att, ff};
+}
+
 void BuildTransformer(const Workload& w, NetworkWork& net) {
   const TransformerShape& t = w.transformer;
   const double h = t.hidden;
   const double v = t.vocab;
   const double mb = w.micro_batch;
   const double tokens = mb * w.seq_len;
-  for (uint32_t i = 0; i < t.layers; ++i) net.units.push_back(TransformerLayer(w, i));
+  for (uint32_t i = 0; i < t.layers; ++i) {
+    UnitWork layer = TransformerLayer(w, i);
+    if (!w.half_layer_units) {
+      net.units.push_back(std::move(layer));
+      continue;
+    }
+    auto [att, ff] = SplitLayer(w, layer);
+    net.units.push_back(std::move(att));
+    net.units.push_back(std::move(ff));
+  }
 
   UnitWork& emb = net.first;
   emb.name = "embedding";

@@ -66,16 +66,20 @@ std::string PredictionJson(const Workload& w, const SystemSpec& sys, const StepP
   } else {
     absl::StrAppend(&j, ",\"depth\":", w.convnet.depth, ",\"image_size\":", w.convnet.image_size);
   }
-  absl::StrAppend(&j, ",\"micro_batch\":", w.micro_batch, ",\"grad_accum\":", w.grad_accum,
-                  ",\"device_iterations\":", w.device_iterations, ",\"replicas\":", w.replicas,
-                  ",\"ipus_per_replica\":", w.ipus_per_replica,
-                  ",\"optimizer\":", Quote(OptimizerName(w.optimizer)),
-                  ",\"optimizer_state_offchip\":", Bool(w.optimizer_state_offchip),
-                  ",\"replicated_tensor_sharding\":", Bool(w.replicated_tensor_sharding),
-                  ",\"recompute\":", Bool(w.recompute), ",\"packing\":", Num(w.packing),
-                  ",\"framework\":", Quote(FrameworkName(w.framework)),
-                  ",\"host_call_s\":", Num(w.host_call_s),
-                  ",\"replicated_input_streams\":", Bool(w.replicated_input_streams), "}");
+  absl::StrAppend(
+      &j, ",\"micro_batch\":", w.micro_batch, ",\"grad_accum\":", w.grad_accum,
+      ",\"device_iterations\":", w.device_iterations, ",\"replicas\":", w.replicas,
+      ",\"ipus_per_replica\":", w.ipus_per_replica,
+      ",\"optimizer\":", Quote(OptimizerName(w.optimizer)),
+      ",\"optimizer_state_offchip\":", Bool(w.optimizer_state_offchip),
+      ",\"optimizer_state_precision\":", Quote(StatePrecisionName(w.optimizer_state_precision)),
+      ",\"half_layer_units\":", Bool(w.half_layer_units),
+      ",\"replicated_tensor_sharding\":", Bool(w.replicated_tensor_sharding),
+      ",\"recompute\":", Bool(w.recompute),
+      ",\"checkpoint_every_layer\":", Bool(w.checkpoint_every_layer),
+      ",\"packing\":", Num(w.packing), ",\"framework\":", Quote(FrameworkName(w.framework)),
+      ",\"host_call_s\":", Num(w.host_call_s),
+      ",\"replicated_input_streams\":", Bool(w.replicated_input_streams), "}");
   absl::StrAppend(
       &j, ",\"step_time_s\":", Num(p.step_time_s), ",\"samples_per_sec\":", Num(p.samples_per_sec),
       ",\"sequences_per_sec\":", Num(p.sequences_per_sec),
@@ -179,6 +183,22 @@ absl::Status CheckMemoryFits(const MemoryEstimate& m) {
       Mb(top.activations_bytes), " MB)"));
 }
 
+namespace {
+
+// Pipeline units as layers: whole, or halves shown as "3.5".
+std::string Layers(uint32_t units, bool halves) {
+  if (!halves) return absl::StrCat(units);
+  return absl::StrCat(units / 2, units % 2 ? ".5" : "");
+}
+
+std::string LayerList(const std::vector<uint32_t>& units, bool halves) {
+  std::vector<std::string> parts;
+  for (uint32_t u : units) parts.push_back(Layers(u, halves));
+  return absl::StrJoin(parts, ",");
+}
+
+}  // namespace
+
 std::string PredictionText(const Workload& w, const SystemSpec& sys, const StepPrediction& p) {
   const bool tf = w.family == ModelFamily::kTransformer;
   std::string t;
@@ -189,12 +209,15 @@ std::string PredictionText(const Workload& w, const SystemSpec& sys, const StepP
   absl::StrAppendFormat(&t, "  micro-batch %u, grad-accum %u, device iterations %u", w.micro_batch,
                         w.grad_accum, w.device_iterations);
   if (tf) absl::StrAppendFormat(&t, ", seq-len %u, packing %g", w.seq_len, w.packing);
-  absl::StrAppendFormat(&t, "\n  optimizer %s%s%s, recompute %s\n", OptimizerName(w.optimizer),
-                        w.optimizer_state_offchip ? " (state off-chip)" : "",
-                        w.replicated_tensor_sharding ? ", RTS" : "", w.recompute ? "on" : "off");
-  absl::StrAppendFormat(&t, "  %s per IPU: %s (%s)\n", tf ? "layers" : "blocks",
-                        absl::StrJoin(p.layers_per_ipu, ","),
-                        p.layers_auto_balanced ? "balanced" : "given");
+  absl::StrAppendFormat(
+      &t, "\n  optimizer %s%s%s, state in %s, recompute %s\n", OptimizerName(w.optimizer),
+      w.optimizer_state_offchip ? " (state off-chip)" : "",
+      w.replicated_tensor_sharding ? ", RTS" : "", StatePrecisionName(w.optimizer_state_precision),
+      w.recompute ? "on" : "off");
+  absl::StrAppendFormat(&t, "  %s per IPU: %s (%s%s)\n", tf ? "layers" : "blocks",
+                        LayerList(p.layers_per_ipu, w.half_layer_units),
+                        p.layers_auto_balanced ? "balanced" : "given",
+                        w.half_layer_units ? ", attention and FFN apart" : "");
   absl::StrAppendFormat(&t, "step time      %s\n", Seconds(p.step_time_s));
   absl::StrAppendFormat(&t, "throughput     %s samples/s", Thousands(p.samples_per_sec));
   if (tf) {
@@ -221,10 +244,10 @@ std::string PredictionText(const Workload& w, const SystemSpec& sys, const StepP
                         tf ? "layers" : "blocks", "also", "compute/mb", "exchange/mb", "compute",
                         "exchange", "collectives", "update", "host", "idle");
   for (const StageTime& s : p.stages) {
-    absl::StrAppendFormat(&t, "%-4u %-6u %-22s %12s %12s %10s %10s %11s %10s %10s %10s\n", s.ipu,
-                          s.layers, absl::StrJoin(s.extras, ", "), Seconds(s.micro_batch_compute_s),
-                          Seconds(s.micro_batch_exchange_s), Seconds(s.compute_s),
-                          Seconds(s.exchange_s), Seconds(s.collectives_s),
+    absl::StrAppendFormat(&t, "%-4u %-6s %-22s %12s %12s %10s %10s %11s %10s %10s %10s\n", s.ipu,
+                          Layers(s.layers, w.half_layer_units), absl::StrJoin(s.extras, ", "),
+                          Seconds(s.micro_batch_compute_s), Seconds(s.micro_batch_exchange_s),
+                          Seconds(s.compute_s), Seconds(s.exchange_s), Seconds(s.collectives_s),
                           Seconds(s.weight_update_s), Seconds(s.host_s), Seconds(s.idle_s));
   }
   return t;

@@ -92,19 +92,6 @@ UnitSeconds TrainingSeconds(const UnitWork& u, const SystemSpec& sys, const Cali
   return t;
 }
 
-double StateBytesPerParam(Optimizer opt) {
-  switch (opt) {
-    case Optimizer::kSgd:
-      return 0;
-    case Optimizer::kSgdMomentum:
-      return 4;  // FP32 momentum
-    case Optimizer::kAdam:
-    case Optimizer::kLamb:
-      return 8;  // FP32 first and second moments
-  }
-  return 0;
-}
-
 double OpsPerTensor(Optimizer opt) {
   switch (opt) {
     case Optimizer::kSgd:
@@ -202,7 +189,7 @@ StageContext ContextFor(const Workload& w, const SystemSpec& sys, const Calibrat
   StageContext c{w, sys, cal, net, times, LayoutFor(w.replicas, w.ipus_per_replica, sys)};
   c.hop_bps = cal.links_per_hop * sys.ipu_link_bps * cal.link_efficiency;
   c.shard = w.replicated_tensor_sharding ? std::max<uint32_t>(1, w.replicas / c.layout.ilds) : 1;
-  c.state_bytes = StateBytesPerParam(w.optimizer);
+  c.state_bytes = OptimizerStateBytes(w.optimizer, w.optimizer_state_precision);
   c.update_passes = w.optimizer == Optimizer::kLamb ? 2 : 1;
   return c;
 }

@@ -31,6 +31,7 @@ constexpr ConvPreset kConvNets[] = {{"resnet50", 50}, {"resnet101", 101}, {"resn
 
 constexpr const char* kOptimizerNames[] = {"sgd", "sgd-momentum", "adam", "lamb"};
 constexpr const char* kFrameworkNames[] = {"tf1", "tf2", "poptorch", "popart"};
+constexpr const char* kPrecisionNames[] = {"fp32", "fp16-first-moment", "fp16"};
 
 }  // namespace
 
@@ -73,7 +74,9 @@ absl::StatusOr<Workload> WorkloadPreset(std::string_view name) {
 }
 
 uint32_t PipelineUnits(const Workload& workload) {
-  if (workload.family == ModelFamily::kTransformer) return workload.transformer.layers;
+  if (workload.family == ModelFamily::kTransformer) {
+    return workload.transformer.layers * (workload.half_layer_units ? 2 : 1);
+  }
   switch (workload.convnet.depth) {
     case 50:
       return 3 + 4 + 6 + 3;
@@ -142,17 +145,49 @@ FrameworkHost HostMechanisms(Framework framework) {
   return h;
 }
 
-double OptimizerStateBytes(Optimizer optimizer) {
+double OptimizerStateBytes(Optimizer optimizer, StatePrecision precision) {
+  const double first = precision == StatePrecision::kFp32 ? 4 : 2;
+  const double second = precision == StatePrecision::kFp16 ? 2 : 4;
   switch (optimizer) {
     case Optimizer::kSgd:
       return 0;
     case Optimizer::kSgdMomentum:
-      return 4;
+      return first;
     case Optimizer::kAdam:
     case Optimizer::kLamb:
-      return 8;
+      return first + second;
   }
   return 0;
+}
+
+absl::StatusOr<StatePrecision> ParseStatePrecision(std::string_view name) {
+  const std::string key = absl::AsciiStrToLower(std::string(name));
+  for (int i = 0; i < 3; ++i) {
+    if (key == kPrecisionNames[i]) return static_cast<StatePrecision>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("optimizer_state_precision: must be one of ",
+                                                 absl::StrJoin(kPrecisionNames, ", "), ", got \"",
+                                                 std::string(name), "\""));
+}
+
+std::string_view StatePrecisionName(StatePrecision precision) {
+  return kPrecisionNames[static_cast<int>(precision)];
+}
+
+std::string TrainingOptionsText(const Workload& w) {
+  std::string text(OptimizerName(w.optimizer));
+  if (OptimizerStateBytes(w.optimizer) > 0) {
+    const absl::string_view where = w.optimizer_state_offchip ? "off chip" : "on chip";
+    absl::StrAppend(&text, ", state ", where, " in ",
+                    std::string(StatePrecisionName(w.optimizer_state_precision)));
+  }
+  if (w.replicated_tensor_sharding) absl::StrAppend(&text, ", sharded (RTS)");
+  absl::StrAppend(&text, "; ",
+                  !w.recompute               ? "no recompute"
+                  : w.checkpoint_every_layer ? "recompute from every layer's input"
+                                             : "recompute from the stage's input");
+  if (w.half_layer_units) absl::StrAppend(&text, "; attention and FFN placed apart");
+  return text;
 }
 
 }  // namespace vipu::fabric::model

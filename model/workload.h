@@ -16,6 +16,12 @@ enum class ModelFamily { kTransformer, kConvNet };
 
 enum class Optimizer { kSgd, kSgdMomentum, kAdam, kLamb };
 
+// The precision the optimizer state is kept in: FP32 moments, an FP16
+// first moment beside an FP32 second one (PopTorch's
+// enable_half_first_order_momentum), or both in FP16 (PopART's
+// lamb_accl_dtype FLOAT16, Paddle's accl1_type and accl2_type).
+enum class StatePrecision { kFp32, kFp16FirstMoment, kFp16 };
+
 // The framework that drives the IPUs, for what its documented mechanisms
 // change on the host side: whether the next batch is loaded while the IPUs
 // run, and how many host round trips a host call makes.
@@ -56,11 +62,24 @@ struct Workload {
   // Pipeline split: encoder/decoder layers (transformers) or residual blocks
   // (convnets) on each IPU of a replica. Empty: balanced automatically.
   std::vector<uint32_t> layers_per_ipu;
+  // Transformers: each layer is two pipeline units, its attention block and
+  // then its feed-forward block, so a split can end inside a layer (the
+  // MLPerf BERT configurations place attention and FFN separately);
+  // layers_per_ipu then counts those halves.
+  bool half_layer_units = false;
 
   Optimizer optimizer = Optimizer::kLamb;
-  bool optimizer_state_offchip = false;     // state in Streaming Memory
+  bool optimizer_state_offchip = false;  // state in Streaming Memory
+  StatePrecision optimizer_state_precision = StatePrecision::kFp32;
   bool replicated_tensor_sharding = false;  // RTS of weights/optimizer state
   bool recompute = true;                    // recompute activations per layer
+  // With recomputation: every layer's input is stashed for each micro-batch
+  // in flight (PyTorch BERT's recompute_checkpoint_every_layer), or, when
+  // false, only each pipeline stage's input is, and the stage's layers are
+  // rebuilt from it one micro-batch at a time (PopART's
+  // RecomputationType::Pipeline without per-layer checkpoints, as Graphcore's
+  // MLPerf BERT runs). Memory only: the recomputation costs the same time.
+  bool checkpoint_every_layer = true;
   // Average sequences packed in one sample (1 = unpacked).
   double packing = 1.0;
   // Rate the host data pipeline can feed, samples/s; 0 = not limiting
@@ -105,9 +124,19 @@ struct FrameworkHost {
 };
 FrameworkHost HostMechanisms(Framework framework);
 
-// FP32 state per parameter: none for SGD, the momentum (4), or Adam's and
-// LAMB's two moments (8).
-double OptimizerStateBytes(Optimizer optimizer);
+// Optimizer state per parameter: none for SGD, the momentum, or Adam's and
+// LAMB's two moments, each 4 bytes in FP32 and 2 in FP16 (the first moment
+// is the momentum).
+double OptimizerStateBytes(Optimizer optimizer, StatePrecision precision = StatePrecision::kFp32);
+
+// "fp32", "fp16-first-moment" or "fp16".
+absl::StatusOr<StatePrecision> ParseStatePrecision(std::string_view name);
+std::string_view StatePrecisionName(StatePrecision precision);
+
+// The memory and optimizer options of a workload in one line, e.g.
+// "LAMB, state on chip in FP16, sharded (RTS); recompute", as `ipu-model
+// validate` prints them under each run.
+std::string TrainingOptionsText(const Workload& workload);
 
 }  // namespace vipu::fabric::model
 

@@ -24,6 +24,7 @@
 #include "model/collectives.h"
 #include "model/ipu_memory.h"
 #include "model/prediction_format.h"
+#include "model/published_config.h"
 #include "model/step_predictor.h"
 #include "model/validation.h"
 
@@ -39,18 +40,22 @@ struct PredictFlags {
   std::optional<int64_t> hidden, layers, heads, ffn, vocab, masked_tokens, image_size, classes;
   bool decoder = false;
   int64_t seq_len = 128;
-  int64_t micro_batch = 1;
+  std::optional<int64_t> micro_batch;
   int64_t grad_accum = 1;
   int64_t device_iterations = 1;
   int64_t replicas = 1;
-  int64_t ipus_per_replica = 1;
+  std::optional<int64_t> ipus_per_replica;
   std::string layers_per_ipu;
   double packing = 1.0;
   std::optional<std::string> optimizer;
   bool offchip = false;
+  bool onchip = false;
+  std::optional<std::string> state_precision;
   bool rts = false;
+  bool no_rts = false;
   bool recompute = false;
   bool no_recompute = false;
+  bool stage_inputs_only = false;
   double host_loader_rate = 0;
   std::optional<std::string> framework;
   double host_call_ms = 0;
@@ -68,17 +73,35 @@ absl::StatusOr<uint32_t> ToU32(const std::string& field, int64_t v) {
   return static_cast<uint32_t>(v);
 }
 
-absl::StatusOr<std::vector<uint32_t>> ParseLayerList(const std::string& text) {
-  std::vector<uint32_t> out;
+// A split as given to --layers-per-ipu: whole layers, or, when any entry
+// ends in ".5", half layers (attention and FFN placed apart), counted in
+// halves.
+struct LayerList {
+  std::vector<uint32_t> units;
+  bool halves = false;
+};
+
+absl::StatusOr<LayerList> ParseLayerList(const std::string& text) {
+  const std::string bad = absl::StrCat(
+      "layers_per_ipu: must be a comma list of non-negative integers or halves (3.5), got \"", text,
+      "\"");
+  LayerList out;
+  std::vector<uint32_t> doubled;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     part = absl::StripAsciiWhitespace(part);
-    uint32_t v = 0;
-    if (!absl::SimpleAtoi(part, &v)) {
-      return Invalid(absl::StrCat(
-          "layers_per_ipu: must be a comma list of non-negative integers, got \"", text, "\""));
+    bool half = false;
+    if (absl::ConsumeSuffix(&part, ".5")) {
+      half = true;
+    } else {
+      absl::ConsumeSuffix(&part, ".0");
     }
-    out.push_back(v);
+    uint32_t v = 0;
+    if (part.empty() || !absl::SimpleAtoi(part, &v) || v > (1u << 30)) return Invalid(bad);
+    out.halves = out.halves || half;
+    out.units.push_back(v);
+    doubled.push_back(2 * v + (half ? 1 : 0));
   }
+  if (out.halves) out.units = doubled;
   return out;
 }
 
@@ -124,7 +147,10 @@ absl::Status ApplyShapeFlags(const PredictFlags& f, Workload* workload) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
+// The workload `f` describes. `assumed`, when not null, receives what was
+// taken from the model's published configuration because the run did not
+// give it, or says that the model has none.
+absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assumed) {
   Workload w;
   const std::string key = absl::AsciiStrToLower(f.model);
   const bool custom = key == "transformer";
@@ -144,27 +170,96 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f) {
     w = preset;
   }
   RETURN_IF_ERROR(ApplyShapeFlags(f, &w));
-  ASSIGN_U32(w.micro_batch, "micro_batch", f.micro_batch);
+  // What the run does not give comes from the model's published
+  // configuration, where there is one; `assumed` lists it.
+  const std::optional<PublishedConfig> published = custom ? std::nullopt : PublishedConfigFor(key);
+  std::vector<std::string> taken;
+  if (f.micro_batch) {
+    ASSIGN_U32(w.micro_batch, "micro_batch", *f.micro_batch);
+  } else if (published) {
+    w.micro_batch = published->micro_batch;
+    taken.push_back(absl::StrCat("micro-batch ", w.micro_batch));
+  }
   ASSIGN_U32(w.grad_accum, "grad_accum", f.grad_accum);
   ASSIGN_U32(w.device_iterations, "device_iterations", f.device_iterations);
   ASSIGN_U32(w.replicas, "replicas", f.replicas);
-  ASSIGN_U32(w.ipus_per_replica, "ipus_per_replica", f.ipus_per_replica);
+  if (f.ipus_per_replica) {
+    ASSIGN_U32(w.ipus_per_replica, "ipus_per_replica", *f.ipus_per_replica);
+  } else if (published) {
+    w.ipus_per_replica = published->ipus_per_replica;
+    taken.push_back(
+        absl::StrCat(w.ipus_per_replica, " IPU", w.ipus_per_replica == 1 ? "" : "s", " a replica"));
+  }
   if (!f.layers_per_ipu.empty()) {
-    ASSIGN_OR_RETURN(std::vector<uint32_t> list, ParseLayerList(f.layers_per_ipu));
-    w.layers_per_ipu = list;
+    ASSIGN_OR_RETURN(LayerList list, ParseLayerList(f.layers_per_ipu));
+    w.layers_per_ipu = list.units;
+    w.half_layer_units = list.halves;
+    if (list.halves && w.family != ModelFamily::kTransformer) {
+      return Invalid("layers_per_ipu: half layers apply to transformer models only");
+    }
+  } else if (published && !f.ipus_per_replica && !published->layers_per_ipu.empty()) {
+    w.layers_per_ipu = published->layers_per_ipu;
+    taken.push_back(absl::StrCat("layers per IPU ", absl::StrJoin(w.layers_per_ipu, ",")));
   }
   w.packing = f.packing;
   if (f.optimizer) {
     ASSIGN_OR_RETURN(Optimizer opt, ParseOptimizer(*f.optimizer));
     w.optimizer = opt;
+  } else if (published) {
+    w.optimizer = published->optimizer;
+    taken.push_back(std::string(OptimizerName(w.optimizer)));
   }
-  w.optimizer_state_offchip = f.offchip;
-  w.replicated_tensor_sharding = f.rts;
+  if (f.offchip && f.onchip) {
+    return Invalid(
+        "optimizer_state: --offchip-optimizer-state and --onchip-optimizer-state are exclusive");
+  }
+  if (f.offchip || f.onchip) {
+    w.optimizer_state_offchip = f.offchip;
+  } else if (published) {
+    w.optimizer_state_offchip = published->optimizer_state_offchip;
+    taken.push_back(w.optimizer_state_offchip ? "state off chip" : "state on chip");
+  }
+  if (f.state_precision) {
+    ASSIGN_OR_RETURN(StatePrecision precision, ParseStatePrecision(*f.state_precision));
+    w.optimizer_state_precision = precision;
+  } else if (published) {
+    w.optimizer_state_precision = published->optimizer_state_precision;
+    taken.push_back(
+        absl::StrCat("state in ", std::string(StatePrecisionName(w.optimizer_state_precision))));
+  }
+  if (f.rts && f.no_rts) return Invalid("rts: --rts and --no-rts are exclusive");
+  if (f.rts || f.no_rts) {
+    w.replicated_tensor_sharding = f.rts;
+  } else if (published) {
+    w.replicated_tensor_sharding = published->replicated_tensor_sharding;
+    taken.push_back(w.replicated_tensor_sharding ? "RTS" : "no RTS");
+  }
   if (f.recompute && f.no_recompute) {
     return Invalid("recompute: --recompute and --no-recompute are exclusive");
   }
-  if (f.recompute) w.recompute = true;
-  if (f.no_recompute) w.recompute = false;
+  if (f.recompute || f.no_recompute) {
+    w.recompute = f.recompute;
+  } else if (published) {
+    w.recompute = published->recompute;
+    taken.push_back(w.recompute ? "recompute" : "no recompute");
+  }
+  if (f.stage_inputs_only) {
+    if (!w.recompute) {
+      return Invalid("checkpoint_stage_inputs_only: applies with recomputation only");
+    }
+    w.checkpoint_every_layer = false;
+  }
+  if (assumed != nullptr) {
+    if (!published) {
+      *assumed = absl::StrCat("no published configuration for ", w.name,
+                              ": the model's own defaults (", TrainingOptionsText(w), ")");
+    } else if (taken.empty()) {
+      *assumed = "";
+    } else {
+      *assumed = absl::StrCat("Graphcore's `", published->name, "` (", published->source,
+                              ") for what the run did not give: ", absl::StrJoin(taken, ", "));
+    }
+  }
   w.host_loader_samples_per_s = f.host_loader_rate;
   if (f.framework) {
     ASSIGN_OR_RETURN(Framework framework, ParseFramework(*f.framework));
@@ -243,7 +338,8 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
     return Fail(err, Invalid(absl::StrCat("system: unknown system \"", f.system,
                                           "\"; known: ", absl::StrJoin(PodPresetNames(), ", "))));
   }
-  absl::StatusOr<Workload> workload = BuildWorkload(f);
+  std::string assumed;
+  absl::StatusOr<Workload> workload = BuildWorkload(f, &assumed);
   if (!workload.ok()) return Fail(err, workload.status());
   absl::StatusOr<std::string> routing = ApplyRouting(f.routing, &*system);
   if (!routing.ok()) return Fail(err, routing.status());
@@ -276,10 +372,12 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
     json.pop_back();
     absl::StrAppend(&json, ",\"routing\":\"", *routing,
                     "\",\"wrap_links\":", WrapLinksUsed(*system, *prediction) ? "true" : "false",
-                    ",\"sync_type\":\"not modelled\",\"memory\":", MemoryJson(memory), "}");
+                    ",\"sync_type\":\"not modelled\",\"assumed\":\"", assumed,
+                    "\",\"memory\":", MemoryJson(memory), "}");
     out << json << "\n";
   } else {
     out << PredictionText(*workload, *system, *prediction);
+    if (!assumed.empty()) out << "assumed        " << assumed << "\n";
     out << RoutingText(*routing, *system, *prediction);
     out << "\n" << MemoryText(memory);
     if (f.repeat > 0) {
@@ -301,6 +399,11 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
   }
   const ValidationSummary all = SummariseValidation(*rows, true);
   const ValidationSummary paced = SummariseValidation(*rows, false);
+  absl::StatusOr<CrossIldFit> fit = SolveCrossIldThroughput();
+  if (!fit.ok()) {
+    err << "ipu-model: " << fit.status().message() << "\n";
+    return kExitFailure;
+  }
   if (json) {
     std::string j = "{\"rows\":[";
     for (size_t i = 0; i < rows->size(); ++i) {
@@ -308,14 +411,24 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
       absl::StrAppendFormat(
           &j,
           "%s{\"role\":\"%s\",\"name\":\"%s\",\"system\":\"%s\",\"source\":\"%s\","
-          "\"configuration\":\"%s\",\"published\":%.9g,\"predicted\":%.9g,\"error\":%.9g,"
-          "\"host_input_unpublished\":%s}",
+          "\"configuration\":\"%s\",\"options\":\"%s\",\"calibrates\":\"%s\","
+          "\"published\":%.9g,\"predicted\":%.9g,\"error\":%.9g,"
+          "\"host_input_unpublished\":%s,\"memory\":{\"fits\":%s,\"fullest_ipu\":%u,"
+          "\"needed_bytes\":%.9g,\"capacity_bytes\":%.9g}}",
           i ? "," : "", r.result.calibration ? "calibration" : "validation", r.result.name,
-          r.result.system, r.result.source, r.result.configuration, r.result.published, r.predicted,
-          r.error, r.result.host_input_unpublished ? "true" : "false");
+          r.result.system, r.result.source, r.result.configuration,
+          TrainingOptionsText(r.result.workload), r.result.calibrates, r.result.published,
+          r.predicted, r.error, r.result.host_input_unpublished ? "true" : "false",
+          r.fits ? "true" : "false", r.fullest_ipu, r.fullest_bytes, r.capacity_bytes);
     }
     absl::StrAppendFormat(&j,
-                          "],\"validation\":{\"rows\":%u,\"median_abs_error\":%.9g,"
+                          "],\"cross_ild_calibration\":{\"run\":\"%s\",\"solved_bps\":%.9g,"
+                          "\"used_bps\":%.9g,\"line_payload_bps\":%.9g,\"share_of_line\":%.9g,"
+                          "\"plausible\":%s",
+                          fit->run, fit->solved_bps, fit->used_bps, fit->line_payload_bps,
+                          fit->share_of_line, fit->plausible ? "true" : "false");
+    absl::StrAppendFormat(&j,
+                          "},\"validation\":{\"rows\":%u,\"median_abs_error\":%.9g,"
                           "\"worst_abs_error\":%.9g},\"validation_host_input_known\":{"
                           "\"rows\":%u,\"median_abs_error\":%.9g,\"worst_abs_error\":%.9g}}",
                           static_cast<unsigned>(all.rows), all.median_abs_error,
@@ -324,15 +437,34 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
     out << j << "\n";
     return kExitOk;
   }
-  out << absl::StrFormat("%-11s %-62s %-10s %11s %11s %8s\n", "role", "run", "system", "published",
+  out << absl::StrFormat("%-11s %-72s %-10s %11s %11s %8s\n", "role", "run", "system", "published",
                          "predicted", "error");
   for (const ValidationRow& r : *rows) {
-    out << absl::StrFormat("%-11s %-62s %-10s %11.1f %11.1f %8s%s\n",
+    out << absl::StrFormat("%-11s %-72s %-10s %11.1f %11.1f %8s%s\n",
                            r.result.calibration ? "calibration" : "validation", r.result.name,
                            r.result.system, r.result.published, r.predicted, Percent(r.error),
                            r.result.host_input_unpublished ? " *" : "");
     out << absl::StrFormat("%-11s   %s; source: %s\n", "", r.result.configuration, r.result.source);
+    out << absl::StrFormat("%-11s   options: %s%s\n", "", TrainingOptionsText(r.result.workload),
+                           r.result.calibration ? "; calibrates " + r.result.calibrates : "");
+    out << absl::StrFormat(
+        "%-11s   memory: IPU %u, the fullest, needs at least %.1f of %.1f MB%s\n", "",
+        r.fullest_ipu, r.fullest_bytes / 1e6, r.capacity_bytes / 1e6,
+        r.fits ? "" : ": DOES NOT FIT");
   }
+  out << absl::StrFormat(
+      "\ncalibration across ILDs: %s\n"
+      "  calibrates     the gateway's effective GW-Link throughput a machine, for the GW-Link "
+      "phase of a three-phase collective; not the host calls or the cross-ILD syncs, which keep "
+      "the NCCL network step\n"
+      "  solved         %.3f GB/s a machine per direction; used %.2f GB/s\n"
+      "  GW-Link line   2 x 100 GbE a machine, %.2f GB/s of RoCEv2 payload per direction\n"
+      "  check          used is %.1f%% of the line payload rate: %s\n",
+      fit->run, fit->solved_bps / 1e9, fit->used_bps / 1e9, fit->line_payload_bps / 1e9,
+      100 * fit->share_of_line,
+      fit->plausible ? "physically possible (below the line rate); the gateway's forwarding, "
+                       "not the links, sets the pace"
+                     : "NOT physically possible (above the line rate)");
   out << "\n* paced by the host's real-data loader, whose rate the source does not give: the "
          "prediction is the chip-bound rate\n";
   out << absl::StrFormat("validation rows: %u, median |error| %.1f%%, worst %.1f%% (%s)\n",
@@ -360,42 +492,87 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
       ->add_option("--system", f.system,
                    "pod4, pod16, pod64, pod128, pod256 or their bow- variants")
       ->required();
-  predict->add_option("--routing", f.routing,
-                      "dnc, swnc, btnc or ringswnc (default: RINGSWNC on whole torus ILDs)");
+  predict->add_option(
+      "--routing", f.routing,
+      "dnc, swnc, btnc or ringswnc (default: what the server gives a partition: RINGSWNC on "
+      "whole torus ILDs)");
   predict->add_option("--hidden", f.hidden, "transformer hidden size");
   predict->add_option("--layers", f.layers, "transformer layers");
   predict->add_option("--heads", f.heads, "attention heads");
-  predict->add_option("--ffn", f.ffn, "feed-forward width (default 4 x hidden)");
-  predict->add_option("--vocab", f.vocab, "vocabulary size (default 30522)");
-  predict->add_option("--masked-tokens", f.masked_tokens, "MLM predictions per sequence (20)");
+  predict->add_option("--ffn", f.ffn,
+                      "feed-forward width (default 4 x hidden, as BERT and GPT-2 have)");
+  predict->add_option("--vocab", f.vocab,
+                      "vocabulary size (default the preset's: 30522, BERT's WordPiece vocabulary)");
+  predict->add_option("--masked-tokens", f.masked_tokens,
+                      "MLM predictions per sequence (default 20, the published BERT "
+                      "configurations' mask_tokens at sequence length 128)");
   predict->add_flag("--decoder", f.decoder, "causal decoder (GPT-style LM head)");
-  predict->add_option("--image-size", f.image_size, "convnet input size (224)");
-  predict->add_option("--classes", f.classes, "convnet classes (1000)");
-  predict->add_option("--seq-len", f.seq_len, "sequence length (128)");
-  predict->add_option("--micro-batch", f.micro_batch, "samples per micro-batch (1)");
-  predict->add_option("--grad-accum", f.grad_accum, "gradient accumulation (1)");
-  predict->add_option("--device-iterations", f.device_iterations, "iterations per host call (1)");
-  predict->add_option("--replicas", f.replicas, "data-parallel replicas (1)");
-  predict->add_option("--ipus-per-replica", f.ipus_per_replica, "pipeline stages (1)");
+  predict->add_option("--image-size", f.image_size, "convnet input size (default 224, ImageNet's)");
+  predict->add_option("--classes", f.classes, "convnet classes (default 1000, ImageNet's)");
+  predict->add_option("--seq-len", f.seq_len,
+                      "sequence length (default 128, the published BERT configurations' phase 1)");
+  predict->add_option("--micro-batch", f.micro_batch,
+                      "samples per micro-batch (default: the model's published configuration, "
+                      "else 1)");
+  predict->add_option("--grad-accum", f.grad_accum,
+                      "gradient accumulation (default 1: a scale choice, not a model property)");
+  predict->add_option("--device-iterations", f.device_iterations,
+                      "iterations per host call (default 1, the published BERT configurations')");
+  predict->add_option("--replicas", f.replicas,
+                      "data-parallel replicas (default 1: a scale choice, not a model property)");
+  predict->add_option("--ipus-per-replica", f.ipus_per_replica,
+                      "pipeline stages (default: the published configuration's, 4 for BERT and 1 "
+                      "for ResNet-50, else 1)");
   predict->add_option("--layers-per-ipu", f.layers_per_ipu,
-                      "comma list of layers (blocks) per IPU; balanced when absent");
-  predict->add_option("--packing", f.packing, "average sequences per sample (1)");
-  predict->add_option("--optimizer", f.optimizer, "sgd, sgd-momentum, adam or lamb");
+                      "comma list of layers (blocks) per IPU; halves (3.5) place attention and FFN "
+                      "apart (default: the published split when --ipus-per-replica is not given, "
+                      "else balanced by time)");
+  predict->add_option("--packing", f.packing,
+                      "average sequences per sample (default 1: unpacked data)");
+  predict->add_option("--optimizer", f.optimizer,
+                      "sgd, sgd-momentum, adam or lamb (default: the published configuration's, "
+                      "LAMB for BERT and momentum for ResNet-50; else lamb, adam for decoders, "
+                      "momentum for convnets)");
   predict->add_flag("--offchip-optimizer-state", f.offchip,
-                    "keep optimizer state in Streaming Memory");
-  predict->add_flag("--rts", f.rts, "replicated tensor sharding of weights and optimizer state");
+                    "keep optimizer state in Streaming Memory (the default where the published "
+                    "configuration does, BERT's)");
+  predict->add_flag("--onchip-optimizer-state", f.onchip,
+                    "keep optimizer state in In-Processor Memory (the default for ResNet-50 and "
+                    "models with no published configuration)");
+  predict->add_option("--optimizer-state-precision", f.state_precision,
+                      "fp32, fp16-first-moment or fp16 (default fp32, as every published "
+                      "configuration here keeps it; MLPerf BERT used fp16)");
+  predict->add_flag("--rts", f.rts,
+                    "replicated tensor sharding of optimizer state (the default where the "
+                    "published configuration does, BERT's)");
+  predict->add_flag("--no-rts", f.no_rts,
+                    "no replicated tensor sharding (the default for ResNet-50 and models with no "
+                    "published configuration)");
   predict->add_flag("--recompute", f.recompute,
-                    "recompute activations per layer (default for transformers)");
+                    "recompute activations per layer (default for transformers and for the "
+                    "published ResNet-50 configuration, which recomputes from checkpoints)");
+  predict->add_flag("--checkpoint-stage-inputs-only", f.stage_inputs_only,
+                    "with recomputation, stash only each pipeline stage's input (PopART's "
+                    "pipeline recomputation, the MLPerf BERT runs'); default off: every layer's "
+                    "input, as the published PyTorch configurations checkpoint every layer");
   predict->add_flag("--no-recompute", f.no_recompute,
-                    "keep all activations (default for convnets)");
-  predict->add_option("--host-loader-rate", f.host_loader_rate,
-                      "samples/s the host data pipeline delivers (0: not limiting)");
-  predict->add_option("--framework", f.framework,
-                      "tf1, tf2, poptorch or popart: what the host does per call (poptorch)");
-  predict->add_option("--host-call-ms", f.host_call_ms,
-                      "framework time per host call besides its round trips, ms (0)");
-  predict->add_flag("--broadcast-inputs", f.broadcast_inputs,
-                    "one input stream per machine, broadcast to its replicas");
+                    "keep all activations (default for convnets with no published configuration)");
+  predict->add_option(
+      "--host-loader-rate", f.host_loader_rate,
+      "samples/s the host data pipeline delivers (default 0, not limiting: generated or "
+      "cached data; no source gives a loader's rate)");
+  predict->add_option(
+      "--framework", f.framework,
+      "tf1, tf2, poptorch or popart: what the host does per call (default poptorch, the "
+      "framework of the published BERT and ResNet-50 configurations)");
+  predict->add_option(
+      "--host-call-ms", f.host_call_ms,
+      "framework time per host call besides its round trips, ms (default 0: no published "
+      "figure gives it)");
+  predict->add_flag(
+      "--broadcast-inputs", f.broadcast_inputs,
+      "one input stream per machine, broadcast to its replicas (default off: Poplar's "
+      "replicated streams, one per replica)");
   predict->add_flag("--json", f.json, "print JSON");
   predict->add_option("--repeat", f.repeat, "time N predictions and print the mean");
   bool validate_json = false;

@@ -76,5 +76,29 @@ TEST(ModelCollectivesTest, GwPhaseGrowsWithTheIlds) {
   EXPECT_GT(four.gw_link_s, two.gw_link_s);
 }
 
+// The GW-Link phase moves each machine's four shards at the gateway's
+// effective throughput: halving it adds the same bytes' time again. A
+// throughput above what the links carry is held to their payload rate.
+TEST(ModelCollectivesTest, GwPhaseMovesAtTheGatewaysThroughputCappedByTheLinks) {
+  const SystemSpec sys = *SystemSpecForPreset("bow-pod256");
+  const ReplicaLayout layout = LayoutFor(64, 4, sys);  // 16 replicas in each of 4 ILDs
+  const double bytes = 100e6;
+  Calibration fast = DefaultCalibration();
+  Calibration slow = fast;
+  slow.gw_effective_bps_per_machine = fast.gw_effective_bps_per_machine / 2;
+  const double a = GradientReductionTime(bytes, layout, sys, fast).gw_link_s;
+  const double b = GradientReductionTime(bytes, layout, sys, slow).gw_link_s;
+  const double machine_bytes = bytes / 16 * 4;
+  const double moved = 2.0 * 3 / 4 * machine_bytes;
+  EXPECT_NEAR(b - a, moved / fast.gw_effective_bps_per_machine, 1e-9);
+  Calibration unlimited = fast;
+  unlimited.gw_effective_bps_per_machine = 1e15;
+  Calibration at_line = fast;
+  at_line.gw_effective_bps_per_machine = GwLinkPayloadBps(sys);
+  EXPECT_DOUBLE_EQ(GradientReductionTime(bytes, layout, sys, unlimited).gw_link_s,
+                   GradientReductionTime(bytes, layout, sys, at_line).gw_link_s);
+  EXPECT_NEAR(GwLinkPayloadBps(sys), 2 * 12.5e9 * sys.ethernet_payload_efficiency, 1);
+}
+
 }  // namespace
 }  // namespace vipu::fabric::model

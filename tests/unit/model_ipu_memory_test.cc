@@ -109,6 +109,54 @@ TEST(ModelIpuMemoryTest, OptimizerStateIsShardedByRtsAndLeavesWithOffChipState) 
   EXPECT_DOUBLE_EQ(c.memory.ipus[1].optimizer_bytes, 4 * kLayerParams);
 }
 
+// The state's precision: FP16 halves LAMB's two moments; an FP16 first
+// moment beside an FP32 second one keeps three quarters.
+TEST(ModelIpuMemoryTest, OptimizerStatePrecisionSetsItsBytes) {
+  Workload w = Small();
+  w.optimizer_state_precision = StatePrecision::kFp16;
+  Counted c = Count(w, "pod16");
+  EXPECT_DOUBLE_EQ(c.memory.ipus[1].optimizer_bytes, 4 * kLayerParams);
+  w.optimizer_state_precision = StatePrecision::kFp16FirstMoment;
+  c = Count(w, "pod16");
+  EXPECT_DOUBLE_EQ(c.memory.ipus[1].optimizer_bytes, 6 * kLayerParams);
+  w.optimizer = Optimizer::kSgdMomentum;
+  w.optimizer_state_precision = StatePrecision::kFp16;
+  c = Count(w, "pod16");
+  EXPECT_DOUBLE_EQ(c.memory.ipus[1].optimizer_bytes, 2 * kLayerParams);
+}
+
+// Stashing only a stage's input: once per micro-batch in flight, then the
+// inputs of its layers for the one micro-batch being rebuilt.
+TEST(ModelIpuMemoryTest, StageInputStashHoldsOneInputPerMicroBatchInFlight) {
+  Workload w = Small();
+  w.transformer.layers = 3;
+  w.layers_per_ipu = {1, 2};
+  w.checkpoint_every_layer = false;
+  Counted c = Count(w, "pod16");
+  EXPECT_DOUBLE_EQ(c.memory.ipus[1].activations_bytes,
+                   3 * kLayerInput + 2 * kLayerInput + kLayerSaved);
+  w.checkpoint_every_layer = true;
+  c = Count(w, "pod16");
+  EXPECT_DOUBLE_EQ(c.memory.ipus[1].activations_bytes, 3 * 2 * kLayerInput + kLayerSaved);
+}
+
+// Half layers: the attention and FFN units of a layer hold together what
+// the whole layer does.
+TEST(ModelIpuMemoryTest, HalfLayersAddUpToTheLayer) {
+  Workload w = Small();
+  w.half_layer_units = true;
+  w.layers_per_ipu = {2, 2};
+  const Counted halves = Count(w, "pod16");
+  const Counted whole = Count(Small(), "pod16");
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(halves.memory.ipus[i].weights_bytes, whole.memory.ipus[i].weights_bytes, 1e-6);
+    EXPECT_NEAR(halves.memory.ipus[i].optimizer_bytes, whole.memory.ipus[i].optimizer_bytes, 1e-6);
+  }
+  EXPECT_NEAR(halves.prediction.model_flops_per_sample, whole.prediction.model_flops_per_sample,
+              1e-3);
+  EXPECT_EQ(PipelineUnits(w), 4u);
+}
+
 // BERT-Large's 340M parameters need 680 MB of FP16 weights and as much
 // again of gradients: one IPU cannot hold them.
 TEST(ModelIpuMemoryTest, BertLargeOnOneIpuDoesNotFit) {

@@ -15,6 +15,7 @@ namespace vipu::fabric::model {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 struct Result {
@@ -100,15 +101,80 @@ TEST(ModelPredictCommandTest, JsonSaysWhatMemoryEachIpuNeeds) {
   }
 }
 
-// With no layout a whole BERT-Large lands on one IPU; its weights and
-// gradients alone are more than the IPU holds, so no step time is given.
+// A whole BERT-Large on one IPU: its weights and gradients alone are more
+// than the IPU holds, so no step time is given.
 TEST(ModelPredictCommandTest, ALayoutThatCannotFitIsRefusedNamingTheIpu) {
-  const Result r = RunCli({"predict", "--model", "bert-large", "--system", "pod64"});
+  const Result r =
+      RunCli({"predict", "--model", "bert-large", "--system", "pod64", "--ipus-per-replica", "1"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_EQ(r.out, "");
   EXPECT_THAT(r.err, StartsWith("ipu-model: memory: IPU 0 needs at least "));
   EXPECT_THAT(r.err, HasSubstr(" MB, more than its 900.0 MB (weights "));
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
+// What a run does not give comes from the model's published configuration,
+// and the output names it; what it gives is its own. A model with no
+// published configuration says so.
+TEST(ModelPredictCommandTest, UngivenOptionsTakeThePublishedConfigurationAndSaySo) {
+  Result r = RunCli({"predict", "--model", "bert-large", "--system", "pod64", "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workload"]["micro_batch"], 8);
+  EXPECT_EQ(j["workload"]["ipus_per_replica"], 4);
+  EXPECT_EQ(j["layers_per_ipu"], nlohmann::json::parse("[3,7,7,7]"));
+  EXPECT_EQ(j["workload"]["optimizer"], "lamb");
+  EXPECT_TRUE(j["workload"]["optimizer_state_offchip"].get<bool>());
+  EXPECT_EQ(j["workload"]["optimizer_state_precision"], "fp32");
+  EXPECT_TRUE(j["workload"]["replicated_tensor_sharding"].get<bool>());
+  EXPECT_THAT(j["assumed"].get<std::string>(), HasSubstr("`pretrain_large_128`"));
+  EXPECT_THAT(j["assumed"].get<std::string>(), HasSubstr("micro-batch 8, 4 IPUs a replica"));
+
+  r = RunCli({"predict", "--model", "bert-large", "--system", "pod64", "--micro-batch", "4",
+              "--onchip-optimizer-state", "--no-rts", "--optimizer-state-precision", "fp16",
+              "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workload"]["micro_batch"], 4);
+  EXPECT_FALSE(j["workload"]["optimizer_state_offchip"].get<bool>());
+  EXPECT_FALSE(j["workload"]["replicated_tensor_sharding"].get<bool>());
+  EXPECT_EQ(j["workload"]["optimizer_state_precision"], "fp16");
+  EXPECT_THAT(j["assumed"].get<std::string>(), Not(HasSubstr("micro-batch")));
+  EXPECT_THAT(j["assumed"].get<std::string>(), Not(HasSubstr("RTS")));
+
+  r = RunCli({"predict", "--model", "bert-large", "--system", "pod64"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nassumed        Graphcore's `pretrain_large_128`"));
+
+  r = RunCli({"predict", "--model", "gpt2-small", "--system", "pod16", "--ipus-per-replica", "4"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("assumed        no published configuration for gpt2-small"));
+}
+
+// Half layers place attention and FFN blocks apart, as Graphcore's MLPerf
+// BERT does; they are shown as halves.
+TEST(ModelPredictCommandTest, HalfLayersSplitAttentionAndFfn) {
+  const Result r =
+      RunCli({"predict", "--model", "bert-large", "--system", "bow-pod16", "--replicas", "2",
+              "--ipus-per-replica", "8", "--micro-batch", "3", "--grad-accum", "256", "--seq-len",
+              "512", "--packing", "2", "--layers-per-ipu", "0.5,3,3.5,3,3.5,3.5,3.5,3.5"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("layers per IPU: 0.5,3,3.5,3,3.5,3.5,3.5,3.5 (given, attention and "
+                               "FFN apart)"));
+}
+
+// The help says each option's default and why.
+TEST(ModelPredictCommandTest, HelpGivesEachDefaultAndWhy) {
+  const Result r = RunCli({"predict", "--help"});
+  ASSERT_EQ(r.code, kExitOk);
+  for (const char* flag :
+       {"--micro-batch", "--ipus-per-replica", "--layers-per-ipu", "--optimizer",
+        "--offchip-optimizer-state", "--onchip-optimizer-state", "--optimizer-state-precision",
+        "--rts", "--no-rts", "--recompute", "--no-recompute"}) {
+    EXPECT_THAT(r.out, HasSubstr(flag));
+  }
+  EXPECT_THAT(r.out, HasSubstr("published configuration"));
+  EXPECT_THAT(r.out, HasSubstr("default fp32"));
 }
 
 TEST(ModelPredictCommandTest, PackingMultipliesSequences) {
@@ -227,7 +293,7 @@ INSTANTIATE_TEST_SUITE_P(
         {"GradAccumNegative", {"--grad-accum=-1"}, "grad_accum: must be between"},
         {"DeviceIterationsZero", {"--device-iterations", "0"}, "device_iterations"},
         {"ReplicasZero", {"--replicas", "0"}, "replicas: must be at least 1"},
-        {"ReplicasTooMany", {"--replicas", "17"}, "replicas: 17 replicas x 1 IPUs"},
+        {"ReplicasTooMany", {"--replicas", "17"}, "replicas: 17 replicas x 4 IPUs"},
         {"IpusPerReplicaZero", {"--ipus-per-replica", "0"}, "ipus_per_replica: must be a power"},
         {"IpusPerReplicaNotPowerOfTwo", {"--ipus-per-replica", "6"}, "ipus_per_replica"},
         {"IpusPerReplicaTooMany", {"--ipus-per-replica", "32"}, "replicas:"},
@@ -243,6 +309,28 @@ INSTANTIATE_TEST_SUITE_P(
         {"LayersPerIpuNegative",
          {"--ipus-per-replica", "2", "--layers-per-ipu", "-6,18"},
          "layers_per_ipu"},
+        {"LayersPerIpuQuarter",
+         {"--ipus-per-replica", "2", "--layers-per-ipu", "5.75,6.25"},
+         "layers_per_ipu: must be a comma list"},
+        {"LayersPerIpuHalfWithoutNumber",
+         {"--ipus-per-replica", "2", "--layers-per-ipu", ".5,11.5"},
+         "layers_per_ipu: must be a comma list"},
+        {"LayersPerIpuHalvesWrongSum",
+         {"--ipus-per-replica", "2", "--layers-per-ipu", "5.5,6"},
+         "layers_per_ipu: must add up to the model's 24"},
+        {"LayersPerIpuHalvesOnConvNet",
+         {"--model", "resnet50", "--ipus-per-replica", "2", "--layers-per-ipu", "7.5,8.5"},
+         "layers_per_ipu: half layers apply to transformer models only"},
+        {"StatePrecisionUnknown",
+         {"--optimizer-state-precision", "bf16"},
+         "optimizer_state_precision: must be one of fp32, fp16-first-moment, fp16"},
+        {"StateOnAndOffChip",
+         {"--offchip-optimizer-state", "--onchip-optimizer-state"},
+         "optimizer_state: --offchip-optimizer-state and --onchip-optimizer-state are exclusive"},
+        {"RtsAndNoRts", {"--rts", "--no-rts"}, "rts: --rts and --no-rts are exclusive"},
+        {"StageInputsWithoutRecompute",
+         {"--no-recompute", "--checkpoint-stage-inputs-only"},
+         "checkpoint_stage_inputs_only: applies with recomputation only"},
         {"PackingBelowOne", {"--packing", "0.9"}, "packing: must be a finite number >= 1"},
         {"PackingNotANumber", {"--packing", "lots"}, "--packing"},
         {"OptimizerUnknown", {"--optimizer", "rmsprop"}, "optimizer: must be one of"},
@@ -354,6 +442,13 @@ TEST(ModelPredictCommandTest, ValidateTabulatesEveryPublishedResult) {
   EXPECT_THAT(r.out, HasSubstr("source: "));
   EXPECT_THAT(r.out, HasSubstr("validation rows: "));
   EXPECT_THAT(r.out, HasSubstr("median |error| "));
+  // Every row says its memory and optimizer options; the run across ILDs
+  // that calibrates the gateway is named, with its check against the line.
+  EXPECT_THAT(r.out, HasSubstr("options: lamb, state off chip in fp32, sharded (RTS); recompute"));
+  EXPECT_THAT(r.out, HasSubstr("options: lamb, state on chip in fp16, sharded (RTS)"));
+  EXPECT_THAT(r.out, HasSubstr("calibration ResNet-50 v1.5, 256 IPUs"));
+  EXPECT_THAT(r.out, HasSubstr("calibration across ILDs: ResNet-50 v1.5, 256 IPUs"));
+  EXPECT_THAT(r.out, HasSubstr("of the line payload rate: physically possible"));
   const Result j = RunCli({"validate", "--json"});
   ASSERT_EQ(j.code, kExitOk) << j.err;
   const nlohmann::json doc = nlohmann::json::parse(j.out);

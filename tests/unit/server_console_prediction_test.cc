@@ -121,13 +121,22 @@ TEST(ConsolePredictionTest, ALayoutThatDoesNotFitIsRefusedAsIpuModelRefusesIt) {
     EXPECT_THAT(one, Not(HasSubstr(absl::StrCat("\"", key, "\":")))) << key;
   }
 
-  const char* argv[] = {"ipu-model",     "predict",
-                        "--model",       "bert-large",
-                        "--system",      "pod16",
-                        "--micro-batch", "8",
-                        "--grad-accum",  "512",
-                        "--optimizer",   "lamb",
-                        "--rts",         "--offchip-optimizer-state"};
+  const char* argv[] = {"ipu-model",
+                        "predict",
+                        "--model",
+                        "bert-large",
+                        "--system",
+                        "pod16",
+                        "--micro-batch",
+                        "8",
+                        "--grad-accum",
+                        "512",
+                        "--optimizer",
+                        "lamb",
+                        "--rts",
+                        "--offchip-optimizer-state",
+                        "--ipus-per-replica",
+                        "1"};
   std::ostringstream out, err;
   ASSERT_EQ(fabric::model::RunIpuModel(sizeof argv / sizeof argv[0], argv, out, err), 2)
       << out.str();
