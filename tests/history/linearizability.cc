@@ -1,0 +1,617 @@
+// The linearizability check of a set-of-partitions history: preparation,
+// the search per id and over everything, and the words of a violation.
+#include "tests/history/linearizability.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace vipu::history {
+namespace {
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+// An operation that takes part in the check.
+struct Op {
+  size_t index = 0;  // into the caller's history
+  OpKind kind = OpKind::kGet;
+  int id = -1;  // -1 for a list
+  Result result = Result::kOk;
+  bool found = false;       // get
+  std::vector<int> listed;  // list: sorted, without repeats
+  int64_t invoke = 0;
+  int64_t complete = kNever;  // kNever for an unknown outcome
+  bool unknown() const { return result == Result::kUnknown; }
+  bool Lists(int p) const { return std::binary_search(listed.begin(), listed.end(), p); }
+};
+
+enum class IdState : uint8_t { kAbsent, kPresent, kRemoved };
+
+// 64 bits of splitmix64: fingerprints of an operation's presence in a
+// configuration and of an id's state, two independent halves of 128 bits.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+struct Fingerprint {
+  uint64_t a = 0, b = 0;
+  void Toggle(uint64_t key) {
+    a ^= Mix(2 * key);
+    b ^= Mix(2 * key + 1);
+  }
+  Fingerprint operator^(const Fingerprint& o) const { return {a ^ o.a, b ^ o.b}; }
+  bool operator==(const Fingerprint& o) const { return a == o.a && b == o.b; }
+};
+struct FingerprintHash {
+  size_t operator()(const Fingerprint& f) const { return static_cast<size_t>(f.a); }
+};
+
+// The operations of unknown outcome on each id, which the search never
+// orders on their own: see Search.
+struct Unknowns {
+  std::vector<const Op*> first_create;  // per id, the earliest invoked, or null
+  std::vector<const Op*> first_remove;
+};
+
+// The set the search has built so far: each id's state and which operation
+// put it there, with an undo log. Shared by the runs; each run leaves it as
+// it found it.
+class SetState {
+ public:
+  explicit SetState(int ids)
+      : state_(ids, IdState::kAbsent),
+        creator_(ids, nullptr),
+        remover_(ids, nullptr),
+        position_(ids, -1) {}
+
+  IdState state(int p) const { return state_[p]; }
+  bool present(int p) const { return state_[p] == IdState::kPresent; }
+  const Op* creator(int p) const { return creator_[p]; }
+  const Op* remover(int p) const { return remover_[p]; }
+  size_t present_count() const { return members_.size(); }
+  const std::vector<int>& members() const { return members_; }
+  const Fingerprint& fingerprint() const { return fingerprint_; }
+  int ids() const { return static_cast<int>(state_.size()); }
+
+  // p is added by `creator` (absent before).
+  void Add(int p, const Op* creator) {
+    Log(p);
+    Set(p, IdState::kPresent);
+    creator_[p] = creator;
+  }
+  // p is deleted by `remover` (present before).
+  void Delete(int p, const Op* remover) {
+    Log(p);
+    Set(p, IdState::kRemoved);
+    remover_[p] = remover;
+  }
+
+  size_t mark() const { return log_.size(); }
+  void UndoTo(size_t mark) {
+    while (log_.size() > mark) {
+      const Saved& saved = log_.back();
+      Set(saved.id, saved.state);
+      creator_[saved.id] = saved.creator;
+      remover_[saved.id] = saved.remover;
+      log_.pop_back();
+    }
+  }
+
+ private:
+  struct Saved {
+    int id;
+    IdState state;
+    const Op* creator;
+    const Op* remover;
+  };
+  void Log(int p) { log_.push_back({p, state_[p], creator_[p], remover_[p]}); }
+  void Set(int p, IdState s) {
+    if (state_[p] == s) return;
+    fingerprint_.Toggle(3 * static_cast<uint64_t>(p) + static_cast<uint64_t>(state_[p]));
+    fingerprint_.Toggle(3 * static_cast<uint64_t>(p) + static_cast<uint64_t>(s));
+    if (state_[p] == IdState::kPresent) {
+      const int last = members_.back();
+      members_[position_[p]] = last;
+      position_[last] = position_[p];
+      members_.pop_back();
+      position_[p] = -1;
+    }
+    if (s == IdState::kPresent) {
+      position_[p] = static_cast<int>(members_.size());
+      members_.push_back(p);
+    }
+    state_[p] = s;
+  }
+
+  std::vector<IdState> state_;
+  std::vector<const Op*> creator_;
+  std::vector<const Op*> remover_;
+  std::vector<int> members_;   // the present ids
+  std::vector<int> position_;  // where each present id is in members_
+  std::vector<Saved> log_;
+  Fingerprint fingerprint_;
+};
+
+class Words {
+ public:
+  Words(const std::vector<Operation>& history, const std::vector<std::string>& names,
+        int64_t origin)
+      : history_(history), names_(names), origin_(origin) {}
+
+  std::string Of(const Op& op) const { return DescribeOperation(history_[op.index], origin_); }
+  const std::string& Name(int id) const { return names_[id]; }
+  std::string Time(int64_t ns) const {
+    return absl::StrFormat("%.6f s", static_cast<double>(ns - origin_) / 1e9);
+  }
+
+  // Why `op` (its completion reached) cannot take effect in `set`, about
+  // the id `p` (for a list, one id it gets wrong).
+  std::string Why(const Op& op, int p, const SetState& set) const {
+    const std::string& name = Name(p);
+    const IdState s = set.state(p);
+    const std::string before = absl::StrCat(" before ", Time(op.complete), " when it completed");
+    std::string where;
+    if (s == IdState::kAbsent) {
+      where = absl::StrCat("no create of ", name, " can have taken effect", before);
+    } else if (s == IdState::kPresent) {
+      where = absl::StrCat(name, " was there: ", Of(*set.creator(p)),
+                           ", and no remove of it can have taken effect", before);
+    } else {
+      where =
+          absl::StrCat(name, " was gone: ", Of(*set.creator(p)), ", then ", Of(*set.remover(p)));
+    }
+    switch (op.kind) {
+      case OpKind::kCreate:
+        if (op.result == Result::kOk && s == IdState::kRemoved) {
+          return absl::StrCat("it was acknowledged, but an id is created at most once and ", where);
+        }
+        return absl::StrCat("but ", where);
+      case OpKind::kRemove:
+      case OpKind::kGet:
+        return absl::StrCat("but ", where);
+      case OpKind::kList:
+        if (s == IdState::kPresent) {
+          return absl::StrCat("it misses ", name, ", but ", where);
+        }
+        return absl::StrCat("it shows ", name, ", but ", where);
+    }
+    return where;
+  }
+
+ private:
+  const std::vector<Operation>& history_;
+  const std::vector<std::string>& names_;
+  const int64_t origin_;
+};
+
+// One search (Wing & Gong, Lowe) over the operations of known outcome in
+// `ops`. With `only_id` set, lists are observations of that id alone.
+//
+// Operations of unknown outcome are not ordered on their own. A lost create
+// of p that took effect can always be moved later, to just before the first
+// operation that needs p there: nothing in between needs p there, an
+// acknowledged create of p in between would have found it, and a lost
+// operation has no completion to stay before. Likewise a lost remove, to
+// just before the first operation that needs p not there. So the search
+// makes one take effect only when an operation needs it, and only if one
+// was invoked before the point being ordered. That keeps them from
+// multiplying the configurations, at the price of the state: it is no
+// longer a function of the ordered operations, and is part of the
+// configuration.
+class Search {
+ public:
+  struct Outcome {
+    bool linearizable = false;
+    bool exhausted = false;
+    std::string explanation;
+    std::vector<size_t> culprits;
+    size_t configurations = 0;
+  };
+
+  Search(std::vector<const Op*> ops, int only_id, const Unknowns* unknowns, SetState* set,
+         const Words* words, size_t max_configurations)
+      : ops_(std::move(ops)),
+        only_id_(only_id),
+        unknowns_(unknowns),
+        set_(set),
+        words_(words),
+        max_configurations_(max_configurations) {}
+
+  Outcome Run() {
+    BuildEntries();
+    Outcome out;
+    std::unordered_set<Fingerprint, FingerprintHash> seen;
+    Fingerprint ordered;  // of the set of ordered operations
+    struct Step {
+      int entry;
+      size_t mark;
+    };
+    std::vector<Step> stack;
+    const size_t start = set_->mark();
+    size_t left = ops_.size();
+    size_t deepest = 0;
+    bool blocked_once = false;
+    int cur = next_[kHead];
+    int64_t frontier = Frontier();
+    while (left > 0) {
+      const int i = op_of_[cur];
+      const Op& op = *ops_[i];
+      if (is_call_[cur]) {
+        const size_t mark = set_->mark();
+        if (TryApply(op, frontier)) {
+          Fingerprint next = ordered;
+          next.Toggle(kOpKeys + static_cast<uint64_t>(i));
+          if (seen.insert(next ^ set_->fingerprint()).second) {
+            if (seen.size() > max_configurations_) {
+              out.exhausted = true;
+              break;
+            }
+            ordered = next;
+            stack.push_back({cur, mark});
+            Lift(cur);
+            --left;
+            cur = next_[kHead];
+            frontier = Frontier();
+            continue;
+          }
+        }
+        set_->UndoTo(mark);
+        cur = next_[cur];
+        continue;
+      }
+      // The completion of an operation not yet ordered: every order that
+      // was tried up to here fails.
+      if (!blocked_once || stack.size() > deepest) {
+        blocked_once = true;
+        deepest = stack.size();
+        Explain(op, frontier, &out);
+      }
+      if (stack.empty()) break;
+      const Step top = stack.back();
+      stack.pop_back();
+      set_->UndoTo(top.mark);
+      ordered.Toggle(kOpKeys + static_cast<uint64_t>(op_of_[top.entry]));
+      Unlift(top.entry);
+      ++left;
+      cur = next_[top.entry];
+      frontier = Frontier();
+    }
+    out.linearizable = left == 0 && !out.exhausted;
+    if (out.linearizable) {
+      out.explanation.clear();
+      out.culprits.clear();
+    }
+    out.configurations = seen.size();
+    set_->UndoTo(start);
+    return out;
+  }
+
+ private:
+  static constexpr int kHead = 0;
+  static constexpr int kNil = -1;
+  // Operations' fingerprint keys, apart from those of ids' states.
+  static constexpr uint64_t kOpKeys = uint64_t{1} << 62;
+
+  // The events in time order; at one instant invocations come before
+  // completions, so that touching intervals are concurrent.
+  void BuildEntries() {
+    struct Event {
+      int64_t time;
+      bool is_call;
+      int op;
+    };
+    std::vector<Event> events;
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      events.push_back({ops_[i]->invoke, true, static_cast<int>(i)});
+      events.push_back({ops_[i]->complete, false, static_cast<int>(i)});
+    }
+    std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) {
+      if (x.time != y.time) return x.time < y.time;
+      if (x.is_call != y.is_call) return x.is_call;
+      return x.op < y.op;
+    });
+    const size_t n = events.size() + 1;  // entry 0 is the head
+    next_.assign(n, kNil);
+    prev_.assign(n, kNil);
+    op_of_.assign(n, -1);
+    is_call_.assign(n, false);
+    match_.assign(n, kNil);
+    std::vector<int> call_of(ops_.size(), kNil);
+    for (size_t k = 0; k < events.size(); ++k) {
+      const int e = static_cast<int>(k) + 1;
+      op_of_[e] = events[k].op;
+      is_call_[e] = events[k].is_call;
+      prev_[e] = e - 1;
+      next_[e - 1] = e;
+      if (events[k].is_call) {
+        call_of[events[k].op] = e;
+      } else {
+        match_[call_of[events[k].op]] = e;
+      }
+    }
+  }
+
+  void Remove(int e) {
+    next_[prev_[e]] = next_[e];
+    if (next_[e] != kNil) prev_[next_[e]] = prev_[e];
+  }
+  void Reinsert(int e) {
+    next_[prev_[e]] = e;
+    if (next_[e] != kNil) prev_[next_[e]] = e;
+  }
+  void Lift(int call) {
+    Remove(call);
+    Remove(match_[call]);
+  }
+  void Unlift(int call) {
+    Reinsert(match_[call]);
+    Reinsert(call);
+  }
+
+  // The latest instant the next operation can be ordered at: the first
+  // completion still to come.
+  int64_t Frontier() const {
+    for (int e = next_[kHead]; e != kNil; e = next_[e]) {
+      if (!is_call_[e]) return ops_[op_of_[e]]->complete;
+    }
+    return kNever;
+  }
+
+  // Makes p there for an operation ordered before `frontier`, with a lost
+  // create if need be; false if it cannot be.
+  bool NeedPresent(int p, int64_t frontier) {
+    if (set_->present(p)) return true;
+    const Op* lost = unknowns_->first_create[p];
+    if (set_->state(p) != IdState::kAbsent || lost == nullptr || lost->invoke > frontier) {
+      return false;
+    }
+    set_->Add(p, lost);
+    return true;
+  }
+  // Makes p not there, with a lost remove if need be.
+  bool NeedNotPresent(int p, int64_t frontier) {
+    if (!set_->present(p)) return true;
+    const Op* lost = unknowns_->first_remove[p];
+    if (lost == nullptr || lost->invoke > frontier) return false;
+    set_->Delete(p, lost);
+    return true;
+  }
+
+  // Orders `op` now (before `frontier`) if the model allows it, with the
+  // lost changes it needs. On false, the caller undoes what was done.
+  bool TryApply(const Op& op, int64_t frontier) {
+    switch (op.kind) {
+      case OpKind::kCreate:
+        if (op.result == Result::kAlreadyExists) return NeedPresent(op.id, frontier);
+        if (set_->state(op.id) != IdState::kAbsent) return false;
+        set_->Add(op.id, &op);
+        return true;
+      case OpKind::kRemove:
+        if (op.result == Result::kNotFound) return NeedNotPresent(op.id, frontier);
+        if (!NeedPresent(op.id, frontier)) return false;
+        set_->Delete(op.id, &op);
+        return true;
+      case OpKind::kGet:
+        return op.found ? NeedPresent(op.id, frontier) : NeedNotPresent(op.id, frontier);
+      case OpKind::kList:
+        if (only_id_ >= 0) {
+          return op.Lists(only_id_) ? NeedPresent(only_id_, frontier)
+                                    : NeedNotPresent(only_id_, frontier);
+        }
+        for (int p : op.listed) {
+          if (!NeedPresent(p, frontier)) return false;
+        }
+        if (set_->present_count() != op.listed.size()) {
+          const std::vector<int> members = set_->members();
+          for (int p : members) {
+            if (!op.Lists(p) && !NeedNotPresent(p, frontier)) return false;
+          }
+        }
+        return set_->present_count() == op.listed.size();
+    }
+    return false;
+  }
+
+  void Culprits(int p, Outcome* out) const {
+    if (set_->creator(p) != nullptr) out->culprits.push_back(set_->creator(p)->index);
+    if (set_->remover(p) != nullptr) out->culprits.push_back(set_->remover(p)->index);
+  }
+
+  // Words for `op`, whose completion the search reached without being able
+  // to order it, in the set as it is now.
+  void Explain(const Op& op, int64_t frontier, Outcome* out) {
+    out->culprits.assign(1, op.index);
+    std::string text = absl::StrCat(words_->Of(op), ": ");
+    if (op.kind != OpKind::kList) {
+      absl::StrAppend(&text, words_->Why(op, op.id, *set_));
+      Culprits(op.id, out);
+    } else if (only_id_ >= 0) {
+      absl::StrAppend(&text, words_->Why(op, only_id_, *set_));
+      Culprits(only_id_, out);
+    } else {
+      // The ids it gets wrong (that no lost change can mend), the first few
+      // in words.
+      std::vector<int> wrong;
+      for (int p : op.listed) {
+        const size_t mark = set_->mark();
+        if (!NeedPresent(p, frontier)) wrong.push_back(p);
+        set_->UndoTo(mark);
+      }
+      const std::vector<int> members = set_->members();
+      for (int p : members) {
+        if (op.Lists(p)) continue;
+        const size_t mark = set_->mark();
+        if (!NeedNotPresent(p, frontier)) wrong.push_back(p);
+        set_->UndoTo(mark);
+      }
+      if (wrong.empty()) {
+        absl::StrAppend(&text,
+                        "it matches no order of the operations around it: each order that "
+                        "makes it right makes another operation wrong");
+      }
+      constexpr size_t kNamed = 3;
+      for (size_t k = 0; k < wrong.size() && k < kNamed; ++k) {
+        absl::StrAppend(&text, k == 0 ? "" : "; ", words_->Why(op, wrong[k], *set_));
+        Culprits(wrong[k], out);
+      }
+      if (wrong.size() > kNamed) {
+        absl::StrAppend(&text, "; and ", wrong.size() - kNamed, " more ids");
+      }
+    }
+    out->explanation = std::move(text);
+  }
+
+  const std::vector<const Op*> ops_;
+  const int only_id_;
+  const Unknowns* const unknowns_;
+  SetState* const set_;
+  const Words* const words_;
+  const size_t max_configurations_;
+
+  // The linked list of events: entry 0 is the head.
+  std::vector<int> next_, prev_, op_of_, match_;
+  std::vector<bool> is_call_;
+};
+
+}  // namespace
+
+absl::StatusOr<CheckResult> CheckLinearizable(const std::vector<Operation>& history,
+                                              const CheckOptions& options) {
+  CheckResult result;
+  int64_t origin = kNever;
+  for (size_t i = 0; i < history.size(); ++i) {
+    if (absl::Status s = ValidateOperation(history[i]); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("operation ", i, ": ", s.message()));
+    }
+    origin = std::min(origin, history[i].invoke_ns);
+  }
+  if (history.empty()) {
+    result.linearizable = true;
+    return result;
+  }
+
+  // Interned ids, and the operations that say or change something.
+  std::unordered_map<std::string, int> ids;
+  std::vector<std::string> names;
+  auto intern = [&](const std::string& name) {
+    auto [it, added] = ids.emplace(name, static_cast<int>(names.size()));
+    if (added) names.push_back(name);
+    return it->second;
+  };
+  std::vector<Op> ops;
+  for (size_t i = 0; i < history.size(); ++i) {
+    const Operation& h = history[i];
+    const bool read = h.kind == OpKind::kGet || h.kind == OpKind::kList;
+    if (h.result == Result::kRefused || (read && h.result == Result::kUnknown)) continue;
+    Op op;
+    op.index = i;
+    op.kind = h.kind;
+    op.result = h.result;
+    op.found = h.found;
+    if (h.kind == OpKind::kGet && h.result == Result::kNotFound) {
+      op.result = Result::kOk;
+      op.found = false;
+    }
+    op.invoke = h.invoke_ns;
+    op.complete = h.result == Result::kUnknown ? kNever : h.complete_ns;
+    if (h.kind == OpKind::kList) {
+      for (const std::string& name : h.listed) op.listed.push_back(intern(name));
+      std::sort(op.listed.begin(), op.listed.end());
+      op.listed.erase(std::unique(op.listed.begin(), op.listed.end()), op.listed.end());
+    } else {
+      op.id = intern(h.partition);
+    }
+    ops.push_back(std::move(op));
+  }
+  const int id_count = static_cast<int>(names.size());
+
+  // The operations of known outcome on each id, the lists, and the
+  // earliest lost create and remove of each id.
+  std::vector<std::vector<const Op*>> of_id(id_count);
+  std::vector<int64_t> first_touch(id_count, kNever);
+  std::vector<const Op*> lists;
+  std::vector<const Op*> definite;
+  Unknowns unknowns;
+  unknowns.first_create.assign(id_count, nullptr);
+  unknowns.first_remove.assign(id_count, nullptr);
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kList) {
+      lists.push_back(&op);
+      definite.push_back(&op);
+      continue;
+    }
+    first_touch[op.id] = std::min(first_touch[op.id], op.invoke);
+    if (!op.unknown()) {
+      of_id[op.id].push_back(&op);
+      definite.push_back(&op);
+      continue;
+    }
+    const Op*& first =
+        op.kind == OpKind::kCreate ? unknowns.first_create[op.id] : unknowns.first_remove[op.id];
+    if (first == nullptr || op.invoke < first->invoke) first = &op;
+  }
+  result.operations_checked = ops.size();
+
+  SetState set(id_count);
+  const Words words(history, names, origin);
+  auto budget = [&] {
+    return options.max_configurations - std::min(options.max_configurations, result.configurations);
+  };
+  auto finish = [&](Search::Outcome outcome) -> absl::StatusOr<CheckResult> {
+    result.configurations += outcome.configurations;
+    if (outcome.exhausted) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the history of ", history.size(), " operations is neither proven nor ",
+                       "refuted linearizable: the search explored ", result.configurations,
+                       " configurations, the limit"));
+    }
+    result.linearizable = outcome.linearizable;
+    result.explanation = std::move(outcome.explanation);
+    result.culprits = std::move(outcome.culprits);
+    return result;
+  };
+
+  // Each id on its own, with the lists that can see it.
+  for (int p = 0; p < id_count; ++p) {
+    std::vector<const Op*> run = of_id[p];
+    for (const Op* list : lists) {
+      if (list->complete >= first_touch[p]) {
+        run.push_back(list);
+      } else if (list->Lists(p)) {
+        // Done before anything touched p: no search needed to say why.
+        result.linearizable = false;
+        result.explanation =
+            absl::StrCat(words.Of(*list), ": it shows ", names[p], ", but nothing that could ",
+                         "create ", names[p], " had been sent before it completed");
+        result.culprits = {list->index};
+        return result;
+      }
+    }
+    Search search(std::move(run), p, &unknowns, &set, &words, budget());
+    Search::Outcome outcome = search.Run();
+    if (!outcome.linearizable) return finish(std::move(outcome));
+    result.configurations += outcome.configurations;
+  }
+  if (lists.empty()) {
+    result.linearizable = true;
+    return result;
+  }
+  // Lists see every id at one instant: only the whole history can say
+  // whether their instants agree.
+  Search search(std::move(definite), -1, &unknowns, &set, &words, budget());
+  return finish(search.Run());
+}
+
+}  // namespace vipu::history
