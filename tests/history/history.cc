@@ -126,7 +126,7 @@ std::string DescribeOperation(const Operation& op, int64_t origin_ns) {
   if (!op.partition.empty()) absl::StrAppend(&text, " ", op.partition);
   absl::StrAppend(&text, " by client ", op.client, " at [", seconds(op.invoke_ns), ", ");
   if (op.result == Result::kUnknown) {
-    absl::StrAppend(&text, "never, gave up at ", seconds(op.complete_ns), "]");
+    absl::StrAppend(&text, "gave up ", seconds(op.complete_ns), "]");
   } else {
     absl::StrAppend(&text, seconds(op.complete_ns), "]");
   }

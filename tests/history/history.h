@@ -79,7 +79,9 @@ Result ResultOfStatus(const absl::Status& status, bool nothing_done);
 absl::Status ValidateOperation(const Operation& op);
 
 // One line in words, for messages: "get p3 by client 2 at [1.000200 s,
-// 1.000900 s] found p3", with times in seconds after `origin_ns`.
+// 1.000900 s] found p3", with times in seconds after `origin_ns`. An
+// operation of unknown outcome reads "create p3 by client 2 at [1.000200 s,
+// gave up 1.500000 s] with its outcome unknown".
 std::string DescribeOperation(const Operation& op, int64_t origin_ns);
 
 // Collects the operations of many client threads as they happen. Each

@@ -57,6 +57,12 @@ absl::StatusOr<Operation> ParseOperation(absl::string_view line) {
                      " fields; expected 6 or 7 separated by single spaces: client "
                      "invoke_ns complete_ns kind partition result [answer]"));
   }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("field ", i + 1, " is empty; fields are separated by single spaces"));
+    }
+  }
   Operation op;
   if (!absl::SimpleAtoi(fields[0], &op.client)) {
     return absl::InvalidArgumentError(

@@ -175,7 +175,7 @@ class Words {
     switch (op.kind) {
       case OpKind::kCreate:
         if (op.result == Result::kOk && s == IdState::kRemoved) {
-          return absl::StrCat("it was acknowledged, but an id is created at most once and ", where);
+          return absl::StrCat("but an id is created at most once, and ", where);
         }
         return absl::StrCat("but ", where);
       case OpKind::kRemove:
@@ -433,7 +433,7 @@ class Search {
   // to order it, in the set as it is now.
   void Explain(const Op& op, int64_t frontier, Outcome* out) {
     out->culprits.assign(1, op.index);
-    std::string text = absl::StrCat(words_->Of(op), ": ");
+    std::string text = absl::StrCat(words_->Of(op), op.kind == OpKind::kList ? "; " : ", ");
     if (op.kind != OpKind::kList) {
       absl::StrAppend(&text, words_->Why(op, op.id, *set_));
       Culprits(op.id, out);
@@ -611,7 +611,14 @@ absl::StatusOr<CheckResult> CheckLinearizable(const std::vector<Operation>& hist
   // Lists see every id at one instant: only the whole history can say
   // whether their instants agree.
   Search search(std::move(definite), -1, &unknowns, &set, &words, budget());
-  return finish(search.Run());
+  absl::StatusOr<CheckResult> whole = finish(search.Run());
+  if (whole.ok() && !whole->linearizable) {
+    whole->explanation = absl::StrCat(
+        "each id's operations can be ordered alone, but not together with every list; the "
+        "furthest order found stops at ",
+        whole->explanation);
+  }
+  return whole;
 }
 
 }  // namespace vipu::history
