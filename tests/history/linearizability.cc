@@ -99,6 +99,8 @@ class SetState {
   }
 
   size_t mark() const { return log_.size(); }
+  // The id of the k-th change in the log.
+  int logged(size_t k) const { return log_[k].id; }
   void UndoTo(size_t mark) {
     while (log_.size() > mark) {
       const Saved& saved = log_.back();
@@ -161,13 +163,13 @@ class Words {
   std::string Why(const Op& op, int p, const SetState& set) const {
     const std::string& name = Name(p);
     const IdState s = set.state(p);
-    const std::string before = absl::StrCat(" before ", Time(op.complete), " when it completed");
+    const std::string before = absl::StrCat(" before ", Time(op.complete), ", when it completed");
     std::string where;
     if (s == IdState::kAbsent) {
-      where = absl::StrCat("no create of ", name, " can have taken effect", before);
+      where = absl::StrCat("no order that fits the other operations creates ", name, before);
     } else if (s == IdState::kPresent) {
       where = absl::StrCat(name, " was there: ", Of(*set.creator(p)),
-                           ", and no remove of it can have taken effect", before);
+                           ", and no order that fits the other operations removes it", before);
     } else {
       where =
           absl::StrCat(name, " was gone: ", Of(*set.creator(p)), ", then ", Of(*set.remover(p)));
@@ -237,54 +239,91 @@ class Search {
     struct Step {
       int entry;
       size_t mark;
+      bool forced;  // a read that was ordered without trying anything else
     };
     std::vector<Step> stack;
     const size_t start = set_->mark();
     size_t left = ops_.size();
     size_t deepest = 0;
     bool blocked_once = false;
-    int cur = next_[kHead];
-    int64_t frontier = Frontier();
+    bool fresh = true;  // a configuration not explored yet
+    int cur = kNil;
+    int64_t frontier = kNever;
+    // Orders the call `entry` (its operation applied since `mark`), unless
+    // the configuration was explored before; returns whether it did.
+    auto order = [&](int entry, size_t mark, bool forced) {
+      const int i = op_of_[entry];
+      Fingerprint next = ordered;
+      next.Toggle(kOpKeys + static_cast<uint64_t>(i));
+      if (!seen.insert(next ^ set_->fingerprint()).second) return false;
+      ordered = next;
+      stack.push_back({entry, mark, forced});
+      Lift(entry);
+      ordered_[i] = true;
+      --left;
+      fresh = true;
+      return true;
+    };
     while (left > 0) {
-      const int i = op_of_[cur];
-      const Op& op = *ops_[i];
-      if (is_call_[cur]) {
+      if (seen.size() > max_configurations_) {
+        out.exhausted = true;
+        break;
+      }
+      bool failed = false;
+      if (fresh) {
+        fresh = false;
+        frontier = Frontier();
+        // A read that holds now without changing anything is ordered now:
+        // it changes nothing, so if any order from here works, one with
+        // the read first does. No alternative to it needs trying.
+        for (int e = next_[kHead]; e != kNil && is_call_[e]; e = next_[e]) {
+          const Op& op = *ops_[op_of_[e]];
+          if (!IsRead(op)) continue;
+          const size_t mark = set_->mark();
+          const bool holds = TryApply(op, frontier) && set_->mark() == mark;
+          set_->UndoTo(mark);
+          if (!holds) continue;
+          if (!order(e, mark, /*forced=*/true)) failed = true;  // explored: it failed
+          break;
+        }
+        if (fresh) continue;
+        cur = next_[kHead];
+      }
+      if (!failed && is_call_[cur]) {
+        const Op& op = *ops_[op_of_[cur]];
         const size_t mark = set_->mark();
+        const int i = op_of_[cur];
+        doomed_by_[i] = -1;
         if (TryApply(op, frontier)) {
-          Fingerprint next = ordered;
-          next.Toggle(kOpKeys + static_cast<uint64_t>(i));
-          if (seen.insert(next ^ set_->fingerprint()).second) {
-            if (seen.size() > max_configurations_) {
-              out.exhausted = true;
-              break;
-            }
-            ordered = next;
-            stack.push_back({cur, mark});
-            Lift(cur);
-            --left;
-            cur = next_[kHead];
-            frontier = Frontier();
-            continue;
-          }
+          doomed_by_[i] = Doomed(mark, i, frontier);
+          if (doomed_by_[i] < 0 && order(cur, mark, /*forced=*/false)) continue;
         }
         set_->UndoTo(mark);
         cur = next_[cur];
         continue;
       }
-      // The completion of an operation not yet ordered: every order that
-      // was tried up to here fails.
-      if (!blocked_once || stack.size() > deepest) {
-        blocked_once = true;
-        deepest = stack.size();
-        Explain(op, frontier, &out);
+      if (!failed) {
+        // The completion of an operation not yet ordered: every order
+        // tried up to here fails.
+        if (!blocked_once || stack.size() > deepest) {
+          blocked_once = true;
+          deepest = stack.size();
+          Explain(op_of_[cur], frontier, &out);
+        }
       }
-      if (stack.empty()) break;
-      const Step top = stack.back();
-      stack.pop_back();
-      set_->UndoTo(top.mark);
-      ordered.Toggle(kOpKeys + static_cast<uint64_t>(op_of_[top.entry]));
-      Unlift(top.entry);
-      ++left;
+      // Back to the last configuration with alternatives left.
+      Step top{kNil, 0, true};
+      while (top.forced && !stack.empty()) {
+        top = stack.back();
+        stack.pop_back();
+        set_->UndoTo(top.mark);
+        const int i = op_of_[top.entry];
+        ordered.Toggle(kOpKeys + static_cast<uint64_t>(i));
+        Unlift(top.entry);
+        ordered_[i] = false;
+        ++left;
+      }
+      if (top.forced) break;  // nothing left to try
       cur = next_[top.entry];
       frontier = Frontier();
     }
@@ -322,6 +361,29 @@ class Search {
       if (x.is_call != y.is_call) return x.is_call;
       return x.op < y.op;
     });
+    ordered_.assign(ops_.size(), false);
+    doomed_by_.assign(ops_.size(), -1);
+    // The indexes Doomed reads, each in order of completion.
+    ops_of_id_.clear();
+    lists_showing_.clear();
+    lists_.clear();
+    std::vector<int> by_completion(ops_.size());
+    for (size_t i = 0; i < ops_.size(); ++i) by_completion[i] = static_cast<int>(i);
+    std::sort(by_completion.begin(), by_completion.end(),
+              [this](int x, int y) { return ops_[x]->complete < ops_[y]->complete; });
+    for (int i : by_completion) {
+      const Op& op = *ops_[i];
+      if (op.kind != OpKind::kList) {
+        ops_of_id_[op.id].push_back(i);
+        continue;
+      }
+      lists_.push_back(i);
+      if (only_id_ >= 0) {
+        if (op.Lists(only_id_)) lists_showing_[only_id_].push_back(i);
+      } else {
+        for (int p : op.listed) lists_showing_[p].push_back(i);
+      }
+    }
     const size_t n = events.size() + 1;  // entry 0 is the head
     next_.assign(n, kNil);
     prev_.assign(n, kNil);
@@ -367,6 +429,100 @@ class Search {
       if (!is_call_[e]) return ops_[op_of_[e]]->complete;
     }
     return kNever;
+  }
+
+  static bool IsRead(const Op& op) {
+    return op.kind == OpKind::kGet || op.kind == OpKind::kList ||
+           op.result == Result::kAlreadyExists || op.result == Result::kNotFound;
+  }
+
+  // Whether an operation not yet ordered (other than `current`) can no
+  // longer be right after the changes made since `mark`. An id now there
+  // stays there until a remove deletes it, so a read that needs it absent
+  // and completes before any remove not yet ordered was invoked is lost;
+  // an id removed stays removed, so a read that needs it there is lost.
+  // Finding that now spares exploring every order of the operations in
+  // flight between here and that read. The lists looked at are bounded
+  // (kLookahead): missing one only costs time.
+  //   Returns the operation found lost, or -1.
+  int Doomed(size_t mark, int current, int64_t frontier) const {
+    constexpr int kLookahead = 64;
+    for (size_t k = mark; k < set_->mark(); ++k) {
+      const int p = set_->logged(k);
+      const bool present = set_->present(p);
+      if (!present && set_->state(p) != IdState::kRemoved) continue;
+      const int64_t removal = present ? EarliestRemoval(p) : kNever;
+      auto lost = [&](int i) {
+        if (i == current || ordered_[i]) return false;
+        const Op& op = *ops_[i];
+        if (op.kind == OpKind::kList) {
+          const bool shown = op.Lists(only_id_ >= 0 ? only_id_ : p);
+          return present ? !shown : shown;
+        }
+        return present ? NeedsAbsent(op) : NeedsPresent(op);
+      };
+      auto it = ops_of_id_.find(p);
+      if (it != ops_of_id_.end()) {
+        for (int i : Pending(it->second, frontier)) {
+          if (ops_[i]->complete >= removal) break;
+          if (lost(i)) return i;
+        }
+      }
+      const std::vector<int>* lists = &lists_;
+      if (!present) {
+        auto showing = lists_showing_.find(p);
+        if (showing == lists_showing_.end()) continue;
+        lists = &showing->second;
+      }
+      int looked = 0;
+      for (int i : Pending(*lists, frontier)) {
+        if (ops_[i]->complete >= removal || ++looked > kLookahead) break;
+        if (lost(i)) return i;
+      }
+    }
+    return -1;
+  }
+
+  // The operations of `ops` (in order of completion) from the first that
+  // completes at or after `frontier`, as every operation not yet ordered
+  // does.
+  struct Range {
+    const int* first;
+    const int* last;
+    const int* begin() const { return first; }
+    const int* end() const { return last; }
+  };
+  Range Pending(const std::vector<int>& ops, int64_t frontier) const {
+    auto from = std::lower_bound(ops.begin(), ops.end(), frontier,
+                                 [this](int i, int64_t t) { return ops_[i]->complete < t; });
+    return {ops.data() + (from - ops.begin()), ops.data() + ops.size()};
+  }
+
+  static bool NeedsAbsent(const Op& op) {
+    return (op.kind == OpKind::kGet && !op.found) || op.result == Result::kNotFound ||
+           (op.kind == OpKind::kCreate && op.result == Result::kOk);
+  }
+  static bool NeedsPresent(const Op& op) {
+    // An acknowledged create needs p absent, which a removed id never is
+    // again; so it is lost too.
+    return (op.kind == OpKind::kGet && op.found) || op.result == Result::kAlreadyExists ||
+           (op.kind != OpKind::kGet && op.result == Result::kOk);
+  }
+
+  // The earliest invocation of a remove of p not yet ordered, acknowledged
+  // or lost: p cannot be deleted before it.
+  int64_t EarliestRemoval(int p) const {
+    const Op* lost = unknowns_->first_remove[p];
+    int64_t earliest = lost != nullptr ? lost->invoke : kNever;
+    auto it = ops_of_id_.find(p);
+    if (it == ops_of_id_.end()) return earliest;
+    for (int i : it->second) {
+      const Op& op = *ops_[i];
+      if (op.kind == OpKind::kRemove && op.result == Result::kOk && !ordered_[i]) {
+        earliest = std::min(earliest, op.invoke);
+      }
+    }
+    return earliest;
   }
 
   // Makes p there for an operation ordered before `frontier`, with a lost
@@ -431,8 +587,25 @@ class Search {
 
   // Words for `op`, whose completion the search reached without being able
   // to order it, in the set as it is now.
-  void Explain(const Op& op, int64_t frontier, Outcome* out) {
-    out->culprits.assign(1, op.index);
+  void Explain(int i, int64_t frontier, Outcome* out) {
+    const int lost = doomed_by_[i];
+    if (lost < 0) {
+      out->culprits.clear();
+      Describe(*ops_[i], frontier, out);
+      return;
+    }
+    // It could be ordered, but then another operation could not be: that
+    // one is what the history gets wrong, once this one took effect.
+    const size_t mark = set_->mark();
+    TryApply(*ops_[i], frontier);
+    out->culprits.clear();
+    Describe(*ops_[lost], frontier, out);
+    set_->UndoTo(mark);
+  }
+
+  // Words for `op` in the set as it is now, where it cannot take effect.
+  void Describe(const Op& op, int64_t frontier, Outcome* out) {
+    out->culprits.push_back(op.index);
     std::string text = absl::StrCat(words_->Of(op), op.kind == OpKind::kList ? "; " : ", ");
     if (op.kind != OpKind::kList) {
       absl::StrAppend(&text, words_->Why(op, op.id, *set_));
@@ -483,6 +656,15 @@ class Search {
   // The linked list of events: entry 0 is the head.
   std::vector<int> next_, prev_, op_of_, match_;
   std::vector<bool> is_call_;
+  std::vector<bool> ordered_;  // per operation, whether it is ordered
+  // Per operation, the one that its last try to order it would have lost
+  // (Doomed), or -1.
+  std::vector<int> doomed_by_;
+  // In order of completion: per id its operations and the lists that show
+  // it; every list.
+  std::unordered_map<int, std::vector<int>> ops_of_id_;
+  std::unordered_map<int, std::vector<int>> lists_showing_;
+  std::vector<int> lists_;
 };
 
 }  // namespace
@@ -566,16 +748,13 @@ absl::StatusOr<CheckResult> CheckLinearizable(const std::vector<Operation>& hist
 
   SetState set(id_count);
   const Words words(history, names, origin);
-  auto budget = [&] {
-    return options.max_configurations - std::min(options.max_configurations, result.configurations);
-  };
   auto finish = [&](Search::Outcome outcome) -> absl::StatusOr<CheckResult> {
     result.configurations += outcome.configurations;
     if (outcome.exhausted) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the history of ", history.size(), " operations is neither proven nor ",
-                       "refuted linearizable: the search explored ", result.configurations,
-                       " configurations, the limit"));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the history of ", history.size(), " operations is neither proven nor ",
+          "refuted linearizable: a search needed more than ", options.max_configurations,
+          " configurations, the limit (", result.configurations, " explored in all)"));
     }
     result.linearizable = outcome.linearizable;
     result.explanation = std::move(outcome.explanation);
@@ -583,23 +762,67 @@ absl::StatusOr<CheckResult> CheckLinearizable(const std::vector<Operation>& hist
     return result;
   };
 
-  // Each id on its own, with the lists that can see it.
+  // Each id on its own, with the lists during which it can change. p
+  // changes only inside the interval of an acknowledged create or remove of
+  // it, or after the invocation of one of unknown outcome; a list outside
+  // all of those sees p in a state that no order can alter, and is checked
+  // against it without a search.
+  auto refute = [&](const Op& list, int p, const std::string& why, const Op* other) {
+    result.linearizable = false;
+    result.explanation = absl::StrCat(words.Of(list), "; it ", list.Lists(p) ? "shows " : "misses ",
+                                      names[p], ", but ", why);
+    result.culprits = {list.index};
+    if (other != nullptr) result.culprits.push_back(other->index);
+    return result;
+  };
   for (int p = 0; p < id_count; ++p) {
+    std::vector<const Op*> creates, removes;
+    for (const Op* op : of_id[p]) {
+      if (op->result != Result::kOk) continue;
+      if (op->kind == OpKind::kCreate) creates.push_back(op);
+      if (op->kind == OpKind::kRemove) removes.push_back(op);
+    }
+    // Two acknowledged creates or removes of one id: the search says why.
+    const bool simple = creates.size() <= 1 && removes.size() <= 1;
+    const Op* create = creates.empty() ? nullptr : creates[0];
+    const Op* remove = removes.empty() ? nullptr : removes[0];
+    const Op* lost_create = unknowns.first_create[p];
+    const Op* lost_remove = unknowns.first_remove[p];
+    auto before = [](const Op* op, int64_t t) { return op != nullptr && op->invoke <= t; };
     std::vector<const Op*> run = of_id[p];
     for (const Op* list : lists) {
-      if (list->complete >= first_touch[p]) {
+      if (!simple) {
+        if (list->complete >= first_touch[p]) run.push_back(list);
+        continue;
+      }
+      if (remove != nullptr && list->invoke > remove->complete) {
+        if (list->Lists(p)) {
+          return refute(
+              *list, p,
+              absl::StrCat(names[p], " was gone: ", words.Of(*remove), ", before it was invoked"),
+              remove);
+        }
+      } else if (create != nullptr && list->invoke > create->complete &&
+                 !before(remove, list->complete) && !before(lost_remove, list->complete)) {
+        if (!list->Lists(p)) {
+          return refute(*list, p,
+                        absl::StrCat(names[p], " was there: ", words.Of(*create),
+                                     ", before it was invoked, and no remove of it had been sent "
+                                     "before it completed"),
+                        create);
+        }
+      } else if (!before(create, list->complete) && !before(lost_create, list->complete)) {
+        if (list->Lists(p)) {
+          return refute(*list, p,
+                        absl::StrCat("nothing that could create ", names[p],
+                                     " had been sent before it completed"),
+                        nullptr);
+        }
+      } else {
         run.push_back(list);
-      } else if (list->Lists(p)) {
-        // Done before anything touched p: no search needed to say why.
-        result.linearizable = false;
-        result.explanation =
-            absl::StrCat(words.Of(*list), ": it shows ", names[p], ", but nothing that could ",
-                         "create ", names[p], " had been sent before it completed");
-        result.culprits = {list->index};
-        return result;
       }
     }
-    Search search(std::move(run), p, &unknowns, &set, &words, budget());
+    Search search(std::move(run), p, &unknowns, &set, &words, options.max_configurations);
     Search::Outcome outcome = search.Run();
     if (!outcome.linearizable) return finish(std::move(outcome));
     result.configurations += outcome.configurations;
@@ -610,7 +833,7 @@ absl::StatusOr<CheckResult> CheckLinearizable(const std::vector<Operation>& hist
   }
   // Lists see every id at one instant: only the whole history can say
   // whether their instants agree.
-  Search search(std::move(definite), -1, &unknowns, &set, &words, budget());
+  Search search(std::move(definite), -1, &unknowns, &set, &words, options.max_configurations);
   absl::StatusOr<CheckResult> whole = finish(search.Run());
   if (whole.ok() && !whole->linearizable) {
     whole->explanation = absl::StrCat(
