@@ -23,6 +23,8 @@
 // violation missed) with probability about n^2 / 2^129 for n
 // configurations. Two operations whose intervals merely touch (one
 // completes at the instant the other is invoked) count as concurrent.
+// tests/unit/history_brute_force_test.cc holds its verdict against trying
+// every order of small random histories.
 //
 // The algorithm. Wing & Gong's search with Lowe's improvements, as in
 // Knossos and Porcupine: the invocations and completions in time order in a
@@ -30,28 +32,39 @@
 // earliest point where the model allows it, and backtracks when it reaches
 // a completion whose operation it could not order; every configuration it
 // has seen (the set of ordered operations and the state of the set) is
-// remembered, so none is explored twice.
-//   Operations of unknown outcome are not ordered on their own, which
-// would double the configurations for each one in flight, and they stay in
-// flight to the end. A lost create that took effect can always be moved
-// to just before the first operation that needs its id there (and a lost
-// remove, before the first that needs its id gone), so the search makes
-// one take effect only when an operation needs it, if it was invoked
-// before that point.
-//   Before the whole search, each id is checked on its own with the
-// operations on it and every list (as "is p there?"): P-compositionality
-// (Horn & Kroening). Without lists that is the whole answer; with lists a
-// failing id is already a violation, explained about that id alone; only
-// then does the search run over everything, for what lists observe
-// together.
+// remembered, so none is explored twice. Three reductions keep it small,
+// none of which changes the verdict:
+//   - Operations of unknown outcome are not ordered on their own (each in
+//     flight to the end would double the configurations). A lost create
+//     that took effect can always be moved to just before the first
+//     operation that needs its id there, and a lost remove to just before
+//     the first that needs its id gone; so one takes effect only when an
+//     operation needs it, if it was invoked before that point.
+//   - A read (get, list, or a create or remove that changed nothing) that
+//     holds now is ordered now, with no alternative tried: it changes
+//     nothing, so if any order from here works, one with it first does.
+//   - A change is not tried when it dooms an operation not yet ordered: an
+//     id made present that a pending read needs absent, when no remove can
+//     be invoked before that read completes; an id removed that a pending
+//     read needs present.
+// Before the whole search, each id is checked on its own with the
+// operations on it and the lists that see it (as "is p there?"):
+// P-compositionality (Horn & Kroening). A list during which p cannot change
+// (outside every acknowledged create or remove of p, and before any of
+// unknown outcome) is checked against p's one possible state without a
+// search. Without lists that is the whole answer; with lists, a failing id
+// is already a violation, explained about that id alone, and only then does
+// the search run over everything, for what lists observe together.
 //
-// Cost. Time and memory grow with the configurations explored: about the
-// operations times 2^(operations of known outcome in flight at once), far
-// fewer when the results constrain the order. Each id's own check also
-// walks every list made after the id was first touched (ids x lists). A
-// generated history of 5,000 operations, five in flight at once, is
-// checked in about 0.2 s. The search gives up with RESOURCE_EXHAUSTED after
-// `max_configurations`.
+// Cost. Time and memory grow with the configurations explored, about 50
+// bytes each. Without the reductions that is about the operations times
+// 2^(operations in flight); with them, a legal history whose clients each
+// wait for one answer before the next request needs a few configurations
+// per operation, however many clients are in flight, and a list costs time
+// in the number of ids it returns. Histories built to be hard (many
+// changes in flight that only lists can order, then a contradiction) can
+// still take exponential time: the search gives up with RESOURCE_EXHAUSTED
+// once one search needs more than `max_configurations`.
 //
 // Thread-safety: a pure function of its arguments; call it from any thread.
 #ifndef VIPU_TESTS_HISTORY_LINEARIZABILITY_H_
@@ -68,8 +81,8 @@
 namespace vipu::history {
 
 struct CheckOptions {
-  // The search explores at most this many configurations (each costs about
-  // 50 bytes of memory) before it gives up.
+  // Each search (one per id, one over everything) explores at most this
+  // many configurations (about 50 bytes of memory each) before it gives up.
   size_t max_configurations = 4'000'000;
 };
 

@@ -456,12 +456,18 @@ Generated Generate(uint64_t seed, int count, int64_t jitter_ns) {
 constexpr int kOps = 5000;
 constexpr int64_t kJitter = 2500;  // each interval overlaps about five others
 TEST(HistoryLinearizabilityTest, GeneratedLegalHistoryOf5000OperationsIsLinearizable) {
-  for (uint64_t seed : {1, 2, 3}) {
+  for (uint64_t seed : {1, 2}) {
     const Generated g = Generate(seed, kOps, kJitter);
     const CheckResult r = Check(g.history);
     EXPECT_TRUE(r.linearizable) << "seed " << seed << ": " << r.explanation;
     EXPECT_GT(r.operations_checked, static_cast<size_t>(kOps) * 9 / 10);
   }
+}
+
+TEST(HistoryLinearizabilityTest, GeneratedLegalHistoryWithThirtyInFlightIsLinearizable) {
+  const Generated g = Generate(3, kOps, 6 * kJitter);
+  const CheckResult r = Check(g.history);
+  EXPECT_TRUE(r.linearizable) << r.explanation;
 }
 
 // Whether `id` was certainly there throughout operation `i`: an
