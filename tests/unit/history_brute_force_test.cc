@@ -142,7 +142,7 @@ Operation RandomOperation(std::mt19937_64& rng, int client) {
 TEST(HistoryBruteForceTest, VerdictEqualsTryingEveryOrderOnSmallRandomHistories) {
   std::mt19937_64 rng(20261127);
   int legal = 0, illegal = 0;
-  for (int round = 0; round < 5000; ++round) {
+  for (int round = 0; round < 2500; ++round) {
     const int count = std::uniform_int_distribution<int>(1, 7)(rng);
     std::vector<Operation> history;
     for (int i = 0; i < count; ++i) history.push_back(RandomOperation(rng, i));
@@ -156,8 +156,8 @@ TEST(HistoryBruteForceTest, VerdictEqualsTryingEveryOrderOnSmallRandomHistories)
     (expected ? legal : illegal)++;
   }
   // Both verdicts were exercised, not just one.
-  EXPECT_GT(legal, 500);
-  EXPECT_GT(illegal, 500);
+  EXPECT_GT(legal, 250);
+  EXPECT_GT(illegal, 250);
 }
 
 }  // namespace
