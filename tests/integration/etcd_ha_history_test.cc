@@ -1,0 +1,260 @@
+// The safety of a highly available control plane, recorded and checked:
+// clients that follow the product's failover rule (wire/member_channels.h,
+// never resending a change that may have been acted on) create, remove, get
+// and list partitions while the leader is killed round after round. Every
+// operation is recorded with its invocation and completion times, and the
+// history must be linearizable for a set of partitions
+// (tests/history/linearizability.h). A last failover makes a fresh leader
+// load the state from etcd before the final list, so what is checked is
+// what etcd holds, not what one leader remembers.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/etcd_harness.h"
+#include "tests/history/history.h"
+#include "tests/history/linearizability.h"
+#include "tests/integration/daemon_process.h"
+#include "tests/integration/ha_members.h"
+#include "tests/integration/harness.h"
+#include "vipuuser.grpc.pb.h"
+#include "wire/member_channels.h"
+#include "wire/metadata_keys.h"
+#include "wire/status.h"
+
+namespace vipu::testing {
+namespace {
+
+using history::HistoryRecorder;
+using history::OpKind;
+using history::Result;
+
+constexpr int kMembers = 2;
+constexpr int kKillRounds = 3;
+constexpr int kWorkers = 3;
+
+// What one call through the member list came to: the status and whether the
+// member that gave it said nothing was done.
+struct Answer {
+  grpc::Status status;
+  bool nothing_done = false;
+};
+
+class HaHistoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    ha_ = std::make_unique<HaMembers>(kMembers);
+    absl::Status etcd = ha_->LaunchEtcd(3);
+    ASSERT_TRUE(etcd.ok()) << etcd;
+    for (int i = 0; i < kMembers; ++i) StartMember(i);
+    agent_ = std::make_unique<Daemon>(
+        std::vector<std::string>{VIPU_AGENT_BIN, "--server",
+                                 absl::StrCat(ha_->address(0), ",", ha_->address(1)), "--agent-ids",
+                                 "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
+        ha_->dir() + "/agent.log");
+    const int leader = ha_->AwaitAgreedLeader(absl::Seconds(60));
+    ASSERT_GE(leader, 0);
+    const std::string any = absl::StrCat(ha_->address(0), ",", ha_->address(1));
+    CommandResult cluster;
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          cluster = RunCommand({VIPU_ADMIN_BIN, "--api-host", any, "create", "cluster", "pod16",
+                                "--agents", "ag1,ag2,ag3,ag4"});
+          return cluster.exit_code == 0;
+        },
+        absl::Seconds(30)))
+        << cluster.out << cluster.err;
+    CommandResult allocation = RunCommand({VIPU_ADMIN_BIN, "--api-host", any, "create",
+                                           "allocation", "default", "--cluster", "pod16"});
+    ASSERT_EQ(allocation.exit_code, 0) << allocation.out << allocation.err;
+    std::vector<wire::ServerMember> members;
+    for (int i = 0; i < kMembers; ++i) {
+      const std::string& a = ha_->address(i);
+      members.push_back({a.substr(0, a.rfind(':')),
+                         static_cast<uint32_t>(std::stoul(a.substr(a.rfind(':') + 1))), true});
+    }
+    channels_ = std::make_unique<wire::MemberChannels>(members, grpc::InsecureChannelCredentials());
+    for (int i = 0; i < kMembers; ++i) {
+      stubs_.push_back(virmgrpc::UserService::NewStub(channels_->channel(i)));
+    }
+  }
+
+  void TearDown() override {
+    stop_ = true;
+    for (std::thread& t : workers_) t.join();
+    agent_.reset();
+    ha_.reset();
+  }
+
+  void StartMember(int i) {
+    ha_->StartMember(
+        i, {"--auto-add-agents", "--heartbeat-ms", "200", "--reconcile-window-ms", "1000"});
+  }
+
+  // One call through the member list, by the product's rule.
+  template <typename Rpc>
+  Answer Call(wire::CallKind kind, Rpc rpc) {
+    Answer answer;
+    const auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(5);
+    wire::MemberCallResult result = channels_->Call(
+        kind, deadline, [](grpc::ClientContext*) {},
+        [&](size_t member, grpc::ClientContext* context) {
+          grpc::Status s = rpc(*stubs_[member], context);
+          answer.nothing_done =
+              context->GetServerTrailingMetadata().count(wire::kRetryAfterMetadata) != 0;
+          return s;
+        });
+    answer.status = result.status;
+    if (!result.reached) answer.nothing_done = true;  // sent to no member
+    return answer;
+  }
+
+  // The recorded result of a change; a code the scenario does not allow
+  // fails the test with its code and message.
+  Result Outcome(const Answer& a, OpKind kind, const std::string& id) {
+    const absl::Status s = wire::FromGrpc(a.status);
+    const Result r = history::ResultOfStatus(s, a.nothing_done);
+    const bool allowed =
+        s.ok() || r == Result::kUnknown || (r == Result::kRefused && a.nothing_done) ||
+        s.code() == absl::StatusCode::kResourceExhausted ||  // the pod is full
+        (kind == OpKind::kCreate && s.code() == absl::StatusCode::kAlreadyExists) ||
+        (kind == OpKind::kRemove && s.code() == absl::StatusCode::kNotFound);
+    EXPECT_TRUE(allowed) << OpKindName(kind) << " " << id << ": " << s;
+    return r;
+  }
+
+  void Create(int client, const std::string& id) {
+    const HistoryRecorder::Handle h = recorder_.Invoke(client, OpKind::kCreate, id);
+    Answer a = Call(wire::CallKind::kMutating,
+                    [&](virmgrpc::UserService::Stub& stub, grpc::ClientContext* ctx) {
+                      virmgrpc::CreatePartitionRequest req;
+                      req.mutable_requirements()->set_id(id);
+                      req.mutable_requirements()->set_size(1);
+                      virmgrpc::CreatePartitionReply reply;
+                      return stub.CreatePartition(ctx, req, &reply);
+                    });
+    recorder_.Complete(h, Outcome(a, OpKind::kCreate, id));
+  }
+
+  void Remove(int client, const std::string& id) {
+    const HistoryRecorder::Handle h = recorder_.Invoke(client, OpKind::kRemove, id);
+    Answer a = Call(wire::CallKind::kMutating,
+                    [&](virmgrpc::UserService::Stub& stub, grpc::ClientContext* ctx) {
+                      virmgrpc::RemovePartitionRequest req;
+                      req.set_partition_id(id);
+                      req.set_force(true);
+                      virmgrpc::RemovePartitionReply reply;
+                      return stub.RemovePartition(ctx, req, &reply);
+                    });
+    recorder_.Complete(h, Outcome(a, OpKind::kRemove, id));
+  }
+
+  // Lists through the member list; the answer, if any, is recorded.
+  std::optional<virmgrpc::ListPartitionsReply> List(int client) {
+    const HistoryRecorder::Handle h = recorder_.Invoke(client, OpKind::kList);
+    virmgrpc::ListPartitionsReply reply;
+    Answer a = Call(wire::CallKind::kReadOnly,
+                    [&](virmgrpc::UserService::Stub& stub, grpc::ClientContext* ctx) {
+                      reply.Clear();
+                      virmgrpc::ListPartitionsRequest req;
+                      return stub.ListPartitions(ctx, req, &reply);
+                    });
+    if (!a.status.ok()) {
+      const absl::Status s = wire::FromGrpc(a.status);
+      EXPECT_TRUE(s.code() == absl::StatusCode::kUnavailable ||
+                  s.code() == absl::StatusCode::kDeadlineExceeded)
+          << "list: " << s;
+      recorder_.Complete(h, Result::kUnknown);  // an unanswered read tells nothing
+      return std::nullopt;
+    }
+    std::vector<std::string> ids;
+    for (const virmgrpc::Partition& p : reply.partitions()) ids.push_back(p.id());
+    recorder_.CompleteList(h, ids);
+    return reply;
+  }
+
+  // Each worker creates fresh ids, keeps every third, removes the others,
+  // and lists now and then. A change whose answer was lost is never resent:
+  // the id is left to the history, which allows it either way.
+  void StartWorkers() {
+    for (int w = 0; w < kWorkers; ++w) {
+      workers_.emplace_back([this, w] {
+        for (int k = 0; !stop_; ++k) {
+          const std::string id = absl::StrCat("w", w, "-", k);
+          Create(w, id);
+          if (k % 3 != 0) Remove(w, id);
+          if (k % 4 == 0) List(w);
+        }
+      });
+    }
+  }
+
+  std::unique_ptr<HaMembers> ha_;
+  std::unique_ptr<Daemon> agent_;
+  std::unique_ptr<wire::MemberChannels> channels_;
+  std::vector<std::unique_ptr<virmgrpc::UserService::Stub>> stubs_;
+  HistoryRecorder recorder_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> workers_;
+};
+
+TEST_F(HaHistoryTest, AcknowledgedChangesCrossFailoversAndTheHistoryIsLinearizable) {
+  StartWorkers();
+  for (int round = 0; round < kKillRounds; ++round) {
+    const int leader = ha_->AwaitLeader(absl::Seconds(60));
+    ASSERT_GE(leader, 0) << "round " << round;
+    ha_->Kill(leader);
+    ASSERT_GE(ha_->AwaitLeader(absl::Seconds(60)), 0) << "round " << round;
+    StartMember(leader);
+  }
+  stop_ = true;
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+
+  // A last failover: the leader that answers the final list loaded the
+  // state from etcd after every change above was made or given up.
+  const int last = ha_->AwaitAgreedLeader(absl::Seconds(60));
+  ASSERT_GE(last, 0);
+  ha_->Kill(last);
+  ASSERT_GE(ha_->AwaitLeader(absl::Seconds(60)), 0);
+  std::optional<virmgrpc::ListPartitionsReply> final_list;
+  ASSERT_TRUE(
+      WaitFor([&] { return (final_list = List(kWorkers)).has_value(); }, absl::Seconds(60)));
+  std::set<std::pair<uint32_t, uint32_t>> held;
+  for (const virmgrpc::Partition& p : final_list->partitions()) {
+    for (const virmgrpc::PartitionIpu& ipu : p.spec().ipus()) {
+      EXPECT_TRUE(held.insert({ipu.ipulink_domain_topology_id(), ipu.topology_id()}).second)
+          << "an IPU in two partitions, one of them " << p.id();
+    }
+  }
+
+  const std::vector<history::Operation> ops = recorder_.Operations();
+  size_t acknowledged = 0;
+  for (const history::Operation& op : ops) {
+    acknowledged += op.kind == OpKind::kCreate && op.result == Result::kOk;
+  }
+  // The rounds ran under load: creates were acknowledged between the kills.
+  EXPECT_GT(acknowledged, static_cast<size_t>(2 * kKillRounds));
+  absl::StatusOr<history::CheckResult> checked = history::CheckLinearizable(ops);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  EXPECT_TRUE(checked->linearizable) << checked->explanation;
+  std::cout << "history: " << ops.size() << " operations, " << acknowledged
+            << " creates acknowledged, " << checked->configurations << " configurations searched"
+            << std::endl;
+}
+
+}  // namespace
+}  // namespace vipu::testing
