@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fabric/validation.h"
-#include "plan/report.h"
+#include "plan/summary.h"
 
 namespace vipu::plan {
 namespace {

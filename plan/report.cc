@@ -120,8 +120,8 @@ std::string LineChart(const std::string& title, const std::string& y_label,
   for (int k = 0; k <= 4; ++k) {
     const double x = kLeft + w * k / 4;
     absl::StrAppendFormat(&svg,
-                          "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"middle\">%s</text>",
-                          x, kTop + h + 14,
+                          "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"%s\">%s</text>",
+                          x, kTop + h + 14, k == 4 ? "end" : "middle",
                           Html(FormatDuration((axis.t1 - axis.t0) * k / 4)));
   }
   absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\" font-size=\"10\">%s</text>", kLeft,
@@ -336,13 +336,6 @@ std::string SummaryTable(const std::vector<ReportRun>& runs) {
 
 }  // namespace
 
-std::string FormatNumber(double v) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
-  if (ec != std::errc()) return "0";
-  return std::string(buffer, end);
-}
-
 std::string FormatDuration(double s) {
   if (s < 60) return absl::StrFormat("%.0f s", s);
   if (s < 3600) return absl::StrFormat("%.1f min", s / 60);
@@ -413,11 +406,15 @@ std::string ReportHtml(const std::vector<ReportRun>& runs) {
                     Html(labels[k]), "</span>");
   }
   html += "</p>";
+  std::string words;
   for (const ReportRun& r : runs) {
-    absl::StrAppend(&html, "<section class=\"words\"><h2>", Html(r.label), "</h2>",
+    absl::StrAppend(&words, "<section class=\"words\"><h2>", Html(r.label), "</h2>",
                     InWords(*r.summary), "</section>");
   }
-  html += "<h2>Side by side</h2>" + SummaryTable(runs);
+  // One replay: its figures in words first; several: the comparison first.
+  if (runs.size() == 1) html += words;
+  html += absl::StrCat("<h2>", runs.size() == 1 ? "Figures" : "Side by side", "</h2>",
+                       SummaryTable(runs));
   html += LineChart("Utilisation over time", "share of the pod's IPUs held", utilisation, 1.0,
                     axis, labels, true);
   html += LineChart("Queue length over time", "jobs waiting (time-weighted mean)", queue,
@@ -427,6 +424,7 @@ std::string ReportHtml(const std::vector<ReportRun>& runs) {
     const uint32_t rows = r.result->occupancy_rows;
     html += OccupancyChart(r, axis, r.summary->pod_ipus / std::max<uint32_t>(1, rows));
   }
+  if (runs.size() > 1) html += words;
   html +=
       "<p><small>Placement is vipu-server's own (fabric::Place). Not modelled: partition "
       "create and reset latency, host and network contention between jobs; a job's run time "

@@ -17,8 +17,6 @@
 
 namespace vipu::plan {
 
-// A number as the shortest text that reads back to the same double.
-std::string FormatNumber(double v);
 // Seconds in words: "45 s", "12.5 min", "3.2 h", "4.1 days".
 std::string FormatDuration(double seconds);
 

@@ -2,6 +2,7 @@
 #include "plan/summary.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -87,45 +88,62 @@ Summary Summarise(const Trace& trace, const ReplayResult& result, const std::str
   return s;
 }
 
+std::string FormatNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  if (ec != std::errc()) return "null";
+  return std::string(buffer, end);
+}
+
 std::string SummaryJson(const Summary& s) {
-  JsonWriter w;
-  w.BeginObject()
-      .Field("trace", s.trace)
-      .Field("pod", s.pod)
-      .Field("pod_ipus", s.pod_ipus)
-      .Field("policy", s.policy)
-      .Field("seed", s.seed)
-      .Field("jobs", s.jobs)
-      .Field("done", s.done)
-      .Field("refused", s.refused)
-      .Field("too_big", s.too_big)
-      .Field("model_refused", s.model_refused)
-      .Field("rounded", s.rounded);
-  w.Key("skipped").BeginObject();
-  for (const auto& [reason, count] : s.skipped) w.Field(reason, count);
-  w.EndObject();
-  w.Field("first_submit_s", s.first_submit)
-      .Field("last_end_s", s.last_end)
-      .Field("makespan_s", s.makespan_s)
-      .Field("utilisation", s.utilisation)
-      .Field("wait_mean_s", s.wait_mean_s)
-      .Field("wait_p50_s", s.wait_p50_s)
-      .Field("wait_p95_s", s.wait_p95_s)
-      .Field("wait_p99_s", s.wait_p99_s)
-      .Field("wait_max_s", s.wait_max_s)
-      .Field("bounded_slowdown_mean", s.bounded_slowdown_mean)
-      .Field("bounded_slowdown_tau_s", kSlowdownTau)
-      .Field("fragmentation", s.fragmentation)
-      .Field("head_blocked_s", s.blocked_s)
-      .Field("backfill_estimate", s.backfill_estimate)
-      .Field("machine_mtbf_hours", s.machine_mtbf_hours)
-      .Field("repair_hours", s.repair_hours)
-      .Field("machine_failures", s.machine_failures)
-      .Field("requeues", s.requeues)
-      .Field("lost_ipu_hours", s.lost_ipu_hours)
-      .Field("events", s.events)
-      .EndObject();
-  return w.Take() + "\n";
+  // Numbers are written exactly (JsonWriter keeps 6 digits): a reader
+  // recomputing them from jobs.csv compares like with like.
+  std::string out = "{";
+  auto key = [&](const char* k) { absl::StrAppend(&out, out.size() > 1 ? "," : "", JsonQuote(k), ":"); };
+  auto text = [&](const char* k, const std::string& v) { key(k); out += JsonQuote(v); };
+  auto num = [&](const char* k, double v) { key(k); out += FormatNumber(v); };
+  auto count = [&](const char* k, uint64_t v) { key(k); absl::StrAppend(&out, v); };
+  text("trace", s.trace);
+  text("pod", s.pod);
+  count("pod_ipus", s.pod_ipus);
+  text("policy", s.policy);
+  count("seed", s.seed);
+  count("jobs", s.jobs);
+  count("done", s.done);
+  count("refused", s.refused);
+  count("too_big", s.too_big);
+  count("model_refused", s.model_refused);
+  count("rounded", s.rounded);
+  key("skipped");
+  out += "{";
+  bool first = true;
+  for (const auto& [reason, n] : s.skipped) {
+    absl::StrAppend(&out, first ? "" : ",", JsonQuote(reason), ":", n);
+    first = false;
+  }
+  out += "}";
+  num("first_submit_s", s.first_submit);
+  num("last_end_s", s.last_end);
+  num("makespan_s", s.makespan_s);
+  num("utilisation", s.utilisation);
+  num("wait_mean_s", s.wait_mean_s);
+  num("wait_p50_s", s.wait_p50_s);
+  num("wait_p95_s", s.wait_p95_s);
+  num("wait_p99_s", s.wait_p99_s);
+  num("wait_max_s", s.wait_max_s);
+  num("bounded_slowdown_mean", s.bounded_slowdown_mean);
+  num("bounded_slowdown_tau_s", kSlowdownTau);
+  num("fragmentation", s.fragmentation);
+  num("head_blocked_s", s.blocked_s);
+  text("backfill_estimate", s.backfill_estimate);
+  num("machine_mtbf_hours", s.machine_mtbf_hours);
+  num("repair_hours", s.repair_hours);
+  count("machine_failures", s.machine_failures);
+  count("requeues", s.requeues);
+  num("lost_ipu_hours", s.lost_ipu_hours);
+  count("events", s.events);
+  return out + "}\n";
 }
 
 }  // namespace vipu::plan

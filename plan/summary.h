@@ -58,7 +58,11 @@ double Percentile(std::vector<double> values, double p);
 Summary Summarise(const Trace& trace, const ReplayResult& result, const std::string& pod,
                   uint32_t pod_ipus, const ReplayOptions& options);
 
-// summary.json: every field above, keys as named.
+// A number as the shortest text that reads back to the same double; "null"
+// when not finite.
+std::string FormatNumber(double v);
+
+// summary.json: every field above, keys as named, numbers exact.
 std::string SummaryJson(const Summary& s);
 
 }  // namespace vipu::plan
