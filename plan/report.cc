@@ -347,7 +347,7 @@ std::string JobsCsv(const Trace& trace, const ReplayResult& result,
                     const fabric::ClusterLayout& layout) {
   std::string out =
       "id,user,submit,start,end,wait,run,requested,ipus_asked,ipus,ilds,placed,status,requeues,"
-      "lost_ipu_s\n";
+      "lost_ipu_s,why\n";
   for (size_t j = 0; j < trace.jobs.size(); ++j) {
     const TraceJob& job = trace.jobs[j];
     const JobOutcome& o = result.jobs[j];
@@ -368,7 +368,7 @@ std::string JobsCsv(const Trace& trace, const ReplayResult& result,
                     job.requested > 0 ? FormatNumber(job.requested) : "", ",", job.ipus, ",",
                     o.size, ",", ran ? o.block.num_ilds : 0, ",", placed, ",",
                     JobStatusName(o.status), ",", o.requeues, ",", FormatNumber(o.lost_ipu_s),
-                    "\n");
+                    ",", CsvField(o.refusal), "\n");
   }
   return out;
 }

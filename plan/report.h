@@ -21,9 +21,10 @@ namespace vipu::plan {
 std::string FormatDuration(double seconds);
 
 // jobs.csv: id, user, submit, start, end, wait, run, requested, ipus_asked,
-// ipus, ilds, placed, status, requeues, lost_ipu_s. `ipus` is the
+// ipus, ilds, placed, status, requeues, lost_ipu_s, why. `ipus` is the
 // partition's size, `placed` its IPUs as agent:IPU# joined by ';'. A job
-// that did not run has empty start, end, wait, run and placed.
+// that did not run has empty start, end, wait, run and placed, and `why`
+// says why not.
 std::string JobsCsv(const Trace& trace, const ReplayResult& result,
                     const fabric::ClusterLayout& layout);
 
