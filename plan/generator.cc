@@ -26,7 +26,9 @@ size_t Draw(const std::vector<double>& cumulative, std::mt19937_64& rng) {
 }  // namespace
 
 absl::StatusOr<Trace> Generate(const GeneratorOptions& o) {
-  auto bad = [](std::string m) { return absl::InvalidArgumentError(absl::StrCat("generate: ", m)); };
+  auto bad = [](std::string m) {
+    return absl::InvalidArgumentError(absl::StrCat("generate: ", m));
+  };
   if (o.jobs == 0) return bad("jobs: must be at least 1");
   if (o.pod_ipus == 0 || !fabric::IsPowerOfTwo(o.pod_ipus)) {
     return bad(absl::StrCat("pod-ipus: must be a power of two, got ", o.pod_ipus));

@@ -31,8 +31,7 @@ class ModelRunTime {
 
  private:
   fabric::model::SystemSpec system_;
-  std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t>, absl::StatusOr<double>>
-      step_s_;
+  std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t>, absl::StatusOr<double>> step_s_;
 };
 
 }  // namespace vipu::plan

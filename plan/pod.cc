@@ -25,16 +25,15 @@ absl::StatusOr<PlanPod> ParsePod(absl::string_view text) {
     uint32_t ilds = 0, machines = 0;
     if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &ilds) ||
         !absl::SimpleAtoi(parts[1], &machines)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pod: \"", std::string(text), "\" is neither a preset (",
-                       absl::StrJoin(fabric::PodPresetNames(), ", "),
-                       ") nor ILDSxMACHINES such as 64x16"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pod: \"", std::string(text), "\" is neither a preset (",
+          absl::StrJoin(fabric::PodPresetNames(), ", "), ") nor ILDSxMACHINES such as 64x16"));
     }
     if (ilds < 1 || ilds > 4096 || machines < 1 ||
         machines * fabric::kIpusPerMachine > fabric::kMaxIpusPerIld) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pod: ", std::string(text), ": need 1..4096 ILDs of 1..",
-          fabric::kMaxIpusPerIld / fabric::kIpusPerMachine, " machines"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pod: ", std::string(text), ": need 1..4096 ILDs of 1..",
+                       fabric::kMaxIpusPerIld / fabric::kIpusPerMachine, " machines"));
     }
     pod.spec.name = std::string(key);
     pod.spec.machine_type = bow ? fabric::MachineType::kBow : fabric::MachineType::kM2000;

@@ -4,9 +4,8 @@
 #ifndef VIPU_PLAN_POD_H_
 #define VIPU_PLAN_POD_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "fabric/pods.h"
 #include "fabric/types.h"
 

@@ -76,14 +76,14 @@ class Simulation {
   std::mt19937_64 rng_;
   uint32_t total_ = 0, busy_ = 0, down_ = 0;
   fabric::IldMasks masks_;
-  std::vector<int32_t> owner_;      // ild * 64 + topology id: the job holding it, or -1
-  std::vector<uint32_t> order_;     // jobs in arrival order
-  std::vector<uint32_t> rank_of_;   // job -> its place in order_
-  std::vector<uint32_t> ilds_;      // job -> the ILDs its partition spans
-  std::vector<uint32_t> attempt_;   // job -> runs started
+  std::vector<int32_t> owner_;     // ild * 64 + topology id: the job holding it, or -1
+  std::vector<uint32_t> order_;    // jobs in arrival order
+  std::vector<uint32_t> rank_of_;  // job -> its place in order_
+  std::vector<uint32_t> ilds_;     // job -> the ILDs its partition spans
+  std::vector<uint32_t> attempt_;  // job -> runs started
   std::vector<bool> running_;
-  std::vector<double> est_end_;     // job -> start + estimate while running
-  std::set<uint32_t> queue_;        // ranks of waiting jobs
+  std::vector<double> est_end_;                        // job -> start + estimate while running
+  std::set<uint32_t> queue_;                           // ranks of waiting jobs
   std::set<std::pair<double, uint32_t>> by_estimate_;  // running: (estimated end, job)
   std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> done_;
   std::priority_queue<FaultEvent, std::vector<FaultEvent>, std::greater<FaultEvent>> faults_;
@@ -120,8 +120,8 @@ absl::StatusOr<std::optional<std::vector<fabric::PartitionIpu>>> Simulation::Try
 }
 
 void Simulation::MarkBlock(const Block& b, bool used, fabric::IldMasks* masks) const {
-  const uint64_t bits =
-      (b.segment >= 64 ? ~uint64_t{0} : ((uint64_t{1} << b.segment) - 1)) << b.start;
+  const uint64_t bits = (b.segment >= 64 ? ~uint64_t{0} : ((uint64_t{1} << b.segment) - 1))
+                        << b.start;
   for (uint32_t i = 0; i < b.num_ilds; ++i) {
     if (used) {
       masks->used[b.first_ild + i] |= bits;
@@ -150,8 +150,7 @@ void Simulation::Occupancy(const Block& b, double t, int sign) {
 
 void Simulation::Start(uint32_t job, const std::vector<fabric::PartitionIpu>& ipus, double t) {
   JobOutcome& out = r_.jobs[job];
-  out.block = Block{ipus.front().ild, ilds_[job], ipus.front().topology_id,
-                    out.size / ilds_[job]};
+  out.block = Block{ipus.front().ild, ilds_[job], ipus.front().topology_id, out.size / ilds_[job]};
   MarkBlock(out.block, true, &masks_);
   for (const fabric::PartitionIpu& p : ipus) {
     owner_[p.ild * fabric::kMaxIpusPerIld + p.topology_id] = static_cast<int32_t>(job);
@@ -335,9 +334,8 @@ absl::StatusOr<ReplayResult> Simulation::Run() {
   total_ = layout_.num_ipus();
   masks_.allowed.assign(layout_.num_ilds(), 0);
   masks_.used.assign(layout_.num_ilds(), 0);
-  const uint64_t ild_bits = layout_.ipus_per_ild() >= 64
-                                ? ~uint64_t{0}
-                                : ((uint64_t{1} << layout_.ipus_per_ild()) - 1);
+  const uint64_t ild_bits =
+      layout_.ipus_per_ild() >= 64 ? ~uint64_t{0} : ((uint64_t{1} << layout_.ipus_per_ild()) - 1);
   for (uint64_t& a : masks_.allowed) a = ild_bits;
   owner_.assign(static_cast<size_t>(layout_.num_ilds()) * fabric::kMaxIpusPerIld, -1);
   r_.occupancy_by_ild = layout_.num_ilds() >= 4;
@@ -415,8 +413,8 @@ absl::StatusOr<ReplayResult> Simulation::Run() {
   double last_t = n > 0 ? trace_.jobs[order_.front()].submit : 0;
   while (true) {
     while (next < n && !eligible[order_[next]]) ++next;
-    while (!done_.empty() && (!running_[done_.top().job] ||
-                              attempt_[done_.top().job] != done_.top().attempt)) {
+    while (!done_.empty() &&
+           (!running_[done_.top().job] || attempt_[done_.top().job] != done_.top().attempt)) {
       done_.pop();
     }
     if (next >= n && done_.empty() && queue_.empty()) break;

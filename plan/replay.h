@@ -12,10 +12,10 @@
 #include <functional>
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "fabric/topology.h"
 #include "plan/trace.h"
 

@@ -111,11 +111,12 @@ std::string LineChart(const std::string& title, const std::string& y_label,
   for (int k = 0; k <= 4; ++k) {
     const double y = kTop + h - h * k / 4;
     const double v = y_max * k / 4;
-    absl::StrAppendFormat(&svg,
-                          "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" stroke=\"#e4e4e4\"/>"
-                          "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"end\">%s</text>",
-                          kLeft, kLeft + w, y, y, kLeft - 4, y + 3,
-                          percent ? absl::StrFormat("%.0f%%", 100 * v) : absl::StrFormat("%.3g", v));
+    absl::StrAppendFormat(
+        &svg,
+        "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" stroke=\"#e4e4e4\"/>"
+        "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"end\">%s</text>",
+        kLeft, kLeft + w, y, y, kLeft - 4, y + 3,
+        percent ? absl::StrFormat("%.0f%%", 100 * v) : absl::StrFormat("%.3g", v));
   }
   for (int k = 0; k <= 4; ++k) {
     const double x = kLeft + w * k / 4;
@@ -166,20 +167,22 @@ std::string WaitChart(const std::vector<ReportRun>& runs, const std::vector<std:
       kChartW, kChartH, kLeft, kTop, w, h);
   for (int k = 0; k <= 4; ++k) {
     const double y = kTop + h - h * k / 4;
-    absl::StrAppendFormat(&svg,
-                          "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" stroke=\"#e4e4e4\"/>"
-                          "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"end\">%d%%</text>",
-                          kLeft, kLeft + w, y, y, kLeft - 4, y + 3, 25 * k);
+    absl::StrAppendFormat(
+        &svg,
+        "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" stroke=\"#e4e4e4\"/>"
+        "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"end\">%d%%</text>",
+        kLeft, kLeft + w, y, y, kLeft - 4, y + 3, 25 * k);
   }
   for (double tick : {0.0, 60.0, 3600.0, 86400.0, 7 * 86400.0, 30 * 86400.0}) {
     if (tick > max_wait && tick > 0) break;
     const double x = kLeft + w * (x_max > 0 ? std::log10(1 + tick) / x_max : 0);
-    absl::StrAppendFormat(&svg,
-                          "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"middle\">%s</text>",
-                          x, kTop + h + 14, Html(FormatDuration(tick)));
+    absl::StrAppendFormat(
+        &svg, "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"middle\">%s</text>", x,
+        kTop + h + 14, Html(FormatDuration(tick)));
   }
   absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\" font-size=\"10\">%s</text>", kLeft,
-                        kTop + h + 27, "wait (log scale); y: share of jobs that waited at most that");
+                        kTop + h + 27,
+                        "wait (log scale); y: share of jobs that waited at most that");
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::vector<double>& v = waits[r];
     if (v.empty()) continue;
@@ -226,10 +229,9 @@ std::string OccupancyChart(const ReportRun& run, const Axis& axis, uint32_t ipus
   for (uint32_t row = 0; row < rows; ++row) {
     const double y = kTop + row * row_h;
     if (rows <= 32 || row % (rows / 16) == 0) {
-      absl::StrAppendFormat(&svg,
-                            "<text x=\"%g\" y=\"%g\" font-size=\"9\" text-anchor=\"end\">%s %u</text>",
-                            kLeft - 4, y + std::min(row_h, 10.0) - 1,
-                            r.occupancy_by_ild ? "ILD" : "m", row);
+      absl::StrAppendFormat(
+          &svg, "<text x=\"%g\" y=\"%g\" font-size=\"9\" text-anchor=\"end\">%s %u</text>",
+          kLeft - 4, y + std::min(row_h, 10.0) - 1, r.occupancy_by_ild ? "ILD" : "m", row);
     }
     for (int i = 0; i < kBins; ++i) {
       const double share = std::clamp(binners[row].Mean(i) / ipus_per_row, 0.0, 1.0);
@@ -362,13 +364,13 @@ std::string JobsCsv(const Trace& trace, const ReplayResult& result,
       }
     }
     absl::StrAppend(&out, CsvField(job.id), ",", CsvField(job.user), ",", FormatNumber(job.submit),
-                    ",", ran ? FormatNumber(o.start) : "", ",", ran ? FormatNumber(o.end) : "",
-                    ",", ran ? FormatNumber(o.start - job.submit) : "", ",",
+                    ",", ran ? FormatNumber(o.start) : "", ",", ran ? FormatNumber(o.end) : "", ",",
+                    ran ? FormatNumber(o.start - job.submit) : "", ",",
                     ran ? FormatNumber(o.end - o.start) : "", ",",
                     job.requested > 0 ? FormatNumber(job.requested) : "", ",", job.ipus, ",",
                     o.size, ",", ran ? o.block.num_ilds : 0, ",", placed, ",",
-                    JobStatusName(o.status), ",", o.requeues, ",", FormatNumber(o.lost_ipu_s),
-                    ",", CsvField(o.refusal), "\n");
+                    JobStatusName(o.status), ",", o.requeues, ",", FormatNumber(o.lost_ipu_s), ",",
+                    CsvField(o.refusal), "\n");
   }
   return out;
 }
@@ -402,8 +404,8 @@ std::string ReportHtml(const std::vector<ReportRun>& runs) {
   absl::StrAppend(&html, "<h1>Capacity plan: ", Html(runs.front().trace->source), "</h1>");
   html += "<p class=\"legend\">";
   for (size_t k = 0; k < runs.size(); ++k) {
-    absl::StrAppend(&html, "<span style=\"color:", kColours[k % 8], "\">&#9632; ",
-                    Html(labels[k]), "</span>");
+    absl::StrAppend(&html, "<span style=\"color:", kColours[k % 8], "\">&#9632; ", Html(labels[k]),
+                    "</span>");
   }
   html += "</p>";
   std::string words;
@@ -415,10 +417,10 @@ std::string ReportHtml(const std::vector<ReportRun>& runs) {
   if (runs.size() == 1) html += words;
   html += absl::StrCat("<h2>", runs.size() == 1 ? "Figures" : "Side by side", "</h2>",
                        SummaryTable(runs));
-  html += LineChart("Utilisation over time", "share of the pod's IPUs held", utilisation, 1.0,
-                    axis, labels, true);
-  html += LineChart("Queue length over time", "jobs waiting (time-weighted mean)", queue,
-                    max_queue, axis, labels, false);
+  html += LineChart("Utilisation over time", "share of the pod's IPUs held", utilisation, 1.0, axis,
+                    labels, true);
+  html += LineChart("Queue length over time", "jobs waiting (time-weighted mean)", queue, max_queue,
+                    axis, labels, false);
   html += WaitChart(runs, labels);
   for (const ReportRun& r : runs) {
     const uint32_t rows = r.result->occupancy_rows;

@@ -100,10 +100,21 @@ std::string SummaryJson(const Summary& s) {
   // Numbers are written exactly (JsonWriter keeps 6 digits): a reader
   // recomputing them from jobs.csv compares like with like.
   std::string out = "{";
-  auto key = [&](const char* k) { absl::StrAppend(&out, out.size() > 1 ? "," : "", JsonQuote(k), ":"); };
-  auto text = [&](const char* k, const std::string& v) { key(k); out += JsonQuote(v); };
-  auto num = [&](const char* k, double v) { key(k); out += FormatNumber(v); };
-  auto count = [&](const char* k, uint64_t v) { key(k); absl::StrAppend(&out, v); };
+  auto key = [&](const char* k) {
+    absl::StrAppend(&out, out.size() > 1 ? "," : "", JsonQuote(k), ":");
+  };
+  auto text = [&](const char* k, const std::string& v) {
+    key(k);
+    out += JsonQuote(v);
+  };
+  auto num = [&](const char* k, double v) {
+    key(k);
+    out += FormatNumber(v);
+  };
+  auto count = [&](const char* k, uint64_t v) {
+    key(k);
+    absl::StrAppend(&out, v);
+  };
   text("trace", s.trace);
   text("pod", s.pod);
   count("pod_ipus", s.pod_ipus);

@@ -32,8 +32,8 @@ struct Summary {
   std::map<std::string, uint64_t> skipped;
   double first_submit = 0;
   double last_end = 0;
-  double makespan_s = 0;    // last end - first submit
-  double utilisation = 0;   // IPU-seconds of done jobs / (pod IPUs x makespan)
+  double makespan_s = 0;   // last end - first submit
+  double utilisation = 0;  // IPU-seconds of done jobs / (pod IPUs x makespan)
   double wait_mean_s = 0;
   double wait_p50_s = 0;
   double wait_p95_s = 0;

@@ -85,18 +85,19 @@ absl::StatusOr<Trace> ParseSwf(absl::string_view text, const std::string& source
       }
       continue;
     }
-    std::vector<absl::string_view> fields = absl::StrSplit(l, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(l, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     if (fields.size() < kSwfFields) {
-      return LineError(source, line,
-                       absl::StrCat("an SWF job has ", kSwfFields, " fields, this line has ",
-                                    fields.size()));
+      return LineError(
+          source, line,
+          absl::StrCat("an SWF job has ", kSwfFields, " fields, this line has ", fields.size()));
     }
     double f[kSwfFields + 1];
     for (int k = 0; k < kSwfFields; ++k) {
       if (!ParseNumber(fields[k], &f[k + 1])) {
-        return LineError(source, line,
-                         absl::StrCat("field ", k + 1, ": expected a number, got \"", fields[k],
-                                      "\""));
+        return LineError(
+            source, line,
+            absl::StrCat("field ", k + 1, ": expected a number, got \"", fields[k], "\""));
       }
     }
     if (f[2] < 0) {
@@ -142,8 +143,8 @@ namespace {
 
 const std::vector<std::string>& ColumnKeys() {
   static const auto* keys = new std::vector<std::string>{
-      "id",   "submit", "ipus",  "duration", "end",
-      "start", "requested", "user", "model", "steps", "ipus_per_replica"};
+      "id",   "submit", "ipus",  "duration",        "end", "start", "requested",
+      "user", "model",  "steps", "ipus_per_replica"};
   return *keys;
 }
 
@@ -214,8 +215,8 @@ absl::StatusOr<ColumnMap> ParseColumnMap(absl::string_view spec) {
     }
     const std::string key(absl::StripAsciiWhitespace(kv[0]));
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("columns: unknown key \"", key,
-                                                     "\"; known: ", absl::StrJoin(keys, ", ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("columns: unknown key \"", key, "\"; known: ", absl::StrJoin(keys, ", ")));
     }
     if (!map.emplace(key, std::string(absl::StripAsciiWhitespace(kv[1]))).second) {
       return absl::InvalidArgumentError(absl::StrCat("columns: key \"", key, "\" given twice"));
@@ -243,8 +244,8 @@ absl::StatusOr<Trace> ParseCsv(absl::string_view text, const std::string& source
     auto it = index_of.find(name);
     if (it == index_of.end()) {
       if (mapped != columns.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            source, ": column \"", name, "\" (", key, "=) is not in the header"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(source, ": column \"", name, "\" (", key, "=) is not in the header"));
       }
       continue;
     }
@@ -277,9 +278,9 @@ absl::StatusOr<Trace> ParseCsv(absl::string_view text, const std::string& source
     std::optional<std::vector<std::string>> row = SplitCsv(lines[i]);
     if (!row) return LineError(source, line, "a quote is not closed");
     if (row->size() != header->size()) {
-      return LineError(source, line,
-                       absl::StrCat("the header has ", header->size(), " fields, this row has ",
-                                    row->size()));
+      return LineError(
+          source, line,
+          absl::StrCat("the header has ", header->size(), " fields, this row has ", row->size()));
     }
     auto field = [&](const std::string& key) -> std::optional<absl::string_view> {
       auto it = at.find(key);
@@ -294,11 +295,14 @@ absl::StatusOr<Trace> ParseCsv(absl::string_view text, const std::string& source
     // Numbers first: a word in any mapped numeric field is an invalid line
     // even when the row would be skipped.
     std::optional<double> submit, duration, end, start, requested, ipus, steps, per_replica;
-    for (auto [key, slot, is_time] :
-         {std::tuple{"submit", &submit, true}, {"duration", &duration, false},
-          {"end", &end, true}, {"start", &start, true}, {"requested", &requested, false},
-          {"ipus", &ipus, false}, {"steps", &steps, false},
-          {"ipus_per_replica", &per_replica, false}}) {
+    for (auto [key, slot, is_time] : {std::tuple{"submit", &submit, true},
+                                      {"duration", &duration, false},
+                                      {"end", &end, true},
+                                      {"start", &start, true},
+                                      {"requested", &requested, false},
+                                      {"ipus", &ipus, false},
+                                      {"steps", &steps, false},
+                                      {"ipus_per_replica", &per_replica, false}}) {
       std::optional<absl::string_view> v = field(key);
       if (!v) continue;
       double d = 0;

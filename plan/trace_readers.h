@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "plan/trace.h"
 
 namespace vipu::plan {

@@ -3,4 +3,6 @@
 
 #include "plan/vipu-plan/plan_command.h"
 
-int main(int argc, char** argv) { return vipu::plan::RunVipuPlan(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return vipu::plan::RunVipuPlan(argc, argv, std::cout, std::cerr);
+}

@@ -118,8 +118,8 @@ absl::Status Execute(const Trace& trace, Run* run, bool quiet, std::ostream& err
   const std::string label = run->label;
   if (!quiet) {
     run->options.progress = [&err, label](const ReplayProgress& p) {
-      err << absl::StrFormat("vipu-plan: %s: %u/%u jobs arrived, %s simulated\n", label,
-                             p.arrived, p.total, FormatDuration(p.simulated_s));
+      err << absl::StrFormat("vipu-plan: %s: %u/%u jobs arrived, %s simulated\n", label, p.arrived,
+                             p.total, FormatDuration(p.simulated_s));
     };
   }
   const auto wall0 = std::chrono::steady_clock::now();
@@ -154,7 +154,8 @@ absl::Status WriteFiles(const std::string& dir,
     {
       std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
       file << content;
-      if (!file.good()) return absl::InternalError(absl::StrCat("out: cannot write ", tmp.string()));
+      if (!file.good())
+        return absl::InternalError(absl::StrCat("out: cannot write ", tmp.string()));
     }
     std::filesystem::rename(tmp, path, ec);
     if (ec) return absl::InternalError(absl::StrCat("out: cannot write ", path.string()));
@@ -190,7 +191,8 @@ std::string Headline(const Summary& s) {
 std::string SkipLine(const Trace& trace) {
   if (trace.skipped.empty()) return "";
   std::vector<std::string> parts;
-  for (const auto& [reason, count] : trace.skipped) parts.push_back(absl::StrCat(count, " ", reason));
+  for (const auto& [reason, count] : trace.skipped)
+    parts.push_back(absl::StrCat(count, " ", reason));
   return absl::StrCat("skipped rows of ", trace.source, ": ", absl::StrJoin(parts, ", "), "\n");
 }
 
@@ -261,8 +263,7 @@ int RunCompare(const ReplayFlags& f, const std::string& pods, const std::string&
 
 void AddReplayFlags(CLI::App* app, ReplayFlags* f) {
   app->add_option("trace", f->trace, "SWF (.swf, .swf.gz) or CSV trace")->required();
-  app->add_option("--out", f->out, "directory for jobs.csv, summary.json, report.html")
-      ->required();
+  app->add_option("--out", f->out, "directory for jobs.csv, summary.json, report.html")->required();
   app->add_option("--format", f->format, "swf or csv (default: by the file name)");
   app->add_option("--columns", f->columns,
                   "CSV columns: id=,submit=,ipus=,duration=|end=[,start=],requested=,user=,"
@@ -339,7 +340,8 @@ int RunVipuPlan(int argc, const char* const* argv, std::ostream& out, std::ostre
   if (app.got_subcommand(compare)) return RunCompare(compare_flags, pods, policies, out, err);
   // generate: wide integers so that negatives reach these checks.
   auto in_range = [&](const char* name, int64_t v, int64_t lo, int64_t hi) -> absl::Status {
-    if (v < lo || v > hi) return Invalid(absl::StrCat(name, ": must be ", lo, "..", hi, ", got ", v));
+    if (v < lo || v > hi)
+      return Invalid(absl::StrCat(name, ": must be ", lo, "..", hi, ", got ", v));
     return absl::OkStatus();
   };
   if (generate->count("--jobs")) {

@@ -1,6 +1,8 @@
 // `vipu-plan` end to end through RunVipuPlan: the files a replay and a
 // comparison write, their figures against each other, and exit code 2 with
 // one line and nothing written for every invalid flag value and trace.
+#include "plan/vipu-plan/plan_command.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,7 +16,6 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "plan/report.h"
-#include "plan/vipu-plan/plan_command.h"
 
 namespace vipu::plan {
 namespace {
@@ -54,8 +55,8 @@ class PlanCommandTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     trace_ = dir_ + "/trace.csv";
-    Result g = RunCli({"generate", "--jobs", "300", "--pod-ipus", "64", "--load", "1.1",
-                       "--out", trace_});
+    Result g =
+        RunCli({"generate", "--jobs", "300", "--pod-ipus", "64", "--load", "1.1", "--out", trace_});
     ASSERT_EQ(g.code, 0) << g.err;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -84,9 +85,9 @@ TEST_F(PlanCommandTest, ReplayWritesJobsSummaryAndAReportWhoseFiguresMatch) {
   // The report: four kinds of chart, and the summary's figures in words.
   const std::string html = Slurp(out + "/report.html");
   std::regex svg("<svg ");
-  EXPECT_EQ(std::distance(std::sregex_iterator(html.begin(), html.end(), svg),
-                          std::sregex_iterator()),
-            4);
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(html.begin(), html.end(), svg), std::sregex_iterator()),
+      4);
   EXPECT_THAT(html, HasSubstr("Utilisation over time"));
   EXPECT_THAT(html, HasSubstr("Queue length over time"));
   EXPECT_THAT(html, HasSubstr("Distribution of waits"));
@@ -161,27 +162,22 @@ TEST_F(PlanCommandTest, InvalidInputExitsTwoAndWritesNothing) {
       {{"replay", trace_, "--pod", "pod64", "--policy", "sjf", "--out", out}, "policy:"},
       {{"replay", trace_, "--pod", "pod64", "--ipus-per-proc", "0", "--out", out},
        "ipus-per-proc:"},
-      {{"replay", trace_, "--pod", "pod64", "--ipus-per-proc", "x", "--out", out},
-       "ipus-per-proc"},
-      {{"replay", trace_, "--pod", "pod64", "--machine-mtbf", "10", "--out", out},
-       "go together"},
-      {{"replay", trace_, "--pod", "pod64", "--repair-hours", "10", "--out", out},
-       "go together"},
-      {{"replay", trace_, "--pod", "pod64", "--machine-mtbf", "-1", "--repair-hours", "1",
-        "--out", out},
+      {{"replay", trace_, "--pod", "pod64", "--ipus-per-proc", "x", "--out", out}, "ipus-per-proc"},
+      {{"replay", trace_, "--pod", "pod64", "--machine-mtbf", "10", "--out", out}, "go together"},
+      {{"replay", trace_, "--pod", "pod64", "--repair-hours", "10", "--out", out}, "go together"},
+      {{"replay", trace_, "--pod", "pod64", "--machine-mtbf", "-1", "--repair-hours", "1", "--out",
+        out},
        "machine-mtbf:"},
-      {{"replay", trace_, "--pod", "pod64", "--machine-mtbf", "10", "--repair-hours", "0",
-        "--out", out},
+      {{"replay", trace_, "--pod", "pod64", "--machine-mtbf", "10", "--repair-hours", "0", "--out",
+        out},
        "repair-hours:"},
       {{"replay", trace_, "--pod", "pod64", "--seed", "-1", "--out", out}, "seed:"},
       {{"replay", trace_, "--pod", "pod64", "--backfill-depth", "0", "--out", out},
        "backfill-depth:"},
       {{"replay", trace_, "--pod", "pod64", "--columns", "gpus=n", "--out", out}, "columns:"},
-      {{"replay", trace_, "--pod", "pod64", "--columns", "ipus=num_gpu", "--out", out},
-       "num_gpu"},
+      {{"replay", trace_, "--pod", "pod64", "--columns", "ipus=num_gpu", "--out", out}, "num_gpu"},
       {{"replay", trace_, "--pod", "pod64", "--format", "json", "--out", out}, "format:"},
-      {{"replay", trace_, "--pod", "pod64", "--format", "swf", "--columns", "ipus=x", "--out",
-        out},
+      {{"replay", trace_, "--pod", "pod64", "--format", "swf", "--columns", "ipus=x", "--out", out},
        "columns: apply to CSV"},
       {{"replay", dir_ + "/absent.csv", "--pod", "pod64", "--out", out}, "cannot open"},
       {{"replay", bad_line, "--pod", "pod64", "--out", out}, "bad.csv:3: ipus"},
@@ -189,8 +185,7 @@ TEST_F(PlanCommandTest, InvalidInputExitsTwoAndWritesNothing) {
       {{"replay", trace_, "--out", out}, "--pod"},
       {{"replay", trace_, "--pod", "pod64"}, "--out"},
       {{"compare", trace_, "--pods", "pod64,pod9", "--out", out}, "pod:"},
-      {{"compare", trace_, "--pods", "pod64", "--policies", "fifo,lifo", "--out", out},
-       "policy:"},
+      {{"compare", trace_, "--pods", "pod64", "--policies", "fifo,lifo", "--out", out}, "policy:"},
       {{"compare", trace_, "--pods", ",", "--out", out}, "pods:"},
       {{"generate", "--jobs", "0", "--out", out}, "jobs:"},
       {{"generate", "--pod-ipus", "48", "--out", out}, "pod-ipus:"},

@@ -74,8 +74,7 @@ ReplayResult ReplayOn(const std::string& pod, const Trace& trace, Policy policy)
 // pod4: one machine, 4 IPUs. A holds 2 until 100; B wants all 4; C and D
 // want one each.
 Trace HeadBlocked() {
-  return TraceOf({Job("A", 0, 2, 100), Job("B", 1, 4, 10), Job("C", 2, 1, 5),
-                  Job("D", 3, 1, 500)});
+  return TraceOf({Job("A", 0, 2, 100), Job("B", 1, 4, 10), Job("C", 2, 1, 5), Job("D", 3, 1, 500)});
 }
 
 TEST(ReplayTest, FifoStartsInArrivalOrderAndTheHeadBlocksTheRest) {
@@ -108,8 +107,8 @@ TEST(ReplayTest, BackfillLetsALongJobPassWhenTheHeadStillFitsAtItsReservation) {
   // pod16: A holds 0-7 and X 8-11 until 100; B wants an aligned 8, which
   // only frees at 100; C (4 IPUs, 1000 s) fits now at 12-15, and with C
   // there B still fits at 0-7 at 100.
-  const Trace t = TraceOf({Job("A", 0, 8, 100), Job("X", 0, 4, 100), Job("B", 1, 8, 10),
-                           Job("C", 2, 4, 1000)});
+  const Trace t =
+      TraceOf({Job("A", 0, 8, 100), Job("X", 0, 4, 100), Job("B", 1, 8, 10), Job("C", 2, 4, 1000)});
   const ReplayResult fifo = ReplayOn("pod16", t, Policy::kFifo);
   EXPECT_THAT(Starts(fifo), ElementsAre(0, 0, 100, 100));
   const ReplayResult backfill = ReplayOn("pod16", t, Policy::kBackfill);
@@ -119,8 +118,8 @@ TEST(ReplayTest, BackfillLetsALongJobPassWhenTheHeadStillFitsAtItsReservation) {
 }
 
 TEST(ReplayTest, NoneRefusesACreateThatDoesNotFitAndNeverQueues) {
-  const Trace t = TraceOf({Job("A", 0, 2, 100), Job("B", 1, 4, 10), Job("C", 2, 1, 5),
-                           Job("D", 100, 4, 1)});
+  const Trace t =
+      TraceOf({Job("A", 0, 2, 100), Job("B", 1, 4, 10), Job("C", 2, 1, 5), Job("D", 100, 4, 1)});
   const ReplayResult r = ReplayOn("pod4", t, Policy::kNone);
   EXPECT_EQ(r.jobs[1].status, JobStatus::kRefused);
   EXPECT_THAT(Starts(r), ElementsAre(0, -1, 2, 100));  // A ends at 100 before D arrives

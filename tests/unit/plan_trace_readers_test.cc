@@ -1,11 +1,11 @@
 // The trace readers on every form a row can take: SWF and CSV jobs, the
 // rows skipped by reason, and each invalid line refused naming file:line.
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -173,9 +173,9 @@ TEST(CsvTest, ModelAndStepsInsteadOfARunTime) {
   EXPECT_EQ(t->jobs[0].ipus_per_replica, 4u);
   EXPECT_LT(t->jobs[0].run, 0);
   for (const char* steps : {"0", "1.5", "-3"}) {
-    absl::StatusOr<Trace> bad = ParseCsv(
-        std::string("id,submit,ipus,model,steps\nm,0,16,bert-large,") + steps + "\n", "t.csv",
-        {}, 1);
+    absl::StatusOr<Trace> bad =
+        ParseCsv(std::string("id,submit,ipus,model,steps\nm,0,16,bert-large,") + steps + "\n",
+                 "t.csv", {}, 1);
     EXPECT_FALSE(bad.ok()) << steps;
   }
 }
@@ -183,12 +183,12 @@ TEST(CsvTest, ModelAndStepsInsteadOfARunTime) {
 TEST(CsvTest, RowsThatCannotBeJobsAreSkippedByReason) {
   absl::StatusOr<Trace> t = ParseCsv(
       "id,submit,ipus,duration,end\n"
-      "a,0,0,10,\n"     // no IPUs
-      "b,0,,10,\n"      // no IPUs
-      "c,0,4,,\n"       // no end
-      "d,0,4,NA,None\n" // no end
-      "e,0,4,-5,\n"     // negative run time
-      "f,5,4,,2\n"      // ends before it was submitted
+      "a,0,0,10,\n"      // no IPUs
+      "b,0,,10,\n"       // no IPUs
+      "c,0,4,,\n"        // no end
+      "d,0,4,NA,None\n"  // no end
+      "e,0,4,-5,\n"      // negative run time
+      "f,5,4,,2\n"       // ends before it was submitted
       "g,0,4,10,\n",
       "t.csv", {}, 1);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -229,10 +229,9 @@ TEST(CsvTest, AHeaderWithoutWhatAJobNeedsIsRefused) {
               HasSubstr("no ipus column"));
   EXPECT_THAT(ParseCsv("id,submit,ipus\n", "t.csv", {}, 1).status().message(),
               HasSubstr("no run time"));
-  EXPECT_THAT(ParseCsv("id,submit,ipus,duration\n", "t.csv", {{"ipus", "num_gpu"}}, 1)
-                  .status()
-                  .message(),
-              HasSubstr("column \"num_gpu\" (ipus=) is not in the header"));
+  EXPECT_THAT(
+      ParseCsv("id,submit,ipus,duration\n", "t.csv", {{"ipus", "num_gpu"}}, 1).status().message(),
+      HasSubstr("column \"num_gpu\" (ipus=) is not in the header"));
   EXPECT_FALSE(ParseCsv("id,submit,ipus,duration\n", "t.csv", {}, 0).ok());
 }
 
