@@ -43,6 +43,7 @@ absl::StatusOr<Trace> Generate(const GeneratorOptions& o) {
     return bad("runs: need 1 <= min-run <= max-run seconds");
   }
   if (o.users == 0) return bad("users: must be at least 1");
+  if (!(o.span_s >= 0) || !std::isfinite(o.span_s)) return bad("span: must be >= 0 seconds");
 
   std::mt19937_64 rng(o.seed);
   std::vector<double> size_cumulative, user_cumulative;
@@ -60,7 +61,8 @@ absl::StatusOr<Trace> Generate(const GeneratorOptions& o) {
   const double mean_run = o.max_run_s > o.min_run_s
                               ? (o.max_run_s - o.min_run_s) / std::log(o.max_run_s / o.min_run_s)
                               : o.min_run_s;
-  const double rate = o.load * o.pod_ipus / (mean_size * mean_run);
+  const double rate =
+      o.span_s > 0 ? o.jobs / o.span_s : o.load * o.pod_ipus / (mean_size * mean_run);
 
   Trace trace;
   trace.source = absl::StrCat("generated(seed=", o.seed, ")");
@@ -91,6 +93,27 @@ std::string TraceCsv(const Trace& trace) {
     absl::StrAppend(&out, j.id, ",", j.user, ",", FormatNumber(j.submit), ",", j.ipus, ",",
                     FormatNumber(j.run), ",", j.requested > 0 ? FormatNumber(j.requested) : "",
                     "\n");
+  }
+  return out;
+}
+
+std::string TraceSwf(const Trace& trace, uint32_t pod_ipus) {
+  std::string out = absl::StrCat("; Version: 2.2\n; Computer: ", trace.source,
+                                 "\n; MaxProcs: ", pod_ipus, "\n");
+  for (size_t i = 0; i < trace.jobs.size(); ++i) {
+    const TraceJob& j = trace.jobs[i];
+    std::string user;
+    for (char c : j.user) {
+      if (c >= '0' && c <= '9') user.push_back(c);
+    }
+    // 1 job, 2 submit, 3 wait, 4 run, 5 procs, 6 cpu, 7 memory, 8 requested
+    // procs, 9 requested time, 10 requested memory, 11 status, 12 user,
+    // 13 group, 14 executable, 15 queue, 16 partition, 17 preceding job,
+    // 18 think time.
+    absl::StrAppend(&out, i + 1, " ", FormatNumber(j.submit), " -1 ", FormatNumber(j.run), " ",
+                    j.ipus, " -1 -1 ", j.ipus, " ",
+                    j.requested > 0 ? FormatNumber(j.requested) : "-1", " -1 1 ",
+                    user.empty() ? "-1" : user, " -1 -1 1 -1 -1 -1\n");
   }
   return out;
 }

@@ -8,6 +8,7 @@
 //   requests run x U(1, 3), rounded up to a whole minute;
 //   arrivals a Poisson process whose rate offers `load` of the pod's IPUs:
 //            rate = load x pod_ipus / (E[partition size] x E[run]);
+//            or, with span_s, jobs / span_s (the load is then what it is);
 //   users    u1 .. uN, user i with weight 1/i (Zipf, s = 1).
 #ifndef VIPU_PLAN_GENERATOR_H_
 #define VIPU_PLAN_GENERATOR_H_
@@ -25,6 +26,7 @@ struct GeneratorOptions {
   uint32_t pod_ipus = 64;
   uint32_t max_ipus = 0;  // 0: a quarter of the pod (at least 1)
   double load = 0.9;
+  double span_s = 0;  // > 0: arrivals spread over this many seconds instead
   double min_run_s = 60;
   double max_run_s = 86400;
   uint32_t users = 20;
@@ -39,6 +41,10 @@ absl::StatusOr<Trace> Generate(const GeneratorOptions& options);
 // The trace as CSV that `vipu-plan replay` reads without --columns:
 // id,user,submit,ipus,duration,requested.
 std::string TraceCsv(const Trace& trace);
+
+// The trace as an SWF 2.2 log (one processor per IPU; users numbered from
+// their names' digits), with MaxProcs `pod_ipus` in its header.
+std::string TraceSwf(const Trace& trace, uint32_t pod_ipus);
 
 }  // namespace vipu::plan
 

@@ -283,7 +283,8 @@ int RunGenerate(const GeneratorOptions& o, const std::string& path, std::ostream
   absl::StatusOr<Trace> trace = Generate(o);
   if (!trace.ok()) return Fail(err, trace.status());
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << TraceCsv(*trace);
+  // The file's name says the format, as replay reads it.
+  file << (absl::EndsWith(path, ".swf") ? TraceSwf(*trace, o.pod_ipus) : TraceCsv(*trace));
   if (!file.good()) return Fail(err, absl::InternalError(absl::StrCat("out: cannot write ", path)));
   out << "wrote " << trace->jobs.size() << " jobs to " << path << "\n";
   return kExitOk;
@@ -317,9 +318,12 @@ int RunVipuPlan(int argc, const char* const* argv, std::ostream& out, std::ostre
   generate->add_option("--load", gen.load, "offered load, share of the pod's IPUs (0.9)");
   generate->add_option("--min-run", gen.min_run_s, "shortest run, seconds (60)");
   generate->add_option("--max-run", gen.max_run_s, "longest run, seconds (86400)");
+  generate->add_option("--span-days", gen.span_s,
+                       "spread the arrivals over this many days instead of --load");
   generate->add_option("--users", users, "number of users (20)");
   generate->add_option("--seed", gen_seed, "seed (1)");
-  generate->add_option("--out", gen_out, "CSV file to write")->required();
+  generate->add_option("--out", gen_out, "file to write: SWF when it ends in .swf, else CSV")
+      ->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -364,6 +368,10 @@ int RunVipuPlan(int argc, const char* const* argv, std::ostream& out, std::ostre
     if (auto s = in_range("seed", gen_seed, 0, INT64_MAX); !s.ok()) return Fail(err, s);
     gen.seed = static_cast<uint64_t>(gen_seed);
   }
+  if (!(gen.span_s >= 0) || !std::isfinite(gen.span_s)) {
+    return Fail(err, Invalid(absl::StrCat("span-days: must be >= 0, got ", gen.span_s)));
+  }
+  gen.span_s *= 86400;
   return RunGenerate(gen, gen_out, out, err);
 }
 

@@ -133,6 +133,23 @@ TEST_F(PlanCommandTest, CompareWritesOneReportWithEveryReplay) {
   EXPECT_THAT(html, HasSubstr("data-run=\"pod64-backfill\""));
 }
 
+TEST_F(PlanCommandTest, GeneratesAnSwfLogThatReplaysLikeItsCsv) {
+  for (const char* name : {"g.swf", "g.csv"}) {
+    Result g = RunCli({"generate", "--jobs", "200", "--pod-ipus", "128", "--span-days", "10",
+                       "--seed", "4", "--out", dir_ + "/" + name});
+    ASSERT_EQ(g.code, 0) << g.err;
+    Result r = RunCli({"replay", dir_ + "/" + name, "--pod", "pod128", "--policy", "backfill",
+                       "--out", dir_ + "/out-" + name, "--quiet"});
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  nlohmann::json swf = nlohmann::json::parse(Slurp(dir_ + "/out-g.swf/summary.json"));
+  nlohmann::json csv = nlohmann::json::parse(Slurp(dir_ + "/out-g.csv/summary.json"));
+  EXPECT_LE(swf["last_end_s"].get<double>(), 10 * 86400 * 1.5);
+  swf.erase("trace");
+  csv.erase("trace");
+  EXPECT_EQ(swf, csv);
+}
+
 TEST_F(PlanCommandTest, ReadsSwfAndSaysWhatItSkipped) {
   const std::string swf = dir_ + "/log.swf";
   std::ofstream(swf) << "; MaxProcs: 16\n"
@@ -194,6 +211,7 @@ TEST_F(PlanCommandTest, InvalidInputExitsTwoAndWritesNothing) {
       {{"generate", "--min-run", "100", "--max-run", "10", "--out", out}, "runs:"},
       {{"generate", "--users", "0", "--out", out}, "users:"},
       {{"generate", "--seed", "-2", "--out", out}, "seed:"},
+      {{"generate", "--span-days", "-1", "--out", out}, "span-days:"},
       {{"frobnicate"}, "subcommand"},
   };
   for (const Case& c : cases) {
