@@ -111,12 +111,13 @@ std::string LineChart(const std::string& title, const std::string& y_label,
   for (int k = 0; k <= 4; ++k) {
     const double y = kTop + h - h * k / 4;
     const double v = y_max * k / 4;
-    absl::StrAppendFormat(
-        &svg,
-        "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" stroke=\"#e4e4e4\"/>"
-        "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"end\">%s</text>",
-        kLeft, kLeft + w, y, y, kLeft - 4, y + 3,
-        percent ? absl::StrFormat("%.0f%%", 100 * v) : absl::StrFormat("%.3g", v));
+    absl::StrAppendFormat(&svg,
+                          "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" stroke=\"#e4e4e4\"/>"
+                          "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"end\">%s</text>",
+                          kLeft, kLeft + w, y, y, kLeft - 4, y + 3,
+                          percent    ? absl::StrFormat("%.0f%%", 100 * v)
+                          : v >= 100 ? absl::StrFormat("%.0f", v)
+                                     : absl::StrFormat("%.3g", v));
   }
   for (int k = 0; k <= 4; ++k) {
     const double x = kLeft + w * k / 4;
@@ -173,12 +174,15 @@ std::string WaitChart(const std::vector<ReportRun>& runs, const std::vector<std:
         "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"end\">%d%%</text>",
         kLeft, kLeft + w, y, y, kLeft - 4, y + 3, 25 * k);
   }
+  double last_x = -100;
   for (double tick : {0.0, 60.0, 3600.0, 86400.0, 7 * 86400.0, 30 * 86400.0}) {
     if (tick > max_wait && tick > 0) break;
     const double x = kLeft + w * (x_max > 0 ? std::log10(1 + tick) / x_max : 0);
+    if (x - last_x < 50) continue;  // labels that would overlap
+    last_x = x;
     absl::StrAppendFormat(
-        &svg, "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"middle\">%s</text>", x,
-        kTop + h + 14, Html(FormatDuration(tick)));
+        &svg, "<text x=\"%g\" y=\"%g\" font-size=\"10\" text-anchor=\"%s\">%s</text>", x,
+        kTop + h + 14, x > kLeft + w - 30 ? "end" : "middle", Html(FormatDuration(tick)));
   }
   absl::StrAppendFormat(&svg, "<text x=\"%g\" y=\"%g\" font-size=\"10\">%s</text>", kLeft,
                         kTop + h + 27,
@@ -226,9 +230,11 @@ std::string OccupancyChart(const ReportRun& run, const Axis& axis, uint32_t ipus
       "aria-label=\"occupancy\">",
       r.occupancy_by_ild ? "ILD" : "machine", Html(run.label), kChartW, h + kTop + kBottom);
   const double cell_w = w / kBins;
+  // Labels at least 10 px apart.
+  const uint32_t label_every = static_cast<uint32_t>(std::ceil(10 / row_h));
   for (uint32_t row = 0; row < rows; ++row) {
     const double y = kTop + row * row_h;
-    if (rows <= 32 || row % (rows / 16) == 0) {
+    if (row % label_every == 0) {
       absl::StrAppendFormat(
           &svg, "<text x=\"%g\" y=\"%g\" font-size=\"9\" text-anchor=\"end\">%s %u</text>",
           kLeft - 4, y + std::min(row_h, 10.0) - 1, r.occupancy_by_ild ? "ILD" : "m", row);
