@@ -42,6 +42,9 @@ struct Completion {
   bool operator>(const Completion& o) const { return std::tie(t, job) > std::tie(o.t, o.job); }
 };
 
+// One replay's state: the pod's masks as placement sees them, the queue,
+// the running jobs and the pending events. Borrows the layout, trace and
+// options for its lifetime; Run() once.
 class Simulation {
  public:
   Simulation(const fabric::ClusterLayout& layout, const Trace& trace, const ReplayOptions& options)
@@ -56,17 +59,27 @@ class Simulation {
   // fabric::Place on `masks`; nullopt when no block is free.
   absl::StatusOr<std::optional<std::vector<fabric::PartitionIpu>>> TryPlace(
       uint32_t job, const fabric::IldMasks& masks);
+  // A job is submitted (queued; under policy none, placed or refused).
   absl::Status Arrive(uint32_t job, double t);
+  // The job holds `ipus` from `t` for its run time.
   void Start(uint32_t job, const std::vector<fabric::PartitionIpu>& ipus, double t);
+  // The job's IPUs are free again.
   void Release(uint32_t job, double t);
+  // A failure ends the job's run: its IPU-seconds are lost and it is queued
+  // again at its place by arrival (under none: tried again at once).
   void Kill(uint32_t job, double t);
+  // Starts what the policy allows at `t`.
   absl::Status Schedule(double t);
   absl::Status Backfill(double t);
-  absl::Status HandleFault(const FaultEvent& e, double t);
+  // A machine fails (its jobs are killed and requeued) or comes back.
+  void HandleFault(const FaultEvent& e, double t);
+  // A draw from the exponential distribution, the same on every platform.
   double Exponential(double mean);
   void MarkBlock(const Block& b, bool used, fabric::IldMasks* masks) const;
+  // The occupancy chart's rows gain (sign +1) or lose the block's IPUs.
   void Occupancy(const Block& b, double t, int sign);
   uint32_t FreeIpus() const { return total_ - busy_ - down_; }
+  // Fragmentation over [t0, t1), in the state after the last event.
   void Integrate(double t0, double t1);
 
   const fabric::ClusterLayout& layout_;
@@ -199,30 +212,29 @@ double Simulation::Exponential(double mean) {
   return -std::log1p(-u) * mean;
 }
 
-absl::Status Simulation::HandleFault(const FaultEvent& e, double t) {
-  const uint64_t bits_of_machine = [&] {
-    auto [ild, topology_id] = layout_.PositionAt(e.machine, 0);
-    (void)ild;
-    return uint64_t{0xF} << (topology_id / fabric::kIpusPerMachine * fabric::kIpusPerMachine);
-  }();
+void Simulation::HandleFault(const FaultEvent& e, double t) {
+  // A machine's IPUs sit in one ILD.
   const uint32_t ild = layout_.PositionAt(e.machine, 0).first;
+  uint64_t bits = 0;
+  for (uint32_t ipu = 0; ipu < fabric::kIpusPerMachine; ++ipu) {
+    bits |= uint64_t{1} << layout_.PositionAt(e.machine, ipu).second;
+  }
   if (e.kind == FaultKind::kFail) {
     ++r_.machine_failures;
     for (uint32_t ipu = 0; ipu < fabric::kIpusPerMachine; ++ipu) {
-      auto [i, topology_id] = layout_.PositionAt(e.machine, ipu);
-      const int32_t holder = owner_[i * fabric::kMaxIpusPerIld + topology_id];
+      const uint32_t topology_id = layout_.PositionAt(e.machine, ipu).second;
+      const int32_t holder = owner_[ild * fabric::kMaxIpusPerIld + topology_id];
       if (holder >= 0) Kill(static_cast<uint32_t>(holder), t);
     }
-    masks_.allowed[ild] &= ~bits_of_machine;
+    masks_.allowed[ild] &= ~bits;
     down_ += fabric::kIpusPerMachine;
     faults_.push({t + o_.faults.repair_hours * 3600, fault_seq_++, e.machine, FaultKind::kRepair});
   } else {
-    masks_.allowed[ild] |= bits_of_machine;
+    masks_.allowed[ild] |= bits;
     down_ -= fabric::kIpusPerMachine;
     faults_.push({t + Exponential(o_.faults.machine_mtbf_hours * 3600), fault_seq_++, e.machine,
                   FaultKind::kFail});
   }
-  return absl::OkStatus();
 }
 
 absl::Status Simulation::Arrive(uint32_t job, double t) {
@@ -437,7 +449,7 @@ absl::StatusOr<ReplayResult> Simulation::Run() {
     while (!faults_.empty() && faults_.top().t <= t) {
       const FaultEvent e = faults_.top();
       faults_.pop();
-      RETURN_IF_ERROR(HandleFault(e, t));
+      HandleFault(e, t);
     }
     for (uint32_t job : retry_) RETURN_IF_ERROR(Arrive(job, t));
     retry_.clear();
