@@ -103,6 +103,7 @@ class Simulation {
   uint64_t fault_seq_ = 0;
   std::vector<uint32_t> retry_;  // policy none: jobs a failure killed, tried again
   std::map<uint32_t, absl::StatusOr<uint32_t>> ilds_by_size_;
+  uint64_t creates_ = 0;
   bool head_blocked_ = false;
   double frag_weighted_ = 0;
 };
@@ -170,6 +171,7 @@ void Simulation::Start(uint32_t job, const std::vector<fabric::PartitionIpu>& ip
   }
   busy_ += out.size;
   out.start = t;
+  out.create_seq = ++creates_;
   running_[job] = true;
   est_end_[job] = t + out.estimate;
   by_estimate_.emplace(est_end_[job], job);
@@ -251,6 +253,7 @@ absl::Status Simulation::Arrive(uint32_t job, double t) {
     }
   }
   r_.jobs[job].status = JobStatus::kRefused;
+  r_.jobs[job].create_seq = ++creates_;
   r_.jobs[job].refusal = "did not fit when created";
   return absl::OkStatus();
 }

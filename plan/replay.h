@@ -79,6 +79,9 @@ struct JobOutcome {
   Block block;
   uint32_t requeues = 0;
   double lost_ipu_s = 0;  // IPU-seconds of runs a machine failure killed
+  // The order of the replay's creates: 1 for the first job started or
+  // refused, and so on (the last run's, after requeues); 0: never created.
+  uint64_t create_seq = 0;
   std::string refusal;    // why, for a refused job
 };
 

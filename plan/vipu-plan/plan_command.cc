@@ -2,6 +2,7 @@
 #include "plan/vipu-plan/plan_command.h"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +28,7 @@
 #include "plan/report.h"
 #include "plan/summary.h"
 #include "plan/trace_readers.h"
+#include "plan/vipu-plan/live_replay.h"
 
 namespace vipu::plan {
 namespace {
@@ -42,6 +45,8 @@ struct ReplayFlags {
   int64_t backfill_depth = 1000;
   std::string out;
   bool quiet = false;
+  std::string live;  // HOST:PORT of a vipu-server to drive
+  double time_scale = 1000;
 };
 
 absl::Status Invalid(std::string m) { return absl::InvalidArgumentError(std::move(m)); }
@@ -173,9 +178,30 @@ absl::Status CheckOut(const std::string& out) {
   return absl::OkStatus();
 }
 
+// Bad input (flags, trace files and lines) is a usage error; the rest
+// (writing, the live server) a failure.
 int Fail(std::ostream& err, const absl::Status& status) {
   err << "vipu-plan: " << status.message() << "\n";
-  return absl::IsInternal(status) ? kExitFailure : kExitUsage;
+  const bool input = absl::IsInvalidArgument(status) || absl::IsNotFound(status) ||
+                     absl::IsDataLoss(status);
+  return input ? kExitUsage : kExitFailure;
+}
+
+// --live and --time-scale: INVALID_ARGUMENT unless HOST:PORT, a scale > 0,
+// and no faults (a real pod's machines fail on their own).
+absl::Status CheckLive(const ReplayFlags& f) {
+  if (f.live.empty()) return absl::OkStatus();
+  const size_t colon = f.live.rfind(':');
+  int64_t port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(f.live.substr(colon + 1), &port) || port < 1 || port > 65535) {
+    return Invalid(absl::StrCat("live: expected HOST:PORT, got \"", f.live, "\""));
+  }
+  if (!(f.time_scale > 0) || !std::isfinite(f.time_scale)) {
+    return Invalid(absl::StrCat("time-scale: must be > 0, got ", f.time_scale));
+  }
+  if (f.machine_mtbf_hours) return Invalid("live: --machine-mtbf applies to virtual replays only");
+  return absl::OkStatus();
 }
 
 std::string Headline(const Summary& s) {
@@ -199,6 +225,7 @@ std::string SkipLine(const Trace& trace) {
 int RunReplay(const ReplayFlags& f, const std::string& pod, const std::string& policy_name,
               std::ostream& out, std::ostream& err) {
   if (absl::Status s = CheckOut(f.out); !s.ok()) return Fail(err, s);
+  if (absl::Status s = CheckLive(f); !s.ok()) return Fail(err, s);
   absl::StatusOr<Policy> policy = ParsePolicy(policy_name);
   if (!policy.ok()) return Fail(err, policy.status());
   absl::StatusOr<std::unique_ptr<Run>> run = Prepare(pod, *policy, f);
@@ -207,12 +234,37 @@ int RunReplay(const ReplayFlags& f, const std::string& pod, const std::string& p
   if (!trace.ok()) return Fail(err, trace.status());
   if (absl::Status s = Execute(*trace, run->get(), f.quiet, err); !s.ok()) return Fail(err, s);
   const Run& r = **run;
+  std::string live_line;
+  if (!f.live.empty()) {
+    LiveOptions live;
+    live.address = f.live;
+    live.time_scale = f.time_scale;
+    if (!f.quiet) {
+      live.progress = [&err](uint64_t done, uint64_t all) {
+        err << absl::StrFormat("vipu-plan: live: %u/%u creates and removes\n", done, all);
+      };
+    }
+    absl::StatusOr<LiveOutcome> outcome = ReplayLive(*trace, r.result, live);
+    if (!outcome.ok()) return Fail(err, outcome.status());
+    if (!outcome->divergences.empty()) {
+      err << "vipu-plan: live: " << f.live << " diverged from the replay "
+          << outcome->divergences.size() << " time(s); nothing written:\n";
+      for (size_t i = 0; i < outcome->divergences.size() && i < 10; ++i) {
+        err << "  " << outcome->divergences[i] << "\n";
+      }
+      return kExitFailure;
+    }
+    live_line = absl::StrFormat(
+        "live: %s created %u partitions and refused %u creates in the replay's order, each on "
+        "the IPUs the replay chose (%.1f s wall)\n",
+        f.live, outcome->creates, outcome->refusals, outcome->wall_s);
+  }
   const std::vector<ReportRun> report{{r.label, &*trace, &r.result, &r.summary}};
   absl::Status written = WriteFiles(f.out, {{"jobs.csv", JobsCsv(*trace, r.result, *r.layout)},
                                             {"summary.json", SummaryJson(r.summary)},
                                             {"report.html", ReportHtml(report)}});
   if (!written.ok()) return Fail(err, written);
-  out << SkipLine(*trace) << Headline(r.summary);
+  out << SkipLine(*trace) << Headline(r.summary) << live_line;
   out << "wrote " << f.out << "/jobs.csv, summary.json, report.html\n";
   return kExitOk;
 }
@@ -303,6 +355,11 @@ int RunVipuPlan(int argc, const char* const* argv, std::ostream& out, std::ostre
   replay->add_option("--pod", pod, "pod4..pod256, bow-pod..., or ILDSxMACHINES such as 64x16")
       ->required();
   replay->add_option("--policy", policy, "fifo, backfill or none (fifo)");
+  replay->add_option("--live", replay_flags.live,
+                     "HOST:PORT of a vipu-server on the same pod: send it the replay's creates "
+                     "and removes and check it places every job where the replay did");
+  replay->add_option("--time-scale", replay_flags.time_scale,
+                     "with --live: virtual seconds per wall second (1000)");
   CLI::App* compare =
       app.add_subcommand("compare", "Replay a trace on several pods or policies, one report");
   AddReplayFlags(compare, &compare_flags);
