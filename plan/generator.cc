@@ -98,8 +98,8 @@ std::string TraceCsv(const Trace& trace) {
 }
 
 std::string TraceSwf(const Trace& trace, uint32_t pod_ipus) {
-  std::string out = absl::StrCat("; Version: 2.2\n; Computer: ", trace.source,
-                                 "\n; MaxProcs: ", pod_ipus, "\n");
+  std::string out =
+      absl::StrCat("; Version: 2.2\n; Computer: ", trace.source, "\n; MaxProcs: ", pod_ipus, "\n");
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     const TraceJob& j = trace.jobs[i];
     std::string user;

@@ -82,7 +82,7 @@ struct JobOutcome {
   // The order of the replay's creates: 1 for the first job started or
   // refused, and so on (the last run's, after requeues); 0: never created.
   uint64_t create_seq = 0;
-  std::string refusal;    // why, for a refused job
+  std::string refusal;  // why, for a refused job
 };
 
 // The pod's state after each event, for the report's charts.

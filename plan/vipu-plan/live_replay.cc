@@ -1,4 +1,5 @@
-// ReplayLive: a virtual replay's creates and removes against a real vipu-server, placements compared.
+// ReplayLive: a virtual replay's creates and removes against a real vipu-server, placements
+// compared.
 #include "plan/vipu-plan/live_replay.h"
 
 #include <grpcpp/grpcpp.h>
@@ -96,7 +97,7 @@ std::string Positions(const std::set<std::pair<uint32_t, uint32_t>>& ipus) {
 // Waits for PS_ACTIVE (the agents configured) and reads the partition's
 // (ILD, topology id) pairs back.
 absl::StatusOr<std::set<std::pair<uint32_t, uint32_t>>> Placed(LiveClient& client,
-                                                                const std::string& id) {
+                                                               const std::string& id) {
   const Clock::time_point until = Clock::now() + std::chrono::seconds(60);
   while (true) {
     virmgrpc::PartitionStatus status;
@@ -132,9 +133,9 @@ absl::StatusOr<LiveOutcome> ReplayLive(const Trace& trace, const ReplayResult& r
     return FromGrpc(s, absl::StrCat("cannot list the partitions of ", options.address));
   }
   if (existing.partitions_size() > 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("live: ", options.address, " already holds ", existing.partitions_size(),
-                     " partition(s); replay on an empty pod"));
+    return absl::FailedPreconditionError(absl::StrCat("live: ", options.address, " already holds ",
+                                                      existing.partitions_size(),
+                                                      " partition(s); replay on an empty pod"));
   }
   std::vector<Action> actions;
   for (uint32_t j = 0; j < result.jobs.size(); ++j) {
@@ -194,8 +195,8 @@ absl::StatusOr<LiveOutcome> ReplayLive(const Trace& trace, const ReplayResult& r
         clean_up();
         return FromGrpc(s, absl::StrCat("create ", id));
       }
-      outcome.divergences.push_back(absl::StrCat(who, ": the server refused it (",
-                                                 s.error_message(), ") where the replay placed it"));
+      outcome.divergences.push_back(absl::StrCat(
+          who, ": the server refused it (", s.error_message(), ") where the replay placed it"));
       continue;
     }
     held.insert(a.job);
@@ -212,9 +213,9 @@ absl::StatusOr<LiveOutcome> ReplayLive(const Trace& trace, const ReplayResult& r
       }
     }
     if (*placed != replayed) {
-      outcome.divergences.push_back(absl::StrCat(who, ": the server placed it on (ILD/topology id) ",
-                                                 Positions(*placed), ", the replay on ",
-                                                 Positions(replayed)));
+      outcome.divergences.push_back(
+          absl::StrCat(who, ": the server placed it on (ILD/topology id) ", Positions(*placed),
+                       ", the replay on ", Positions(replayed)));
     }
     if (options.progress && Clock::now() - last_report > std::chrono::seconds(1)) {
       last_report = Clock::now();

@@ -19,7 +19,7 @@
 namespace vipu::plan {
 
 struct LiveOptions {
-  std::string address;      // HOST:PORT of the server's user API (plaintext)
+  std::string address;       // HOST:PORT of the server's user API (plaintext)
   double time_scale = 1000;  // virtual seconds per wall second
   // Called about once a wall-clock second: actions done, actions in all.
   std::function<void(uint64_t, uint64_t)> progress;

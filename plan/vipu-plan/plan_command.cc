@@ -182,8 +182,8 @@ absl::Status CheckOut(const std::string& out) {
 // (writing, the live server) a failure.
 int Fail(std::ostream& err, const absl::Status& status) {
   err << "vipu-plan: " << status.message() << "\n";
-  const bool input = absl::IsInvalidArgument(status) || absl::IsNotFound(status) ||
-                     absl::IsDataLoss(status);
+  const bool input =
+      absl::IsInvalidArgument(status) || absl::IsNotFound(status) || absl::IsDataLoss(status);
   return input ? kExitUsage : kExitFailure;
 }
 
@@ -368,7 +368,8 @@ int RunVipuPlan(int argc, const char* const* argv, std::ostream& out, std::ostre
   GeneratorOptions gen;
   std::string gen_out;
   int64_t jobs = 0, pod_ipus = 0, max_ipus = 0, users = 0, gen_seed = 0;
-  CLI::App* generate = app.add_subcommand("generate", "Write a synthetic trace (CSV, or SWF for a .swf name)");
+  CLI::App* generate =
+      app.add_subcommand("generate", "Write a synthetic trace (CSV, or SWF for a .swf name)");
   generate->add_option("--jobs", jobs, "number of jobs (1000)");
   generate->add_option("--pod-ipus", pod_ipus, "IPUs of the pod the load is offered to (64)");
   generate->add_option("--max-ipus", max_ipus, "largest job (a quarter of the pod)");
