@@ -37,7 +37,9 @@ Summary Summarise(const Trace& trace, const ReplayResult& result, const std::str
   s.fragmentation = result.fragmentation;
   s.blocked_s = result.blocked_s;
   s.events = result.events;
-  if (result.estimated_by_run == 0) {
+  if (result.estimated_by_run == 0 && result.estimated_by_requested == 0) {
+    s.backfill_estimate = "no jobs";
+  } else if (result.estimated_by_run == 0) {
     s.backfill_estimate = "requested";
   } else if (result.estimated_by_requested == 0) {
     s.backfill_estimate = "run time";

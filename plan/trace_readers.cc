@@ -251,6 +251,10 @@ absl::StatusOr<Trace> ParseCsv(absl::string_view text, const std::string& source
     }
     at[key] = it->second;
   }
+  // A run time named in --columns wins over one found by its own name
+  // (Helios has both duration and end_time; whoever maps end means end).
+  if (columns.count("end") && !columns.count("duration")) at.erase("duration");
+  if (columns.count("duration") && !columns.count("end")) at.erase("end");
   const std::string all = absl::StrJoin(*header, ",");
   if (!at.count("submit")) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -35,8 +35,10 @@ absl::StatusOr<Trace> ReadSwf(const std::string& path, uint32_t ipus_per_proc);
 
 // Which header column holds each field of a job. Keys: id, submit, ipus,
 // duration, end, start, requested, user, model, steps, ipus_per_replica.
-// A key left out is looked up under its own name; submit and ipus must be
-// found, and one of duration, end, or model with steps.
+// A key left out is looked up under its own name, except that a mapped
+// end or duration is not overridden by the other found by its own name;
+// submit and ipus must be found, and one of duration, end, or model with
+// steps.
 using ColumnMap = std::map<std::string, std::string>;
 
 // "id=job_id,submit=submit_time,..." to a ColumnMap; INVALID_ARGUMENT

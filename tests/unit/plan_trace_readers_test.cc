@@ -156,6 +156,17 @@ TEST(CsvTest, MapsAHeliosStyleLogWithDateTimesAndEnds) {
   EXPECT_EQ(t->jobs[0].ipus, 8u);
 }
 
+TEST(CsvTest, AMappedEndWinsOverADurationColumnFoundByItsName) {
+  const std::string text = "submit,ipus,start_time,end_time,duration\n0,1,10,110,7\n";
+  absl::StatusOr<Trace> t =
+      ParseCsv(text, "t.csv", {{"start", "start_time"}, {"end", "end_time"}}, 1);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->jobs[0].run, 100);
+  t = ParseCsv(text, "t.csv", {}, 1);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->jobs[0].run, 7);
+}
+
 TEST(CsvTest, EndWithoutStartCountsFromSubmitAndIpusPerProcMultiplies) {
   absl::StatusOr<Trace> t = ParseCsv("submit,ipus,end\n10,3,70\n", "t.csv", {}, 2);
   ASSERT_TRUE(t.ok()) << t.status();
