@@ -328,17 +328,17 @@ void ExpectNoIpuHeldTwice(const LongRun& run) {
 
 TEST(ReplayInvariantTest, NoIpuIsHeldByTwoJobsOverALongTrace) {
   // 8 ILDs of 8 machines: partitions up to 128 IPUs span ILDs.
-  const LongRun backfill = RunLong("8x8", Policy::kBackfill, 6000, 0, 1);
+  const LongRun backfill = RunLong("8x8", Policy::kBackfill, 3000, 0, 1);
   ExpectNoIpuHeldTwice(backfill);
   EXPECT_EQ(backfill.summary.done, backfill.trace.jobs.size());
   bool multi_ild = false;
   for (const JobOutcome& o : backfill.result.jobs) multi_ild |= o.block.num_ilds > 1;
   EXPECT_TRUE(multi_ild);
-  ExpectNoIpuHeldTwice(RunLong("8x8", Policy::kFifo, 3000, 0, 1));
+  ExpectNoIpuHeldTwice(RunLong("8x8", Policy::kFifo, 1500, 0, 1));
 }
 
 TEST(ReplayFaultTest, FailedMachinesRequeueTheirJobsAndTheSameSeedGivesTheSameRun) {
-  const LongRun a = RunLong("pod64", Policy::kBackfill, 1500, 100, 5);
+  const LongRun a = RunLong("pod64", Policy::kBackfill, 800, 100, 5);
   ExpectNoIpuHeldTwice(a);
   EXPECT_GT(a.summary.machine_failures, 0u);
   EXPECT_GT(a.summary.requeues, 0u);
@@ -347,13 +347,13 @@ TEST(ReplayFaultTest, FailedMachinesRequeueTheirJobsAndTheSameSeedGivesTheSameRu
   double lost = 0;
   for (const auto& row : ParseJobsCsv(a.csv)) lost += Num(row.at("lost_ipu_s"));
   EXPECT_NEAR(lost / 3600, a.summary.lost_ipu_hours, 1e-6);
-  const LongRun again = RunLong("pod64", Policy::kBackfill, 1500, 100, 5);
+  const LongRun again = RunLong("pod64", Policy::kBackfill, 800, 100, 5);
   EXPECT_EQ(again.csv, a.csv);
   EXPECT_EQ(SummaryJson(again.summary), SummaryJson(a.summary));
-  const LongRun other = RunLong("pod64", Policy::kBackfill, 1500, 100, 6);
+  const LongRun other = RunLong("pod64", Policy::kBackfill, 800, 100, 6);
   EXPECT_NE(other.csv, a.csv);
   // Without faults nothing is lost.
-  const LongRun calm = RunLong("pod64", Policy::kBackfill, 1500, 0, 5);
+  const LongRun calm = RunLong("pod64", Policy::kBackfill, 800, 0, 5);
   EXPECT_EQ(calm.summary.requeues, 0u);
   EXPECT_EQ(calm.summary.lost_ipu_hours, 0);
 }
