@@ -37,7 +37,11 @@ TEST(PlanReportBrowserTest, ChartsAreDrawnAndTheFiguresAreTheSummarys) {
   auto browser =
       Chromium::Start("file://" + dir + "/out/report.html", {"--proxy-server=127.0.0.1:9"}, &error);
   ASSERT_NE(browser, nullptr) << error;
-  ASSERT_TRUE(browser->WaitUntil("document.readyState === 'complete'", absl::Seconds(30)))
+  // The page is ours and loaded (the browser starts on a blank page).
+  ASSERT_TRUE(
+      browser->WaitUntil("location.protocol === 'file:' && document.readyState === 'complete' && "
+                         "document.querySelector('section.words') !== null",
+                         absl::Seconds(30)))
       << browser->log();
   EXPECT_EQ(browser->String("document.querySelectorAll('svg.chart').length"), "4");
   // Each line chart has its series, drawn inside the chart.
