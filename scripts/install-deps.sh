@@ -16,6 +16,9 @@ packages=(
   libabsl-dev libsqlite3-dev libspdlog-dev libcli11-dev
   # GoogleTest and GoogleMock: the unit and integration tests.
   libgtest-dev libgmock-dev
+  # zlib: vipu-plan reads gzip-compressed SWF traces (the Parallel Workloads
+  # Archive ships its logs as .swf.gz).
+  zlib1g-dev
   # nlohmann's JSON: tests parse the programs' JSON output (ipu-model,
   # --json tables) with it.
   nlohmann-json3-dev
