@@ -11,43 +11,52 @@
 set -euo pipefail
 root=${1:?usage: comment_paths_test.sh ROOT}
 cd "$root"
-folders=$(find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name 'build*' -printf '%f\n' | paste -sd'|')
+mapfile -t top < <(find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name 'build*' -printf '%f\n')
+folders=$(IFS='|'; echo "${top[*]}")
+# file:line:path for every path-like word in the comment part of a line.
+hits=$(grep -rnE --include='*.cc' --include='*.h' --include='*.proto' --include='*.sh' \
+  --include='CMakeLists.txt' --include='*.cmake' --include='*.py' '(//|#).*[a-z]/' "${top[@]}" |
+  awk -v folders="$folders" '
+    {
+      file = $0; sub(/:.*/, "", file)
+      rest = substr($0, length(file) + 2); line = rest; sub(/:.*/, "", line)
+      text = substr(rest, length(line) + 2)
+      marker = (file ~ /\.(cc|h|proto)$/) ? "//" : "#"
+      at = index(text, marker)
+      if (at == 0) next
+      comment = substr(text, at + length(marker))
+      pattern = "(^|[^A-Za-z0-9_./-])(" folders ")/[A-Za-z0-9_./+-]*[A-Za-z0-9_/*]"
+      while (match(comment, pattern)) {
+        path = substr(comment, RSTART, RLENGTH)
+        sub(/^[^A-Za-z0-9_]/, "", path)
+        print file ":" line ":" path
+        comment = substr(comment, RSTART + RLENGTH)
+      }
+    }' || true)
 missing=0
 while IFS= read -r hit; do
-  file=${hit%%:*}
-  rest=${hit#*:}
-  line=${rest%%:*}
-  text=${rest#*:}
-  # Only the comment part of the line.
-  case "$file" in
-    *.cc | *.h | *.proto) comment=${text#*//} ;;
-    *) comment=${text#*#} ;;
+  [ -n "$hit" ] || continue
+  path=${hit##*:}
+  where=${hit%:*}
+  path=${path%/}
+  # Patterns and placeholders are not paths.
+  case "$path" in *'*'* | *'<'* | *'...'*) continue ;; esac
+  # Built, not kept: generated messages (their .proto is) and libraries.
+  case "$path" in
+    *.pb.h | *.pb.cc) path=${path%.pb.*}.proto ;;
+    *.so | *.a) continue ;;
   esac
-  [ "$comment" != "$text" ] || continue
-  for path in $(grep -oE "(^|[^A-Za-z0-9_./-])($folders)/[A-Za-z0-9_./+-]*[A-Za-z0-9_/*]" <<<"$comment" |
-    sed -E 's/^[^A-Za-z0-9_]//'); do
-    path=${path%/}
-    # Patterns and placeholders are not paths.
-    case "$path" in *'*'* | *'<'* | *'...'*) continue ;; esac
-    # Built, not kept: generated messages (their .proto is) and libraries.
-    case "$path" in
-      *.pb.h | *.pb.cc) path=${path%.pb.*}.proto ;;
-      *.so | *.a) continue ;;
-    esac
-    found=0
-    # A system header of the same name (<slurm/spank.h>) counts as there.
-    for candidate in "$path" "$path.h" "$path.cc" "$path.sh" "$path.md" "$path.proto" "$path.py" \
-      "/usr/include/$path"; do
-      [ -e "$candidate" ] && found=1 && break
-    done
-    if [ "$found" = 0 ]; then
-      echo "$file:$line: names $path, which does not exist"
-      missing=$((missing + 1))
-    fi
+  found=0
+  # A system header of the same name (<slurm/spank.h>) counts as there.
+  for candidate in "$path" "$path.h" "$path.cc" "$path.sh" "$path.md" "$path.proto" "$path.py" \
+    "/usr/include/$path"; do
+    [ -e "$candidate" ] && found=1 && break
   done
-done < <(grep -rnE --include='*.cc' --include='*.h' --include='*.proto' --include='*.sh' \
-  --include='CMakeLists.txt' --include='*.cmake' --include='*.py' '(//|#).*[a-z]/' \
-  $(find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name 'build*' -printf '%f ') || true)
+  if [ "$found" = 0 ]; then
+    echo "$where: names $path, which does not exist"
+    missing=$((missing + 1))
+  fi
+done <<<"$hits"
 if [ "$missing" -gt 0 ]; then
   echo "comment_paths: $missing paths named in comments do not exist" >&2
   exit 1
