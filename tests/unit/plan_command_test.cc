@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -148,6 +150,60 @@ TEST_F(PlanCommandTest, GeneratesAnSwfLogThatReplaysLikeItsCsv) {
   swf.erase("trace");
   csv.erase("trace");
   EXPECT_EQ(swf, csv);
+}
+
+// The public trace shipped in plan/traces/ (Tiresias' 60 jobs) replays as
+// it is, through --columns: every job runs for its own duration, none is
+// skipped or rounded (1, 2, 4 and 8 are partition sizes), and jobs start in
+// the order they were submitted under fifo.
+TEST_F(PlanCommandTest, TheShippedPublicTraceReplaysAsItIs) {
+  const std::string trace = std::string(VIPU_PLAN_TRACES) + "/tiresias_60_job.csv";
+  Result r = RunCli({"replay", trace, "--columns",
+                     "id=job_id,submit=submit_time,ipus=num_gpu,duration=duration", "--pod",
+                     "pod16", "--policy", "fifo", "--out", dir_ + "/tiresias", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json s = nlohmann::json::parse(Slurp(dir_ + "/tiresias/summary.json"));
+  EXPECT_EQ(s["jobs"], 60);
+  EXPECT_EQ(s["done"], 60);
+  EXPECT_EQ(s["rounded"], 0);
+  EXPECT_TRUE(s["skipped"].empty()) << s["skipped"];
+  // Each job's run in jobs.csv is the trace's duration, and fifo starts
+  // them in submission order.
+  std::map<std::string, double> duration;
+  {
+    std::ifstream in(trace);
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+      ASSERT_EQ(f.size(), 7u) << line;
+      duration[f[0]] = std::stod(f[5]);
+    }
+  }
+  ASSERT_EQ(duration.size(), 60u);
+  std::ifstream jobs(dir_ + "/tiresias/jobs.csv");
+  std::string header, line;
+  std::getline(jobs, header);
+  ASSERT_EQ(header.rfind("id,user,submit,start,end,", 0), 0u) << header;
+  double last_submit = -1, last_start = -1;
+  int rows = 0;
+  while (std::getline(jobs, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    ASSERT_GE(f.size(), 5u) << line;
+    EXPECT_DOUBLE_EQ(std::stod(f[4]) - std::stod(f[3]), duration.at(f[0])) << "job " << f[0];
+    const double submit = std::stod(f[2]), start = std::stod(f[3]);
+    if (submit >= last_submit) {
+      EXPECT_GE(start, last_start) << "job " << f[0] << " started before an earlier one";
+    }
+    last_submit = std::max(last_submit, submit);
+    last_start = std::max(last_start, start);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 60);
 }
 
 TEST_F(PlanCommandTest, ReadsSwfAndSaysWhatItSkipped) {
