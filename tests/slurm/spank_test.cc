@@ -731,9 +731,12 @@ std::vector<pid_t> DescendantsOf(pid_t root) {
     pid_t pid = 0;
     if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
     const std::string stat = ReadFile(entry.path().string() + "/stat");
-    // "pid (comm) state ppid ...": comm may hold spaces, so after the last ')'.
+    // "pid (comm) state ppid ...": comm may hold spaces, so after the last
+    // ')'. A process that exited since the listing has no stat to read.
+    const size_t comm_end = stat.rfind(')');
+    if (comm_end == std::string::npos || comm_end + 2 > stat.size()) continue;
     std::vector<std::string> fields =
-        absl::StrSplit(stat.substr(stat.rfind(')') + 2), ' ', absl::SkipEmpty());
+        absl::StrSplit(stat.substr(comm_end + 2), ' ', absl::SkipEmpty());
     pid_t ppid = 0;
     if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &ppid)) parent[pid] = ppid;
   }
