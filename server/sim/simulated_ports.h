@@ -23,8 +23,8 @@
 
 namespace vipu::server {
 
-// The two ports of one simulated machine. 0: any free port, which the
-// agent's bind picks.
+// The two ports of one simulated machine. 0: the machine's agent takes one
+// above the ephemeral range by binding it (vipu-agent --stable-ports).
 struct MachinePorts {
   uint32_t server = 0;  // gRPC, the IPUoF server port
   uint32_t rdma = 0;    // the RDMA port of its IPUoF configs
