@@ -26,6 +26,10 @@ const std::vector<std::string> kAgents = {"m1", "m2", "m3", "m4"};
 
 // A server without --simulate and one vipu-agent process serving four
 // machines, on fixed ports so that both can restart at the same address.
+// The server keeps its default heartbeat (1 s, Down after 3 s of silence):
+// these tests count generations, and a shorter window lets a loaded machine
+// (two cores, every process under ThreadSanitizer) miss heartbeats, mark
+// agents Down and reset a partition to a new generation.
 class Deployment {
  public:
   Deployment() : dir_(MakeTempDir()), port_(FreePort()) {
@@ -53,9 +57,7 @@ class Deployment {
                                      "--ready-file",
                                      ready_file(),
                                      "--log-level",
-                                     "info",
-                                     "--heartbeat-ms",
-                                     "200"};
+                                     "info"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     server_ = std::make_unique<Daemon>(argv, server_log());
   }
