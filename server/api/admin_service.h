@@ -19,21 +19,22 @@
 namespace vipu::server {
 
 // Borrows everything it is given, which must outlive it. Thread-safe: gRPC
-// runs its RPCs at once and it keeps no state of its own; the setters and
-// Enable* must come before it serves.
+// runs its RPCs at once and it keeps no state of its own; Enable* must come
+// before it serves (without them, those RPCs are UNIMPLEMENTED).
 class AdminService final : public vipuadmin::AdminService::Service {
  public:
   // Everything passed in is the caller's and must outlive this. A removed
-  // cluster's layout and links are dropped from `cluster_links`.
+  // cluster's layout and links are dropped from `cluster_links`. Mutating
+  // RPCs are refused (UNAVAILABLE + retry-after-ms) until `readiness` says
+  // ready; `access` admits every RPC (an admin user with --secure).
   AdminService(Inventory* inventory, const AgentRegistry* registry,
-               ClusterLinksCache* cluster_links)
-      : inventory_(inventory), registry_(registry), cluster_links_(cluster_links) {}
-
-  // Mutating RPCs are refused (UNAVAILABLE + retry-after-ms) until ready;
-  // unset: always admitted.
-  void set_readiness(const Readiness* readiness) { readiness_ = readiness; }
-  // Every RPC needs an admin user with --secure; unset: everyone admitted.
-  void set_access_control(security::AccessControl* access) { access_ = access; }
+               ClusterLinksCache* cluster_links, const Readiness& readiness,
+               security::AccessControl& access)
+      : inventory_(inventory),
+        registry_(registry),
+        cluster_links_(cluster_links),
+        readiness_(readiness),
+        access_(access) {}
   // Backup writes online copies of `store` (whose file is `db_path`, never
   // a backup target); unset: Backup is UNIMPLEMENTED.
   void EnableBackup(storage::Store* store, std::string db_path) {
@@ -80,28 +81,27 @@ class AdminService final : public vipuadmin::AdminService::Service {
   Inventory* inventory_;
   const AgentRegistry* registry_;
   ClusterLinksCache* cluster_links_;
+  const Readiness& readiness_;
+  security::AccessControl& access_;
   FaultInjector* faults_ = nullptr;
   ClusterTester* tester_ = nullptr;
-  const Readiness* readiness_ = nullptr;
-  security::AccessControl* access_ = nullptr;
   storage::Store* store_ = nullptr;
   std::string db_path_;
 };
 
 // Borrows `inventory` and the access gate, which must outlive it.
-// Thread-safe: gRPC runs its RPCs at once and it keeps no state of its own;
-// the setters must come before it serves.
+// Thread-safe: gRPC runs its RPCs at once and it keeps no state of its own.
 class AllocationService final : public vipuadmin::AllocationService::Service {
  public:
-  explicit AllocationService(Inventory* inventory) : inventory_(inventory) {}
-  // Restricted users see only the allocations granted to them; unset: all.
-  void set_access_control(security::AccessControl* access) { access_ = access; }
+  // Restricted users see only the allocations `access` grants them.
+  AllocationService(Inventory* inventory, security::AccessControl& access)
+      : inventory_(inventory), access_(access) {}
   grpc::Status ListAllocations(grpc::ServerContext*, const vipuadmin::ListAllocationsRequest*,
                                vipuadmin::ListAllocationsReply*) override;
 
  private:
   Inventory* inventory_;
-  security::AccessControl* access_ = nullptr;
+  security::AccessControl& access_;
 };
 
 }  // namespace vipu::server

@@ -9,11 +9,10 @@
 
 namespace vipu::server {
 
-grpc::Status AdmitWhenReady(const Readiness* readiness, grpc::ServerContext* context,
+grpc::Status AdmitWhenReady(const Readiness& readiness, grpc::ServerContext* context,
                             absl::string_view what) {
-  if (readiness == nullptr) return grpc::Status::OK;
   int64_t retry_ms = 0;
-  absl::Status admitted = readiness->Admit(what, &retry_ms);
+  absl::Status admitted = readiness.Admit(what, &retry_ms);
   if (!admitted.ok() && context != nullptr) {
     context->AddTrailingMetadata(wire::kRetryAfterMetadata, absl::StrCat(retry_ms));
   }

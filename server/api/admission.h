@@ -11,10 +11,10 @@
 
 namespace vipu::server {
 
-// OK when `readiness` is null (tests that build a service alone) or ready.
-// Otherwise the refusal naming `what`, with retry-after-ms added to
-// `context`'s trailing metadata when `context` is given.
-grpc::Status AdmitWhenReady(const Readiness* readiness, grpc::ServerContext* context,
+// OK when `readiness` says the server is ready. Otherwise the refusal naming
+// `what`, with retry-after-ms added to `context`'s trailing metadata when
+// `context` is given.
+grpc::Status AdmitWhenReady(const Readiness& readiness, grpc::ServerContext* context,
                             absl::string_view what);
 
 }  // namespace vipu::server

@@ -24,21 +24,20 @@ inline constexpr size_t kMaxAgentsPerBatch = 1024;
 
 // Borrows the inventory, registry and controller, which must outlive it.
 // Thread-safe: gRPC runs its RPCs at once and it keeps no state of
-// its own; the setters must come before it serves.
+// its own.
 class RegistryService final : public vipuagent::AgentRegistry::Service {
  public:
+  // `require_certificates` (secure mode): every call must come from a
+  // certificate that names the agent it is about (SAN DNS:<agent-id>,
+  // docs/security.md); otherwise PERMISSION_DENIED "agent certificate is for
+  // X, not Y" and nothing is recorded.
   RegistryService(Inventory* inventory, AgentRegistry* registry, PartitionController* controller,
-                  bool auto_add_agents)
+                  bool auto_add_agents, bool require_certificates)
       : inventory_(inventory),
         registry_(registry),
         controller_(controller),
-        auto_add_agents_(auto_add_agents) {}
-
-  // Secure mode: every call must come from a certificate that names the
-  // agent it is about (SAN DNS:<agent-id>, docs/security.md); otherwise
-  // PERMISSION_DENIED "agent certificate is for X, not Y" and nothing is
-  // recorded. Set before the service serves.
-  void set_require_agent_certificates(bool require) { require_certificates_ = require; }
+        auto_add_agents_(auto_add_agents),
+        require_certificates_(require_certificates) {}
 
   grpc::Status Register(grpc::ServerContext*, const vipuagent::RegisterRequest*,
                         vipuagent::RegisterReply*) override;
@@ -65,7 +64,7 @@ class RegistryService final : public vipuagent::AgentRegistry::Service {
                            const std::vector<std::string>& agent_ids) const;
 
   const bool auto_add_agents_;
-  bool require_certificates_ = false;
+  const bool require_certificates_;
 };
 
 }  // namespace vipu::server

@@ -14,7 +14,7 @@ namespace vipu::server {
 // its RPCs at once and it keeps no state of its own.
 class UserAdminService final : public vipuadmin::UserAdminService::Service {
  public:
-  UserAdminService(security::UserDirectory* users, security::AccessControl* access)
+  UserAdminService(security::UserDirectory* users, security::AccessControl& access)
       : users_(users), access_(access) {}
 
   grpc::Status CreateUser(grpc::ServerContext*, const vipuadmin::CreateUserRequest*,
@@ -28,7 +28,7 @@ class UserAdminService final : public vipuadmin::UserAdminService::Service {
 
  private:
   security::UserDirectory* users_;
-  security::AccessControl* access_;
+  security::AccessControl& access_;
 };
 
 }  // namespace vipu::server

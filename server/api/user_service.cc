@@ -70,10 +70,6 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
   // nothing else: which machines exist beyond those is not its business.
   std::optional<std::set<std::string>> visible;
   if (!caller.Unrestricted()) {
-    if (inventory_ == nullptr) {
-      return wire::ToGrpc(
-          absl::InternalError("list ipu attributes: allocations are not available"));
-    }
     GRPC_ASSIGN_OR_RETURN(auto allocations, inventory_->ListAllocations());
     visible.emplace();
     for (const fabric::Allocation& a : allocations) {

@@ -13,23 +13,22 @@
 
 namespace vipu::server {
 
-// Borrows the controller, registry and what the setters give, which must
-// outlive it. Thread-safe: gRPC runs its RPCs at once and it keeps no state of
-// its own; the setters must come before it serves.
+// Borrows everything it is given, which must outlive it. Thread-safe: gRPC
+// runs its RPCs at once and it keeps no state of its own. Everything it needs
+// comes in through the constructor, so it serves as built.
 class UserService final : public virmgrpc::UserService::Service {
  public:
-  UserService(PartitionController* controller, const AgentRegistry* registry)
-      : controller_(controller), registry_(registry) {}
-
-  // Mutating RPCs are refused (UNAVAILABLE + retry-after-ms) until ready;
-  // unset: always admitted.
-  void set_readiness(const Readiness* readiness) { readiness_ = readiness; }
-  // Authentication, authorization and rate limit of every RPC; unset:
-  // everyone is the unrestricted system caller.
-  void set_access_control(security::AccessControl* access) { access_ = access; }
-  // Where ListIPUAttributes finds the agents of a restricted caller's
-  // allocations; unset: such callers get INTERNAL (never everything).
-  void set_inventory(Inventory* inventory) { inventory_ = inventory; }
+  // `inventory`: where ListIPUAttributes finds the agents of a restricted
+  // caller's allocations. `readiness`: mutating RPCs are refused
+  // (UNAVAILABLE + retry-after-ms) until it says ready. `access`: the
+  // authentication, authorization and rate limit of every RPC.
+  UserService(PartitionController* controller, const AgentRegistry* registry,
+              Inventory* inventory, const Readiness& readiness, security::AccessControl& access)
+      : controller_(controller),
+        registry_(registry),
+        readiness_(readiness),
+        access_(access),
+        inventory_(inventory) {}
 
   grpc::Status ListPartitions(grpc::ServerContext*, const virmgrpc::ListPartitionsRequest*,
                               virmgrpc::ListPartitionsReply*) override;
@@ -50,9 +49,9 @@ class UserService final : public virmgrpc::UserService::Service {
  private:
   PartitionController* controller_;
   const AgentRegistry* registry_;
-  const Readiness* readiness_ = nullptr;
-  security::AccessControl* access_ = nullptr;
-  Inventory* inventory_ = nullptr;
+  const Readiness& readiness_;
+  security::AccessControl& access_;
+  Inventory* inventory_;
 };
 
 // Stateless, so thread-safe.

@@ -111,6 +111,11 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(const Consol
   const HttpListenerOptions& listener = options.listener;
   // A malformed address is refused before anything is built.
   RETURN_IF_ERROR(ParseListenAddress(listener.address, listener.flag).status());
+  // Logins are checked by the policy: a secure console without one would
+  // have nothing to refuse them with.
+  if (listener.secure && deps.access == nullptr) {
+    return absl::InvalidArgumentError("console: a secure listener needs the access policy");
+  }
   std::unique_ptr<ConsoleServer> server(new ConsoleServer(options, deps));
   ASSIGN_OR_RETURN(server->http_, NewHttpServer(listener));
   // Every open event stream holds a thread; leave room for page loads.
@@ -309,9 +314,8 @@ void ConsoleServer::HandleLogin(const httplib::Request& req, httplib::Response& 
   call.access_key = login->access_key;
   call.peer = absl::StrCat("console:", req.remote_addr);
   static const security::Action kLogin{"console login", false, false};
-  auto caller = deps_.access != nullptr
-                    ? deps_.access->Admit(call, kLogin)
-                    : absl::StatusOr<security::Caller>(security::Caller::System());
+  // Start refused a secure console without the policy.
+  absl::StatusOr<security::Caller> caller = deps_.access->Admit(call, kLogin);
   if (!caller.ok()) return Fail(res, caller.status());
   auto s = sessions_.Create(*caller, absl::Now());
   if (!s.ok()) return Fail(res, s.status());

@@ -66,7 +66,8 @@ struct ConsoleOptions {
 };
 
 // What the console reads and acts on; all must outlive the server.
-// `metrics` and `access` may be null (no /metrics; everyone unrestricted).
+// `metrics` may be null (no /metrics); `access` may be null only without
+// --secure, where there is no login to check.
 struct ConsoleDeps {
   const Metrics* metrics = nullptr;
   storage::Store* store = nullptr;

@@ -60,9 +60,16 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     std::optional<MemberAddresses> leader = role->current_leader();
     if (!leader || role->leader()) {
       SayNothingWasDone();
-      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          absl::StrCat("member ", role->self().user,
-                                       ": no leader elected yet; try again or another member")));
+      // A member cut off from etcd knows of no leader because it cannot ask:
+      // it says so rather than that none was elected.
+      const std::string problem = role->etcd_problem();
+      Finish(grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          problem.empty()
+              ? absl::StrCat("member ", role->self().user,
+                             ": no leader elected yet; try again or another member")
+              : absl::StrCat("member ", role->self().user, ": no leader known: ", problem,
+                             "; try again or another member")));
       return;
     }
     for (const auto& [key, value] : in) {

@@ -47,11 +47,23 @@ class MemberRole {
     if (!leader_) current_ = std::move(leader);
   }
 
+  // Why this member cannot learn from etcd who leads, in words for a
+  // refusal ("etcd at http://h:p does not answer: ..."); "" while it can.
+  std::string etcd_problem() const {
+    MutexLock lock(&mu_);
+    return etcd_problem_;
+  }
+  void SetEtcdProblem(std::string problem) {
+    MutexLock lock(&mu_);
+    etcd_problem_ = std::move(problem);
+  }
+
  private:
   const MemberAddresses self_;
   mutable Mutex mu_;
   bool leader_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<MemberAddresses> current_ ABSL_GUARDED_BY(mu_);
+  std::string etcd_problem_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace vipu::server

@@ -22,6 +22,15 @@ std::string PeerHost(const std::string& peer) {
   return peer.substr(0, colon);
 }
 
+std::unique_ptr<AccessControl> AccessControl::Secure(Authenticator& authenticator,
+                                                     RateLimiter* limiter) {
+  return std::unique_ptr<AccessControl>(new AccessControl(true, &authenticator, limiter));
+}
+
+std::unique_ptr<AccessControl> AccessControl::InsecureAdmittingEveryone(RateLimiter* limiter) {
+  return std::unique_ptr<AccessControl>(new AccessControl(false, nullptr, limiter));
+}
+
 absl::Status AccessControl::Refuse(const std::string& who, const Action& action, absl::Status why) {
   ++refusals_;
   spdlog::warn("refused {} for {}: {}", action.name, who, std::string(why.message()));

@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -38,11 +39,18 @@ struct CallInfo {
 // Borrows the authenticator and the limiter, which must outlive it.
 // Thread-safe: every gRPC thread calls Admit at once; it keeps only an atomic
 // count, and what it borrows locks for itself.
+// There is no gate that admits by default: a server is wired with one of the
+// two policies below, and a service cannot be built without one.
 class AccessControl {
  public:
-  // `authenticator` is required with `secure`; `limiter` may be null (no limit).
-  AccessControl(bool secure, Authenticator* authenticator, RateLimiter* limiter)
-      : secure_(secure), authenticator_(authenticator), limiter_(limiter) {}
+  // Secure mode: every call is authenticated by `authenticator`, and an
+  // admin action needs an admin user. `limiter` may be null (no limit).
+  static std::unique_ptr<AccessControl> Secure(Authenticator& authenticator,
+                                               RateLimiter* limiter);
+  // Without --secure: nobody is authenticated, and every caller is admitted
+  // as the unrestricted caller its metadata names. Rate limits still apply
+  // (`limiter` may be null: no limit).
+  static std::unique_ptr<AccessControl> InsecureAdmittingEveryone(RateLimiter* limiter);
 
   bool secure() const { return secure_; }
 
@@ -53,6 +61,8 @@ class AccessControl {
   uint64_t RefusalsForTesting() const { return refusals_.load(); }
 
  private:
+  AccessControl(bool secure, Authenticator* authenticator, RateLimiter* limiter)
+      : secure_(secure), authenticator_(authenticator), limiter_(limiter) {}
   absl::Status Refuse(const std::string& who, const Action& action, absl::Status why);
 
   const bool secure_;
@@ -61,12 +71,10 @@ class AccessControl {
   std::atomic<uint64_t> refusals_{0};
 };
 
-// For services: `access` null (a service built alone in a test) admits
-// everyone as the unrestricted system caller.
-inline absl::StatusOr<Caller> AdmitCall(AccessControl* access, const grpc::ServerContext* context,
+// For services: the caller of `context`, or the refusal of `access`.
+inline absl::StatusOr<Caller> AdmitCall(AccessControl& access, const grpc::ServerContext* context,
                                         const Action& action) {
-  if (access == nullptr) return Caller::System();
-  return access->Admit(*context, action);
+  return access.Admit(*context, action);
 }
 
 // The value of metadata `key`, or "" (first one when repeated).

@@ -177,7 +177,7 @@ struct EtcdClient::Member {
 EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options)) {}
 EtcdClient::~EtcdClient() = default;
 
-absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(const EtcdClientOptions& options) {
+absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(const EtcdClientOptions& options) {
   if (options.endpoints.empty()) return absl::InvalidArgumentError("etcd: no endpoints");
   if (options.cert_file.empty() != options.key_file.empty()) {
     return absl::InvalidArgumentError(
@@ -225,7 +225,11 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(const EtcdClient
     member->election = v3electionpb::Election::NewStub(member->channel);
     client->members_.push_back(std::move(member));
   }
+  return client;
+}
 
+absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(const EtcdClientOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client, Create(options));
   // Each endpoint gets an equal share of what is left of the timeout, so
   // one that hangs does not use up the time of the others.
   const absl::Time deadline = absl::Now() + options.call_timeout;

@@ -155,6 +155,10 @@ class EtcdClient {
   // Returns INVALID_ARGUMENT for no endpoints or unreadable TLS files, and
   // UNAVAILABLE naming every endpoint when none answers.
   static absl::StatusOr<std::unique_ptr<EtcdClient>> Connect(const EtcdClientOptions& options);
+  // Builds the channels and calls nothing: a client of a cluster that is
+  // down for now, whose calls fail until it answers and then succeed (the
+  // channels reconnect by themselves). INVALID_ARGUMENT as Connect.
+  static absl::StatusOr<std::unique_ptr<EtcdClient>> Create(const EtcdClientOptions& options);
 
   ~EtcdClient();
   EtcdClient(const EtcdClient&) = delete;

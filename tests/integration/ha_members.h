@@ -76,6 +76,10 @@ class HaMembers {
     return absl::OkStatus();
   }
 
+  // The etcd cluster LaunchEtcd() started (its members can be stopped and
+  // started again), or null before.
+  EtcdCluster* etcd() { return etcd_.get(); }
+
   // The credentials RoleOf() calls with; plaintext until set.
   void set_credentials(std::shared_ptr<grpc::ChannelCredentials> credentials) {
     credentials_ = std::move(credentials);
@@ -97,6 +101,9 @@ class HaMembers {
 
   // Whether member i was started and not killed since.
   bool Started(int i) const { return members_[i] != nullptr; }
+
+  // Whether member i's process runs (it was started and has not exited).
+  bool Running(int i) { return members_[i] != nullptr && members_[i]->running(); }
 
   // Member i's process id; it must be Started(i).
   pid_t Pid(int i) const { return members_[i]->pid(); }

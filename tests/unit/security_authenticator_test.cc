@@ -260,7 +260,8 @@ TEST_F(AuthTest, GateRefusesNonAdminsForAdminActions) {
   auto root_key = users_->Create("root", {}, true);
   auto alice_key = users_->Create("alice", {"a1"}, false);
   ASSERT_TRUE(root_key.ok() && alice_key.ok());
-  AccessControl gate(/*secure=*/true, authenticator_.get(), nullptr);
+  std::unique_ptr<AccessControl> owned = AccessControl::Secure(*authenticator_, nullptr);
+  AccessControl& gate = *owned;
   const Action admin_action{"create agent", true, true};
   auto denied = gate.Admit(CallInfo{"alice", *alice_key, "ipv4:127.0.0.1:1"}, admin_action);
   EXPECT_EQ(denied.status().code(), absl::StatusCode::kPermissionDenied);
@@ -278,7 +279,8 @@ TEST_F(AuthTest, GateRateLimitsMutatingCallsPerUser) {
   ASSERT_TRUE(alice_key.ok() && bob_key.ok());
   auto limiter = RateLimiter::Create(0.001, 2);  // no refill within the test
   ASSERT_TRUE(limiter.ok());
-  AccessControl gate(true, authenticator_.get(), limiter->get());
+  std::unique_ptr<AccessControl> owned = AccessControl::Secure(*authenticator_, limiter->get());
+  AccessControl& gate = *owned;
   const Action create{"create partition", false, true};
   const Action list{"list partitions"};
   CallInfo alice{"alice", *alice_key, "ipv4:10.0.0.1:1"};
@@ -294,7 +296,8 @@ TEST_F(AuthTest, GateRateLimitsMutatingCallsPerUser) {
 TEST_F(AuthTest, InsecureGateAdmitsEveryoneButLimitsPerPeerHost) {
   auto limiter = RateLimiter::Create(0.001, 1);
   ASSERT_TRUE(limiter.ok());
-  AccessControl gate(/*secure=*/false, nullptr, limiter->get());
+  std::unique_ptr<AccessControl> owned = AccessControl::InsecureAdmittingEveryone(limiter->get());
+  AccessControl& gate = *owned;
   const Action create{"create partition", false, true};
   auto first = gate.Admit(CallInfo{"", "", "ipv4:10.0.0.1:1000"}, create);
   ASSERT_TRUE(first.ok());

@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/config_file.h"
+#include "server/daemon/config_file.h"
 
 namespace vipu::server {
 namespace {

@@ -32,7 +32,7 @@
 #include "server/fleet/grpc_agent_client.h"
 #include "server/ha/member_role.h"
 #include "server/security/audit_log.h"
-#include "server/vipu_server.h"
+#include "server/daemon/vipu_server.h"
 #include "storage/store.h"
 #include "tests/unit/controller_harness.h"
 

@@ -35,18 +35,14 @@ TEST(ReadinessTest, RetryAfterCountsDownToTheDeadlineAndHasAFloor) {
   EXPECT_EQ(r.RetryAfter(now + absl::Seconds(10)), absl::Milliseconds(100));
 }
 
-TEST(ReadinessTest, NullReadinessAdmits) {
-  EXPECT_TRUE(AdmitWhenReady(nullptr, nullptr, "x").ok());
-}
-
 TEST(ReadinessTest, GrpcRefusalIsUnavailableWithTheSameMessage) {
   Readiness r;
   r.Reconciling(absl::Now() + absl::Seconds(5));
-  grpc::Status s = AdmitWhenReady(&r, nullptr, "create partition");
+  grpc::Status s = AdmitWhenReady(r, nullptr, "create partition");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(s.error_message(), HasSubstr("create partition: "));
   r.SetReady();
-  EXPECT_TRUE(AdmitWhenReady(&r, nullptr, "create partition").ok());
+  EXPECT_TRUE(AdmitWhenReady(r, nullptr, "create partition").ok());
 }
 
 TEST(ParseListenAddressTest, Accepted) {

@@ -64,7 +64,8 @@ class RegistryBatchTest : public ::testing::Test {
     controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
                                                         registry_.get(), driver_.get(), 2);
     service_ = std::make_unique<RegistryService>(inventory_.get(), registry_.get(),
-                                                 controller_.get(), auto_add);
+                                                 controller_.get(), auto_add,
+                                                 /*require_certificates=*/false);
   }
 
   static vipuagent::RegisterRequest Machine(const std::string& id, uint32_t port = 7000) {

@@ -3,8 +3,8 @@
 // and the ports listen, STOPPING=1 on shutdown, and WATCHDOG=1 pings when the
 // unit sets WatchdogSec. Without $NOTIFY_SOCKET every call does nothing, so
 // the server runs the same by hand, in tests and under systemd.
-#ifndef VIPU_SERVER_SYSTEMD_NOTIFY_H_
-#define VIPU_SERVER_SYSTEMD_NOTIFY_H_
+#ifndef VIPU_SERVER_DAEMON_SYSTEMD_NOTIFY_H_
+#define VIPU_SERVER_DAEMON_SYSTEMD_NOTIFY_H_
 
 #include <functional>
 #include <string>
@@ -48,4 +48,4 @@ class SystemdNotifier {
 
 }  // namespace vipu::server
 
-#endif  // VIPU_SERVER_SYSTEMD_NOTIFY_H_
+#endif  // VIPU_SERVER_DAEMON_SYSTEMD_NOTIFY_H_

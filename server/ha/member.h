@@ -3,7 +3,7 @@
 #ifndef VIPU_SERVER_HA_MEMBER_H_
 #define VIPU_SERVER_HA_MEMBER_H_
 
-#include "server/server_options.h"
+#include "server/daemon/server_options.h"
 
 namespace vipu::server {
 
@@ -14,6 +14,8 @@ namespace vipu::server {
 // (its lease lapsed, a fenced write was refused, etcd's answer was lost)
 // stops acting at once and starts again as a standby by executing itself
 // anew with `argv`, so that nothing of the deposed leader's memory survives.
+// It runs in the daemon's run loop (server/daemon/run_loop.h): call
+// BlockDaemonSignals() before it.
 int RunMember(const ServerOptions& options, char** argv);
 
 }  // namespace vipu::server

@@ -1,5 +1,5 @@
 // StandbyHttp: a standby member's /metrics and its pointer to the leader's console.
-#include "server/standby_http.h"
+#include "server/ha/standby_http.h"
 
 #include <httplib.h>
 
@@ -7,7 +7,7 @@
 #include "base/status_macros.h"
 #include "base/thread_name.h"
 #include "server/metrics/metrics_http.h"
-#include "server/role_metrics.h"
+#include "server/ha/role_metrics.h"
 
 namespace vipu::server {
 

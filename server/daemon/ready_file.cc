@@ -1,5 +1,5 @@
 // WriteReadyFile: the --ready-file of a single server and of a member.
-#include "server/ready_file.h"
+#include "server/daemon/ready_file.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,6 @@
 // What a standby member serves on --http-listen until it leads.
-#ifndef VIPU_SERVER_STANDBY_HTTP_H_
-#define VIPU_SERVER_STANDBY_HTTP_H_
+#ifndef VIPU_SERVER_HA_STANDBY_HTTP_H_
+#define VIPU_SERVER_HA_STANDBY_HTTP_H_
 
 #include <memory>
 #include <string>
@@ -50,4 +50,4 @@ class StandbyHttp {
 
 }  // namespace vipu::server
 
-#endif  // VIPU_SERVER_STANDBY_HTTP_H_
+#endif  // VIPU_SERVER_HA_STANDBY_HTTP_H_

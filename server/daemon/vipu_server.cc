@@ -1,5 +1,5 @@
 // VipuServer: starts the daemon's parts in order, serves, and stops them.
-#include "server/vipu_server.h"
+#include "server/daemon/vipu_server.h"
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -18,8 +18,8 @@
 #include "server/api/rpc_metrics_interceptor.h"
 #include "server/fleet/cluster_links_loader.h"
 #include "server/ha/role_interceptor.h"
+#include "server/ha/role_metrics.h"
 #include "server/metrics/state_metrics.h"
-#include "server/role_metrics.h"
 #include "spdlog/spdlog.h"
 #include "storage/sqlite_store.h"
 
@@ -166,11 +166,9 @@ VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::Da
       driver_(&registry_, &agent_client_),
       controller_(store_.get(), &cluster_links_, &registry_, &driver_, options.workers),
       inventory_(store_.get()),
-      user_service_(&controller_, &registry_),
-      admin_service_(&inventory_, &registry_, &cluster_links_),
-      allocation_service_(&inventory_),
       registry_service_(&inventory_, &registry_, &controller_,
-                        options.auto_add_agents || !options.simulate.empty()),
+                        options.auto_add_agents || !options.simulate.empty(),
+                        /*require_certificates=*/options.secure),
       fault_injector_(store_.get(), &cluster_links_, &registry_, &agent_client_),
       cluster_tester_(store_.get(), &cluster_links_, &registry_, &agent_client_),
       health_(store_.get(), &cluster_links_, &registry_, &agent_client_, &controller_,
@@ -178,17 +176,12 @@ VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::Da
   // Mutating RPCs wait for reconciliation; the hint counts down to the end
   // of the window (agent calls included).
   readiness_.Reconciling(reconcile_deadline_ + absl::Milliseconds(options.agent_deadline_ms));
-  user_service_.set_readiness(&readiness_);
-  user_service_.set_inventory(&inventory_);
-  admin_service_.set_readiness(&readiness_);
-  admin_service_.EnableBackup(store_.get(), options.db);
   // Simulated-pod health: partitions own their links, faults can be
   // injected, clusters tested, and a health monitor acts on what heartbeats
   // report.
   driver_.set_link_ports([this](const fabric::Partition& p) {
     return PartitionLinkPorts(&cluster_links_, store_.get(), p);
   });
-  admin_service_.EnableHealthOps(&fault_injector_, &cluster_tester_);
   RegisterStateMetrics(&metrics_, store_.get(), &registry_, &readiness_);
   // Lets a scraper (and a test that expects no change) see that the health
   // monitor has looked at the pod since some moment.
@@ -255,11 +248,16 @@ VipuServer::~VipuServer() {
 
 absl::Status VipuServer::StartSecurity() {
   ASSIGN_OR_RETURN(security_, Security::Start(options_, store_.get()));
-  user_service_.set_access_control(security_->access());
   agent_client_.set_channel_credentials(security_->agent_channel_credentials());
-  registry_service_.set_require_agent_certificates(options_.secure);
-  admin_service_.set_access_control(security_->access());
-  allocation_service_.set_access_control(security_->access());
+  // The services exist only with the policy that admits their calls.
+  user_service_ = std::make_unique<UserService>(&controller_, &registry_, &inventory_, readiness_,
+                                                security_->access());
+  admin_service_ = std::make_unique<AdminService>(&inventory_, &registry_, &cluster_links_,
+                                                  readiness_, security_->access());
+  admin_service_->EnableBackup(store_.get(), options_.db);
+  // Simulated-pod health: faults can be injected and clusters tested.
+  admin_service_->EnableHealthOps(&fault_injector_, &cluster_tester_);
+  allocation_service_ = std::make_unique<AllocationService>(&inventory_, security_->access());
   return absl::OkStatus();
 }
 
@@ -272,8 +270,8 @@ absl::Status VipuServer::StartEndpoints() {
   spec.admin_listen = options_.admin_api_listen;
   spec.agent_listen = options_.agent_api_listen;
   spec.api_credentials = security_->credentials();
-  spec.user_services = {&user_service_, &allocation_service_};
-  spec.admin_services = {&admin_service_, security_->user_admin_service()};
+  spec.user_services = {user_service_.get(), allocation_service_.get()};
+  spec.admin_services = {admin_service_.get(), security_->user_admin_service()};
   spec.agent_services = {&registry_service_};
   spec.configure = [this](grpc::ServerBuilder& builder) {
     // Each builder owns its own interceptor factories.
@@ -315,7 +313,7 @@ absl::Status VipuServer::StartConsole() {
   deps.cluster_links = &cluster_links_;
   deps.registry = &registry_;
   deps.controller = &controller_;
-  deps.access = security_->access();
+  deps.access = &security_->access();
   deps.audit = security_->audit_log();
   if (role_ != nullptr) deps.control_plane = [role = role_] { return ConsoleControlPlane(role); };
   ASSIGN_OR_RETURN(http_, console::ConsoleServer::Start(console_options, deps));

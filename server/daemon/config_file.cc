@@ -1,5 +1,5 @@
 // ApplyConfigFile: vipu-server.hcl's keys applied to the flags the command line left unset.
-#include "server/config_file.h"
+#include "server/daemon/config_file.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"

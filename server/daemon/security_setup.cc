@@ -1,5 +1,5 @@
 // vipu-server's security flags and start-up: --tls-init, the default admin, listen checks.
-#include "server/security_setup.h"
+#include "server/daemon/security_setup.h"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -260,9 +260,9 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
   s->authenticator_ = std::make_unique<security::Authenticator>(store);
   s->users_ = std::make_unique<security::UserDirectory>(store, s->authenticator_.get(),
                                                         o.key_hash_iterations);
-  s->access_ = std::make_unique<security::AccessControl>(o.secure, s->authenticator_.get(),
-                                                         s->limiter_.get());
-  s->user_admin_service_ = std::make_unique<UserAdminService>(s->users_.get(), s->access_.get());
+  s->access_ = o.secure ? security::AccessControl::Secure(*s->authenticator_, s->limiter_.get())
+                        : security::AccessControl::InsecureAdmittingEveryone(s->limiter_.get());
+  s->user_admin_service_ = std::make_unique<UserAdminService>(s->users_.get(), *s->access_);
   if (AuditLogEnabled(o)) {
     AuditLogOptions audit;
     audit.path = o.audit_log;

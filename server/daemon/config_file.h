@@ -2,8 +2,8 @@
 // (hcl/hcl.h, the reader the CLI uses too), the keys being the long flags
 // without `--`. A key given twice is refused. A flag given on the command
 // line wins over the file.
-#ifndef VIPU_SERVER_CONFIG_FILE_H_
-#define VIPU_SERVER_CONFIG_FILE_H_
+#ifndef VIPU_SERVER_DAEMON_CONFIG_FILE_H_
+#define VIPU_SERVER_DAEMON_CONFIG_FILE_H_
 
 #include <CLI/CLI.hpp>
 #include <set>
@@ -27,4 +27,4 @@ absl::Status ApplyConfigFile(CLI::App& app, const std::string& path, bool must_e
 
 }  // namespace vipu::server
 
-#endif  // VIPU_SERVER_CONFIG_FILE_H_
+#endif  // VIPU_SERVER_DAEMON_CONFIG_FILE_H_

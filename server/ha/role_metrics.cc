@@ -1,5 +1,5 @@
 // The role and leader gauges of a member, shared by the leader and the standby.
-#include "server/role_metrics.h"
+#include "server/ha/role_metrics.h"
 
 #include <vector>
 

@@ -1,5 +1,5 @@
 // SystemdNotifier: sd_notify STATUS, READY, STOPPING and watchdog pings.
-#include "server/systemd_notify.h"
+#include "server/daemon/systemd_notify.h"
 
 #include <systemd/sd-daemon.h>
 

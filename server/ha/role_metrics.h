@@ -1,7 +1,7 @@
 // The two gauges every member of a highly available control plane exports,
 // leader or standby (docs/ha.md).
-#ifndef VIPU_SERVER_ROLE_METRICS_H_
-#define VIPU_SERVER_ROLE_METRICS_H_
+#ifndef VIPU_SERVER_HA_ROLE_METRICS_H_
+#define VIPU_SERVER_HA_ROLE_METRICS_H_
 
 #include "server/ha/member_role.h"
 #include "server/metrics/metrics.h"
@@ -15,4 +15,4 @@ void AddRoleMetrics(Metrics& metrics, const MemberRole* role);
 
 }  // namespace vipu::server
 
-#endif  // VIPU_SERVER_ROLE_METRICS_H_
+#endif  // VIPU_SERVER_HA_ROLE_METRICS_H_

@@ -1,8 +1,8 @@
 // The vipu-server daemon as one object: the database, the agent registry and
 // client, the partition controller, the gRPC services and their end-points,
 // security, health, the console and, with --simulate, the simulated pod.
-#ifndef VIPU_SERVER_VIPU_SERVER_H_
-#define VIPU_SERVER_VIPU_SERVER_H_
+#ifndef VIPU_SERVER_DAEMON_VIPU_SERVER_H_
+#define VIPU_SERVER_DAEMON_VIPU_SERVER_H_
 
 #include <memory>
 #include <optional>
@@ -19,6 +19,9 @@
 #include "server/control/inventory.h"
 #include "server/control/partition_controller.h"
 #include "server/control/readiness.h"
+#include "server/daemon/security_setup.h"
+#include "server/daemon/server_options.h"
+#include "server/daemon/systemd_notify.h"
 #include "server/fleet/agent_driver.h"
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
@@ -28,10 +31,7 @@
 #include "server/ha/member_role.h"
 #include "server/metrics/metrics.h"
 #include "server/metrics/metrics_http.h"
-#include "server/security_setup.h"
-#include "server/server_options.h"
 #include "server/sim/simulator.h"
-#include "server/systemd_notify.h"
 #include "storage/database_lock.h"
 #include "storage/store.h"
 
@@ -122,12 +122,13 @@ class VipuServer {
   AgentDriver driver_;
   PartitionController controller_;
   Inventory inventory_;
-  UserService user_service_;
-  AdminService admin_service_;
-  AllocationService allocation_service_;
-  RegistryService registry_service_;
   Readiness readiness_;
+  RegistryService registry_service_;
   std::unique_ptr<Security> security_;
+  // Built with security_'s policy; before endpoints_, which serves them.
+  std::unique_ptr<UserService> user_service_;
+  std::unique_ptr<AdminService> admin_service_;
+  std::unique_ptr<AllocationService> allocation_service_;
   FaultInjector fault_injector_;
   ClusterTester cluster_tester_;
   HealthMonitor health_;
@@ -139,4 +140,4 @@ class VipuServer {
 
 }  // namespace vipu::server
 
-#endif  // VIPU_SERVER_VIPU_SERVER_H_
+#endif  // VIPU_SERVER_DAEMON_VIPU_SERVER_H_

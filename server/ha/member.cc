@@ -1,6 +1,6 @@
 // RunMember: one member of a highly available control plane: standby
 // listeners that forward, the leader election, and the leader's VipuServer.
-#include "server/ha_member.h"
+#include "server/ha/member.h"
 
 #include <fcntl.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -20,16 +20,16 @@
 #include "absl/time/clock.h"
 #include "base/mutex.h"
 #include "server/api/endpoints.h"
+#include "server/daemon/run_loop.h"
+#include "server/daemon/security_setup.h"
+#include "server/daemon/systemd_notify.h"
+#include "server/daemon/vipu_server.h"
 #include "server/ha/forwarder.h"
 #include "server/ha/member_addresses.h"
 #include "server/ha/member_role.h"
 #include "server/ha/role_interceptor.h"
+#include "server/ha/standby_http.h"
 #include "server/metrics/metrics_http.h"
-#include "server/ready_file.h"
-#include "server/security_setup.h"
-#include "server/standby_http.h"
-#include "server/systemd_notify.h"
-#include "server/vipu_server.h"
 #include "spdlog/spdlog.h"
 #include "storage/etcd/etcd_client.h"
 #include "storage/etcd/etcd_layout.h"
@@ -87,6 +87,56 @@ void CloseOnExec() {
   }
 }
 
+// A warning that would otherwise repeat every few hundred milliseconds while
+// etcd is away: said once, then again when its words change, or every 30 s
+// with how often it recurred meanwhile. Used by one thread.
+class RepeatedWarning {
+ public:
+  void Say(const std::string& text) {
+    const absl::Time now = absl::Now();
+    if (text == last_ && now - said_ < absl::Seconds(30)) {
+      ++repeats_;
+      return;
+    }
+    if (text == last_ && repeats_ > 0) {
+      spdlog::warn("{} ({} times in {} s)", text, repeats_ + 1,
+                   absl::ToInt64Seconds(now - said_));
+    } else {
+      spdlog::warn("{}", text);
+    }
+    last_ = text;
+    said_ = now;
+    repeats_ = 0;
+  }
+  // The condition is over: the next warning is said at once.
+  bool Clear() {
+    const bool was = !last_.empty();
+    last_.clear();
+    repeats_ = 0;
+    return was;
+  }
+
+ private:
+  std::string last_;
+  absl::Time said_ = absl::InfinitePast();
+  int repeats_ = 0;
+};
+
+// Checks that `prefix` holds this version's format, or nothing yet. OK when
+// it does; FAILED_PRECONDITION (and the like) when it holds another, which no
+// member of this version may touch; UNAVAILABLE or DEADLINE_EXCEEDED while
+// etcd does not answer.
+absl::Status CheckFormat(etcd::EtcdClient& client, const etcd::EtcdLayout& layout) {
+  absl::StatusOr<std::optional<storage::etcd::KeyValue>> format = client.Get(layout.FormatKey());
+  if (!format.ok()) return format.status();
+  if (!format->has_value()) return absl::OkStatus();
+  return layout.CheckFormat((*format)->value);
+}
+
+bool EtcdAway(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+}
+
 // Tells the main thread (waiting in sigwait) that this member must stop
 // leading: its state may no longer be etcd's.
 void StepDown(const absl::Status& why) {
@@ -94,12 +144,25 @@ void StepDown(const absl::Status& why) {
   kill(getpid(), SIGUSR1);
 }
 
-class Member {
+// One member of a highly available control plane. It owns its etcd client,
+// its role, the election and, by turns, the standby's listeners (forwarding
+// every call to the leader) or, once elected, the leader's VipuServer. Two
+// threads of its own: the watcher asks etcd who leads while it is a
+// standby, and the campaigner runs the election and, on winning, starts the
+// leader. Losing the leadership raises SIGUSR1, and the run loop starts the
+// process afresh. ReloadCertificates and Healthy are called from the run
+// loop's thread and are thread-safe; Stop is called once, by the owner, after
+// the run loop ended.
+class Member : public RunningDaemon {
  public:
   // `certificates`: the server's own with --secure, else null.
+  // `format_checked`: whether etcd has already shown that the prefix holds
+  // this version's format (or nothing).
   Member(const ServerOptions& options, std::unique_ptr<etcd::EtcdClient> client,
-         MemberAddresses self, std::unique_ptr<tls::LiveCertificates> certificates)
+         MemberAddresses self, std::unique_ptr<tls::LiveCertificates> certificates,
+         bool format_checked)
       : options_(options),
+        format_checked_(format_checked),
         certificates_(std::move(certificates)),
         client_(std::move(client)),
         layout_(options.etcd_prefix),
@@ -177,7 +240,7 @@ class Member {
 
   // SIGHUP: the standby's listeners and channels and, on the leader, its
   // VipuServer take the --tls-dir files again when they pass their checks.
-  void ReloadCertificates() {
+  void ReloadCertificates() override {
     if (!certificates_) {
       spdlog::info("SIGHUP: no certificates to reload without --secure");
       return;
@@ -190,14 +253,21 @@ class Member {
   SystemdNotifier& notifier() { return notifier_; }
   // The systemd watchdog's question: the leader's store answers a read; a
   // standby answers as long as it runs.
-  bool Healthy() {
+  bool Healthy() override {
     MutexLock lock(&mu_);
     return server_ == nullptr || server_->DatabaseAnswers();
   }
   const MemberRole& role() const { return role_; }
 
  private:
+  // Asks etcd who leads, every kLeaderPoll, while this member is a standby.
+  // While etcd does not answer, the member says so in its refusals, and once
+  // a lease has passed without an answer it names no leader: the one it
+  // knew may be gone by then.
   void WatchLeader() {
+    const absl::Duration lease = absl::Milliseconds(options_.etcd_lease_ms);
+    absl::Time answered = absl::Now();
+    RepeatedWarning warning;
     while (!stop_.load() && !role_.leader()) {
       absl::StatusOr<std::optional<std::string>> leader = election_.CurrentLeader();
       if (leader.ok()) {
@@ -207,12 +277,21 @@ class Member {
           if (parsed.ok()) addresses = *parsed;
         }
         role_.SetLeader(addresses);
+        role_.SetEtcdProblem("");
+        answered = absl::Now();
+        if (warning.Clear()) spdlog::info("etcd answers again");
+      } else {
+        role_.SetEtcdProblem(std::string(leader.status().message()));
+        warning.Say(absl::StrCat("cannot learn from etcd who leads: ", leader.status().message()));
+        if (absl::Now() - answered > lease) role_.SetLeader(std::nullopt);
       }
       absl::SleepFor(kLeaderPoll);
     }
   }
 
   void Campaign() {
+    if (!AwaitFormatChecked()) return;
+    RepeatedWarning warning;
     while (!stop_.load()) {
       absl::StatusOr<etcd::LeaderKey> key = election_.WinLeadership(absl::Now() + kCampaignSlice);
       if (key.ok()) {
@@ -220,10 +299,30 @@ class Member {
         return;
       }
       if (!absl::IsDeadlineExceeded(key.status())) {
-        spdlog::warn("campaign for leadership: {}", std::string(key.status().message()));
+        warning.Say(absl::StrCat("campaign for leadership: ", key.status().message()));
         absl::SleepFor(absl::Milliseconds(200));
       }
     }
+  }
+
+  // A member started while etcd did not answer has not seen the prefix's
+  // format yet: it campaigns only once etcd has shown it. Returns false when
+  // the member stops first. A prefix of another format ends the process
+  // (status 1), as at start.
+  bool AwaitFormatChecked() {
+    if (format_checked_) return true;
+    RepeatedWarning warning;
+    while (!stop_.load()) {
+      absl::Status s = CheckFormat(*client_, layout_);
+      if (s.ok()) return true;
+      if (!EtcdAway(s)) {
+        Fail(std::string(s.message()), 1);
+        std::_Exit(1);
+      }
+      warning.Say(absl::StrCat("etcd: ", s.message(), "; waiting for it to answer"));
+      absl::SleepFor(absl::Seconds(1));
+    }
+    return false;
   }
 
   // Leadership this member cannot use goes to the others at once instead of
@@ -283,6 +382,7 @@ class Member {
   }
 
   const ServerOptions options_;
+  const bool format_checked_;
   const std::unique_ptr<tls::LiveCertificates> certificates_;
   std::unique_ptr<etcd::EtcdClient> client_;
   const etcd::EtcdLayout layout_;
@@ -300,15 +400,6 @@ class Member {
 }  // namespace
 
 int RunMember(const ServerOptions& options, char** argv) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  sigaddset(&signals, SIGUSR1);  // step down
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
   absl::StatusOr<std::vector<etcd::EtcdEndpoint>> endpoints =
       etcd::ParseEtcdEndpoints(options.etcd_endpoints);
   if (!endpoints.ok()) {
@@ -336,42 +427,32 @@ int RunMember(const ServerOptions& options, char** argv) {
   client_options.ca_file = options.etcd_ca;
   client_options.cert_file = options.etcd_cert;
   client_options.key_file = options.etcd_key;
+  // Without a probe: a member whose etcd is away starts all the same, says
+  // so to its callers and campaigns once etcd answers.
   absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client =
-      etcd::EtcdClient::Connect(client_options);
-  if (!client.ok()) {
-    return Fail(absl::StrCat("cannot reach etcd: ", client.status().message()), 1);
-  }
-  // A prefix of another format is refused before this member serves anything.
+      etcd::EtcdClient::Create(client_options);
+  if (!client.ok()) return Fail(absl::StrCat("etcd: ", client.status().message()), 2);
+  // A prefix of another format is refused before this member serves
+  // anything when etcd answers now; otherwise before it campaigns.
   const etcd::EtcdLayout layout(options.etcd_prefix);
-  absl::StatusOr<std::optional<storage::etcd::KeyValue>> format =
-      (*client)->Get(layout.FormatKey());
-  if (!format.ok()) return Fail(absl::StrCat("etcd: ", format.status().message()), 1);
-  if (format->has_value()) {
-    if (absl::Status s = layout.CheckFormat((*format)->value); !s.ok()) {
-      return Fail(std::string(s.message()), 1);
-    }
+  const absl::Status format = CheckFormat(**client, layout);
+  if (!format.ok() && !EtcdAway(format)) return Fail(std::string(format.message()), 1);
+  if (!format.ok()) {
+    spdlog::warn("etcd: {}; serving as a standby that knows no leader until it answers",
+                 std::string(format.message()));
   }
 
-  Member member(options, std::move(*client), *self, std::move(certificates));
+  Member member(options, std::move(*client), *self, std::move(certificates), format.ok());
   if (absl::Status s = member.StartStandby(); !s.ok()) return Fail(std::string(s.message()), 1);
-  WriteReadyFile(options.ready_file, self->user);
-  std::printf("vipu-server %s member %s ready (standby until elected)\n", VIPU_VERSION,
-              self->user.c_str());
-  std::fflush(stdout);
-  member.notifier().Ready(absl::StrCat("member ", self->user, ": serving as standby"));
-  member.notifier().StartWatchdog([&member] { return member.Healthy(); });
   member.StartThreads();
-
-  int sig = 0;
-  for (;;) {
-    sigwait(&signals, &sig);
-    if (sig == SIGHUP) {
-      member.ReloadCertificates();
-      continue;
-    }
-    break;
-  }
-  if (sig == SIGUSR1) {
+  Announcement announcement;
+  announcement.ready_file = options.ready_file;
+  announcement.address = self->user;
+  announcement.ready_line = absl::StrCat("vipu-server ", VIPU_VERSION, " member ", self->user,
+                                         " ready (standby until elected)");
+  announcement.status = absl::StrCat("member ", self->user, ": serving as standby");
+  if (RunUntilSignalled(member, member.notifier(), announcement, /*restart_on_sigusr1=*/true) ==
+      RunLoopEnd::kRestart) {
     // Nothing of the deposed leader may act again: start afresh as a standby.
     spdlog::warn("restarting as a standby");
     // Flushed, not shut down: the deposed leader's threads still run until
@@ -383,8 +464,6 @@ int RunMember(const ServerOptions& options, char** argv) {
     std::fprintf(stderr, "vipu-server: cannot restart itself: %s\n", strerror(errno));
     std::_Exit(1);
   }
-  spdlog::info("signal {}: stopping", sig);
-  member.notifier().Stopping(absl::StrCat("stopping on signal ", sig));
   member.Stop();
   spdlog::info("stopped");
   return 0;

@@ -1,6 +1,6 @@
 // Command-line options of vipu-server.
-#ifndef VIPU_SERVER_SERVER_OPTIONS_H_
-#define VIPU_SERVER_SERVER_OPTIONS_H_
+#ifndef VIPU_SERVER_DAEMON_SERVER_OPTIONS_H_
+#define VIPU_SERVER_DAEMON_SERVER_OPTIONS_H_
 
 #include <cstdint>
 #include <string>
@@ -26,7 +26,7 @@ struct ServerOptions {
   std::string http_listen;
   std::string metrics_listen;
 
-  // Secure mode and end-points (server/security_setup.h, docs/security.md).
+  // Secure mode and end-points (server/daemon/security_setup.h, docs/security.md).
   bool secure = false;                 // mutual TLS + users
   bool insecure = false;               // consent to serve beyond loopback without --secure
   bool init = false;                   // initialise storage (and the default admin), then exit
@@ -59,4 +59,4 @@ struct ServerOptions {
 
 }  // namespace vipu::server
 
-#endif  // VIPU_SERVER_SERVER_OPTIONS_H_
+#endif  // VIPU_SERVER_DAEMON_SERVER_OPTIONS_H_

@@ -1,8 +1,8 @@
 // What --secure, --tls-init, --init and the listen flags add to vipu-server
 // (docs/security.md), kept out of main.cc: the flags, the checks made before
 // anything starts, and the objects the services use at run time.
-#ifndef VIPU_SERVER_SECURITY_SETUP_H_
-#define VIPU_SERVER_SECURITY_SETUP_H_
+#ifndef VIPU_SERVER_DAEMON_SECURITY_SETUP_H_
+#define VIPU_SERVER_DAEMON_SECURITY_SETUP_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -12,12 +12,12 @@
 
 #include "absl/status/statusor.h"
 #include "server/api/user_admin_service.h"
+#include "server/daemon/server_options.h"
 #include "server/security/access_control.h"
 #include "server/security/audit_log.h"
 #include "server/security/authenticator.h"
 #include "server/security/rate_limiter.h"
 #include "server/security/user_directory.h"
-#include "server/server_options.h"
 #include "storage/store.h"
 #include "tls/live_certificates.h"
 
@@ -65,7 +65,9 @@ class Security {
   static absl::StatusOr<std::unique_ptr<Security>> Start(const ServerOptions& options,
                                                          storage::Store* store);
 
-  security::AccessControl* access() { return access_.get(); }
+  // The policy every service admits calls by: secure or, without --secure,
+  // one that admits everyone and says so in its name.
+  security::AccessControl& access() { return *access_; }
   security::UserDirectory* users() { return users_.get(); }
   // Null: plaintext (no --secure).
   std::shared_ptr<grpc::ServerCredentials> credentials() const { return credentials_; }
@@ -99,4 +101,4 @@ class Security {
 
 }  // namespace vipu::server
 
-#endif  // VIPU_SERVER_SECURITY_SETUP_H_
+#endif  // VIPU_SERVER_DAEMON_SECURITY_SETUP_H_

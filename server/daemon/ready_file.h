@@ -1,6 +1,6 @@
 // --ready-file: how a script or test learns that vipu-server serves, and where.
-#ifndef VIPU_SERVER_READY_FILE_H_
-#define VIPU_SERVER_READY_FILE_H_
+#ifndef VIPU_SERVER_DAEMON_READY_FILE_H_
+#define VIPU_SERVER_DAEMON_READY_FILE_H_
 
 #include <string>
 
@@ -12,4 +12,4 @@ void WriteReadyFile(const std::string& path, const std::string& address);
 
 }  // namespace vipu::server
 
-#endif  // VIPU_SERVER_READY_FILE_H_
+#endif  // VIPU_SERVER_DAEMON_READY_FILE_H_
