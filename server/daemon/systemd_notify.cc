@@ -12,7 +12,9 @@
 
 namespace vipu::server {
 
-SystemdNotifier::~SystemdNotifier() {
+SystemdNotifier::~SystemdNotifier() { StopWatchdog(); }
+
+void SystemdNotifier::StopWatchdog() {
   {
     vipu::MutexLock lock(&mu_);
     stopping_ = true;
@@ -36,7 +38,11 @@ void SystemdNotifier::Status(const std::string& text) { Send("STATUS=" + text); 
 
 void SystemdNotifier::Ready(const std::string& status) { Send("READY=1\nSTATUS=" + status); }
 
-void SystemdNotifier::Stopping(const std::string& status) { Send("STOPPING=1\nSTATUS=" + status); }
+void SystemdNotifier::Stopping(const std::string& status) {
+  // No ping after this: what the watchdog asks is being taken apart.
+  StopWatchdog();
+  Send("STOPPING=1\nSTATUS=" + status);
+}
 
 void SystemdNotifier::StartWatchdog(std::function<bool()> alive) {
   uint64_t usec = 0;

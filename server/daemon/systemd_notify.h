@@ -15,9 +15,9 @@
 
 namespace vipu::server {
 
-// Owns the watchdog thread. Status, Ready and Stopping may be called from
-// any thread (each is one datagram); StartWatchdog is called once, by the
-// owner.
+// Owns the watchdog thread. Status and Ready may be called from any thread
+// (each is one datagram); StartWatchdog and Stopping are called by the owner,
+// never from the watchdog's `alive`.
 class SystemdNotifier {
  public:
   SystemdNotifier() = default;
@@ -31,6 +31,8 @@ class SystemdNotifier {
 
   void Status(const std::string& text);
   void Ready(const std::string& status);
+  // Also stops the watchdog: once it returns, `alive` is not called again,
+  // so the daemon it asks about may be taken apart.
   void Stopping(const std::string& status);
 
   // With WatchdogSec set ($WATCHDOG_USEC), pings at half the period while
@@ -40,6 +42,7 @@ class SystemdNotifier {
 
  private:
   void Send(const std::string& message);
+  void StopWatchdog();
 
   vipu::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
