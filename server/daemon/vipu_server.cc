@@ -261,14 +261,19 @@ absl::Status VipuServer::StartSecurity() {
   return absl::OkStatus();
 }
 
-absl::Status VipuServer::StartEndpoints() {
+EndpointSpec ListenersOf(const ServerOptions& options) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  // User, admin and agent end-points (one server per distinct address).
   EndpointSpec spec;
-  spec.user_listen = options_.user_api_listen;
-  spec.admin_listen = options_.admin_api_listen;
-  spec.agent_listen = options_.agent_api_listen;
+  spec.user_listen = options.user_api_listen;
+  spec.admin_listen = options.admin_api_listen;
+  spec.agent_listen = options.agent_api_listen;
+  return spec;
+}
+
+absl::Status VipuServer::StartEndpoints() {
+  // User, admin and agent end-points (one server per distinct address).
+  EndpointSpec spec = ListenersOf(options_);
   spec.api_credentials = security_->credentials();
   spec.user_services = {user_service_.get(), allocation_service_.get()};
   spec.admin_services = {admin_service_.get(), security_->user_admin_service()};

@@ -42,6 +42,11 @@ namespace vipu::server {
 // is "off". The leader's console and a standby's /metrics use the same one.
 std::optional<HttpListenerOptions> HttpListenerOf(const ServerOptions& options);
 
+// The three listeners `options` ask for, with gRPC's health checking and
+// reflection enabled: the start of the end-points of the leader and of a
+// standby alike, which then add their services and credentials.
+EndpointSpec ListenersOf(const ServerOptions& options);
+
 // What the console shows of the control plane: `role`'s member, role and
 // leader (reading `role` is thread-safe), or a single server for null.
 // Inline: a test calling it then does not pull in vipu_server.cc, which needs

@@ -3,8 +3,6 @@
 #include "server/ha/member.h"
 
 #include <fcntl.h>
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -174,12 +172,7 @@ class Member : public RunningDaemon {
 
   absl::Status StartStandby() {
     // As the leader's listeners: health checking and reflection.
-    grpc::EnableDefaultHealthCheckService(true);
-    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-    EndpointSpec spec;
-    spec.user_listen = options_.user_api_listen;
-    spec.admin_listen = options_.admin_api_listen;
-    spec.agent_listen = options_.agent_api_listen;
+    EndpointSpec spec = ListenersOf(options_);
     std::shared_ptr<grpc::ChannelCredentials> to_leader;
     if (certificates_) {
       // The leader asks the same of a standby as of any caller: a
