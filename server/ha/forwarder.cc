@@ -63,13 +63,12 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
       // A member cut off from etcd knows of no leader because it cannot ask:
       // it says so rather than that none was elected.
       const std::string problem = role->etcd_problem();
-      Finish(grpc::Status(
-          grpc::StatusCode::UNAVAILABLE,
-          problem.empty()
-              ? absl::StrCat("member ", role->self().user,
-                             ": no leader elected yet; try again or another member")
-              : absl::StrCat("member ", role->self().user, ": no leader known: ", problem,
-                             "; try again or another member")));
+      Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          problem.empty()
+                              ? absl::StrCat("member ", role->self().user,
+                                             ": no leader elected yet; try again or another member")
+                              : absl::StrCat("member ", role->self().user, ": no leader known: ",
+                                             problem, "; try again or another member")));
       return;
     }
     for (const auto& [key, value] : in) {
@@ -113,10 +112,22 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     if (!status.ok()) {
       if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
           status.error_message().find("failed to connect") != std::string::npos) {
+        // No connection, so the call never left this member.
         status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
                               absl::StrCat("the leader ", leader_address_,
                                            " does not answer; try again or another member"));
         SayNothingWasDone();
+      } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                 upstream_.GetServerInitialMetadata().count(wire::kRoleMetadata) == 0) {
+        // Every member's reply states its role, so without one the
+        // transport broke after the call was sent: the leader may have acted
+        // on it. Said in words rather than the transport's own.
+        status =
+            grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                         absl::StrCat("member ", forwarder_->role()->self().user,
+                                      " passed the call to the leader ", leader_address_,
+                                      ", whose answer was lost (", status.error_message(),
+                                      "): the outcome is unknown; look before repeating a change"));
       }
       Finish(status);
       return;

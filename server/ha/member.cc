@@ -97,8 +97,7 @@ class RepeatedWarning {
       return;
     }
     if (text == last_ && repeats_ > 0) {
-      spdlog::warn("{} ({} times in {} s)", text, repeats_ + 1,
-                   absl::ToInt64Seconds(now - said_));
+      spdlog::warn("{} ({} times in {} s)", text, repeats_ + 1, absl::ToInt64Seconds(now - said_));
     } else {
       spdlog::warn("{}", text);
     }
@@ -334,6 +333,7 @@ class Member : public RunningDaemon {
     store_options.prefix = options_.etcd_prefix;
     store_options.fence = election_.Fence();
     store_options.on_lost = StepDown;
+    store_options.held_until = [this] { return election_.HeldUntil(); };
     absl::StatusOr<std::unique_ptr<etcd::EtcdStore>> store =
         etcd::EtcdStore::Open(client_.get(), store_options);
     if (!store.ok()) {

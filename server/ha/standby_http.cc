@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/thread_name.h"
-#include "server/metrics/metrics_http.h"
 #include "server/ha/role_metrics.h"
+#include "server/metrics/metrics_http.h"
 
 namespace vipu::server {
 

@@ -138,6 +138,7 @@ class EtcdStore::Impl {
   }
 
   absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) {
+    RETURN_IF_ERROR(MayAnswer());
     std::shared_ptr<const EtcdState> snapshot;
     {
       MutexLock lock(&snapshot_mu_);
@@ -149,6 +150,10 @@ class EtcdStore::Impl {
 
   void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
                   std::function<void(absl::Status)> done) {
+    if (absl::Status may = MayAnswer(); !may.ok()) {
+      done(std::move(may));
+      return;
+    }
     {
       MutexLock lock(&mu_);
       if (!stopping_) {
@@ -333,9 +338,27 @@ class EtcdStore::Impl {
     return TxnOp::Delete(key);
   }
 
-  // Refuses every later write and tells the owner, once.
+  // OK while this member may answer from its copy: the store is not broken
+  // and the leadership surely holds.
+  absl::Status MayAnswer() const {
+    if (lost_.load()) {
+      return absl::UnavailableError(
+          "this member has stopped leading and does not answer from a copy of the state that "
+          "may be stale; try again or another member");
+    }
+    if (options_.held_until && absl::Now() >= options_.held_until()) {
+      return absl::UnavailableError(
+          "this member may no longer lead: etcd has not confirmed its leadership lease in time, "
+          "so it does not answer from a copy of the state that may be stale; try again or "
+          "another member");
+    }
+    return absl::OkStatus();
+  }
+
+  // Refuses every later read and write and tells the owner, once.
   absl::Status Break(absl::Status why) {
     broken_ = why;
+    lost_.store(true);
     spdlog::error("etcd store: {}", std::string(why.message()));
     if (options_.on_lost) options_.on_lost(why);
     return why;
@@ -377,6 +400,8 @@ class EtcdStore::Impl {
   // The writer thread's own: its working state and whether it gave up.
   EtcdState work_;
   absl::Status broken_;
+  // Set with broken_, for the readers.
+  std::atomic<bool> lost_{false};
   std::atomic<std::thread::id> writer_id_{};
 
   std::atomic<uint64_t> commits_{0};

@@ -28,6 +28,12 @@ struct EtcdStoreOptions {
   // commit was lost, so this member's view may differ from etcd's. The
   // member must stop serving as leader.
   std::function<void(absl::Status)> on_lost;
+  // Until when this member's leadership surely holds
+  // (LeaderElection::HeldUntil). After it the store answers neither reads
+  // nor writes (UNAVAILABLE): etcd may have let another member lead and
+  // change the state, so its copy may be stale. Empty: always (tests of the
+  // store alone).
+  std::function<absl::Time()> held_until;
   // A group of writes goes to etcd in one transaction up to these limits
   // (under etcd's defaults, --max-txn-ops 128 and --max-request-bytes
   // 1.5 MiB); a bigger group, or one write bigger than a transaction, takes
@@ -45,9 +51,10 @@ struct EtcdStoreOptions {
 // when this member dies; a callback that fails leaves nothing behind.
 //
 // When a group takes more than one transaction and a later one fails, or
-// any answer from etcd is lost, the store cannot know what etcd holds: it
-// refuses every later write with UNAVAILABLE and calls on_lost, and the next
-// leader loads what etcd has.
+// any answer from etcd is lost, or the fence refuses a write, the store
+// cannot know what etcd holds: it refuses every later read and write with
+// UNAVAILABLE and calls on_lost, and the next leader loads what etcd has.
+// Reads and writes are refused the same way once held_until has passed.
 //
 // Owns its writer thread; does not own the client, which must outlive it.
 // Thread-safe: every method may be called from any thread, but not Write

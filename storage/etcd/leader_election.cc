@@ -137,6 +137,12 @@ bool LeaderElection::is_leader() const {
   return leader_;
 }
 
+absl::Time LeaderElection::HeldUntil() const {
+  MutexLock lock(&mu_);
+  if (!leader_ || keeper_ == nullptr) return absl::InfinitePast();
+  return keeper_->expiry() - keeper_->ttl() / 10;
+}
+
 std::optional<LeaderKey> LeaderElection::leader_key() const {
   MutexLock lock(&mu_);
   if (!leader_) return std::nullopt;

@@ -94,6 +94,12 @@ class LeaderElection {
 
   // Whether this member leads as far as it knows (a fenced Txn is the proof).
   bool is_leader() const;
+  // Until when this member surely leads: the expiry of its lease as its
+  // keeper knows it (LeaseKeeper::expiry), less a tenth of the TTL in case
+  // etcd's clock runs faster than this one. InfinitePast when not leading.
+  // A leader answers nothing from memory after it: by then etcd may have
+  // let another member lead and change the state.
+  absl::Time HeldUntil() const;
   // The leader key while leading.
   std::optional<LeaderKey> leader_key() const;
 

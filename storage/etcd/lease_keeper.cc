@@ -52,6 +52,11 @@ bool LeaseKeeper::alive() const {
   return !lost_ && !stopping_;
 }
 
+absl::Time LeaseKeeper::expiry() const {
+  MutexLock lock(&mu_);
+  return lost_ || stopping_ ? absl::InfinitePast() : expiry_;
+}
+
 absl::Status LeaseKeeper::Stop() {
   MutexLock stop_lock(&stop_mu_);
   bool was_lost;

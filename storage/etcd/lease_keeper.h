@@ -57,6 +57,11 @@ class LeaseKeeper {
   absl::Duration ttl() const { return ttl_; }
   // True until the lease is reported lost or the keeper stopped.
   bool alive() const;
+  // The earliest time etcd may let the lease expire as far as this keeper
+  // knows: the send time of the oldest keep-alive etcd answered last, plus
+  // the TTL it granted (etcd counts from when it hears the keep-alive, which
+  // is later). InfinitePast once the lease is lost or the keeper stopping.
+  absl::Time expiry() const;
 
   // Stops the keep-alives and revokes the lease (deleting its keys), giving
   // etcd about a second: best effort, a lease etcd does not hear about

@@ -181,17 +181,56 @@ TEST_F(EtcdStoreTest, AWriteAfterTheFenceFailsChangesNothingAndStopsTheStore) {
   });
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_EQ(lost.load(), 1);
-  // Nothing of the refused write in etcd or in what the store serves.
+  // Nothing of the refused write in etcd, and no read answered from a copy
+  // that another leader may have changed since.
   absl::StatusOr<std::optional<etcd::KeyValue>> a2 = client_->Get(prefix_ + "state/agents/a2");
   ASSERT_TRUE(a2.ok());
   EXPECT_FALSE(a2->has_value());
-  EXPECT_TRUE(
-      absl::IsNotFound((*store)->Read([](ReadTxn& txn) { return txn.GetAgent("a2").status(); })));
+  absl::Status read = (*store)->Read([](ReadTxn& txn) { return txn.GetAgent("a1").status(); });
+  EXPECT_EQ(read.code(), absl::StatusCode::kUnavailable) << read;
+  EXPECT_NE(read.message().find("stopped leading"), std::string::npos) << read;
   // And it stays refused, even once the key is back.
   ASSERT_TRUE(client_->Txn({}, {etcd::TxnOp::Put(fence_key, "y")}).ok());
   s = (*store)->Write([](WriteTxn& txn) { return txn.InsertAgent({"a3", "h", 3, {}}); });
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(lost.load(), 1);
+}
+
+// The leadership's lease bounds how long the copy in memory may be served:
+// past it, reads and writes are refused without breaking the store, and
+// once the lease is confirmed again the store serves again.
+TEST_F(EtcdStoreTest, NothingIsAnsweredFromMemoryOnceTheLeadershipMayHaveLapsed) {
+  std::atomic<bool> held{true};
+  std::atomic<int> lost{0};
+  EtcdStoreOptions options;
+  options.held_until = [&] { return held.load() ? absl::InfiniteFuture() : absl::InfinitePast(); };
+  options.on_lost = [&](absl::Status) { ++lost; };
+  absl::StatusOr<std::unique_ptr<EtcdStore>> store = Open(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->Write([](WriteTxn& txn) {
+                    return txn.InsertAgent({"a1", "h", 1, {}});
+                  })
+                  .ok());
+  held = false;
+  absl::Status read = (*store)->Read([](ReadTxn& txn) { return txn.GetAgent("a1").status(); });
+  EXPECT_EQ(read.code(), absl::StatusCode::kUnavailable) << read;
+  EXPECT_NE(read.message().find("may no longer lead"), std::string::npos) << read;
+  absl::Status write = (*store)->Write([](WriteTxn& txn) {
+    return txn.InsertAgent({"a2", "h", 2, {}});
+  });
+  EXPECT_EQ(write.code(), absl::StatusCode::kUnavailable) << write;
+  absl::StatusOr<std::optional<etcd::KeyValue>> a2 = client_->Get(prefix_ + "state/agents/a2");
+  ASSERT_TRUE(a2.ok());
+  EXPECT_FALSE(a2->has_value());
+  EXPECT_EQ(lost.load(), 0);
+  held = true;
+  EXPECT_TRUE((*store)->Read([](ReadTxn& txn) { return txn.GetAgent("a1").status(); }).ok());
+  EXPECT_TRUE((*store)
+                  ->Write([](WriteTxn& txn) {
+                    return txn.InsertAgent({"a2", "h", 2, {}});
+                  })
+                  .ok());
 }
 
 TEST_F(EtcdStoreTest, AWriteOfMoreKeysThanOneTransactionTakesIsWrittenWhole) {
