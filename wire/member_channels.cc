@@ -84,7 +84,12 @@ MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
       continue;
     }
     if (code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      break;  // sent, outcome unknown: not replayed
+      // Sent, outcome unknown: not replayed. But the next call starts with
+      // the next member, so that a stalled one does not hold every call
+      // (unless another call has found a member that answers meanwhile).
+      size_t expected = i;
+      preferred_.compare_exchange_strong(expected, (i + 1) % n, std::memory_order_relaxed);
+      break;
     }
     preferred_.store(i, std::memory_order_relaxed);
     break;

@@ -27,6 +27,10 @@
 //  - DEADLINE_EXCEEDED never moves on: the one deadline is spent, and for a
 //    mutating call that was sent the outcome is unknown, so it is not
 //    replayed.
+// A member that let a call's deadline pass, or whose answer was lost, stops
+// being the preferred one: the next call starts with the member after it,
+// so that a stalled member (a paused process, a cut network) does not hold
+// every later call of a long-lived client.
 // Any other answer, success or refusal, is the member's answer: the call
 // ends there, and that member becomes the preferred one.
 //

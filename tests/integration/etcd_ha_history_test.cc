@@ -9,10 +9,12 @@
 // what etcd holds, not what one leader remembers.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -61,26 +63,10 @@ class HaHistoryTest : public ::testing::Test {
     absl::Status etcd = ha_->LaunchEtcd(3);
     ASSERT_TRUE(etcd.ok()) << etcd;
     for (int i = 0; i < kMembers; ++i) StartMember(i);
-    agent_ = std::make_unique<Daemon>(
-        std::vector<std::string>{VIPU_AGENT_BIN, "--server",
-                                 absl::StrCat(ha_->address(0), ",", ha_->address(1)), "--agent-ids",
-                                 "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
-        ha_->dir() + "/agent.log");
-    const int leader = ha_->AwaitAgreedLeader(absl::Seconds(60));
-    ASSERT_GE(leader, 0);
-    const std::string any = absl::StrCat(ha_->address(0), ",", ha_->address(1));
-    CommandResult cluster;
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          cluster = RunCommand({VIPU_ADMIN_BIN, "--api-host", any, "create", "cluster", "pod16",
-                                "--agents", "ag1,ag2,ag3,ag4"});
-          return cluster.exit_code == 0;
-        },
-        absl::Seconds(30)))
-        << cluster.out << cluster.err;
-    CommandResult allocation = RunCommand({VIPU_ADMIN_BIN, "--api-host", any, "create",
-                                           "allocation", "default", "--cluster", "pod16"});
-    ASSERT_EQ(allocation.exit_code, 0) << allocation.out << allocation.err;
+    ha_->StartAgent();
+    ASSERT_GE(ha_->AwaitAgreedLeader(absl::Seconds(60)), 0);
+    absl::Status pod = ha_->CreatePod();
+    ASSERT_TRUE(pod.ok()) << pod;
     std::vector<wire::ServerMember> members;
     for (int i = 0; i < kMembers; ++i) {
       const std::string& a = ha_->address(i);
@@ -94,10 +80,14 @@ class HaHistoryTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    StopWorkers();
+    ha_.reset();
+  }
+
+  void StopWorkers() {
     stop_ = true;
     for (std::thread& t : workers_) t.join();
-    agent_.reset();
-    ha_.reset();
+    workers_.clear();
   }
 
   void StartMember(int i) {
@@ -227,8 +217,42 @@ class HaHistoryTest : public ::testing::Test {
     }
   }
 
+  // A last failover, so that the leader answering the final list loaded
+  // the state from etcd after every change was made or given up; then no IPU
+  // may be held twice, and the whole history must be linearizable.
+  // `failovers`: how many the test made before, each with creates after it.
+  void CheckWhatEtcdHolds(int failovers) {
+    const int last = ha_->AwaitAgreedLeader(absl::Seconds(60));
+    ASSERT_GE(last, 0);
+    ha_->Kill(last);
+    ASSERT_GE(ha_->AwaitLeader(absl::Seconds(60)), 0);
+    std::optional<virmgrpc::ListPartitionsReply> final_list;
+    ASSERT_TRUE(
+        WaitFor([&] { return (final_list = List(kWorkers)).has_value(); }, absl::Seconds(60)));
+    std::set<std::pair<uint32_t, uint32_t>> held;
+    for (const virmgrpc::Partition& p : final_list->partitions()) {
+      for (const virmgrpc::PartitionIpu& ipu : p.spec().ipus()) {
+        EXPECT_TRUE(held.insert({ipu.ipulink_domain_topology_id(), ipu.topology_id()}).second)
+            << "an IPU in two partitions, one of them " << p.id();
+      }
+    }
+    const std::vector<history::Operation> ops = recorder_.Operations();
+    size_t acknowledged = 0, lists = 0;
+    for (const history::Operation& op : ops) {
+      acknowledged += op.kind == OpKind::kCreate && op.result == Result::kOk;
+      lists += op.kind == OpKind::kList && op.result == Result::kOk;
+    }
+    // The failovers happened under load: creates were acknowledged between.
+    EXPECT_GT(acknowledged, static_cast<size_t>(2 * failovers));
+    absl::StatusOr<history::CheckResult> checked = history::CheckLinearizable(ops);
+    ASSERT_TRUE(checked.ok()) << checked.status();
+    EXPECT_TRUE(checked->linearizable) << checked->explanation;
+    std::cout << "history: " << ops.size() << " operations, " << acknowledged
+              << " creates acknowledged, " << lists << " lists answered, "
+              << checked->configurations << " configurations searched" << std::endl;
+  }
+
   std::unique_ptr<HaMembers> ha_;
-  std::unique_ptr<Daemon> agent_;
   std::unique_ptr<wire::MemberChannels> channels_;
   std::vector<std::unique_ptr<virmgrpc::UserService::Stub>> stubs_;
   HistoryRecorder recorder_;
@@ -249,41 +273,69 @@ TEST_F(HaHistoryTest, AcknowledgedChangesCrossFailoversAndTheHistoryIsLinearizab
     ASSERT_TRUE(WaitFor([&] { return acknowledged_creates_ > before + 2; }, absl::Seconds(90)))
         << "round " << round << ": no create acknowledged after the leader was killed";
   }
-  stop_ = true;
-  for (std::thread& t : workers_) t.join();
-  workers_.clear();
+  StopWorkers();
+  CheckWhatEtcdHolds(kKillRounds);
+}
 
-  // A last failover: the leader that answers the final list loaded the
-  // state from etcd after every change above was made or given up.
-  const int last = ha_->AwaitAgreedLeader(absl::Seconds(60));
-  ASSERT_GE(last, 0);
-  ha_->Kill(last);
-  ASSERT_GE(ha_->AwaitLeader(absl::Seconds(60)), 0);
-  std::optional<virmgrpc::ListPartitionsReply> final_list;
-  ASSERT_TRUE(
-      WaitFor([&] { return (final_list = List(kWorkers)).has_value(); }, absl::Seconds(60)));
-  std::set<std::pair<uint32_t, uint32_t>> held;
-  for (const virmgrpc::Partition& p : final_list->partitions()) {
-    for (const virmgrpc::PartitionIpu& ipu : p.spec().ipus()) {
-      EXPECT_TRUE(held.insert({ipu.ipulink_domain_topology_id(), ipu.topology_id()}).second)
-          << "an IPU in two partitions, one of them " << p.id();
-    }
-  }
+// A leader paused past its lease is deposed while the others go on. Reads
+// sent straight to it while it is stopped are answered, once it continues,
+// by nothing that remembers the old state: it refuses them (its lease may
+// have lapsed) or, started afresh as a standby, passes them on.
+TEST_F(HaHistoryTest, APausedLeaderAnswersNothingFromMemoryAndComesBackAsAStandby) {
+  StartWorkers();
+  ASSERT_TRUE(WaitFor([&] { return acknowledged_creates_ > 2; }, absl::Seconds(60)));
+  const int paused = ha_->AwaitLeader(absl::Seconds(60));
+  ASSERT_GE(paused, 0);
+  const int other = 1 - paused;
+  kill(ha_->Pid(paused), SIGSTOP);
+  ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(other) == "leader"; }, absl::Seconds(60)));
+  // The paused leader's copy is stale: the new leader has made changes.
+  const int before = acknowledged_creates_;
+  ASSERT_TRUE(WaitFor([&] { return acknowledged_creates_ > before + 2; }, absl::Seconds(60)));
 
-  const std::vector<history::Operation> ops = recorder_.Operations();
-  size_t acknowledged = 0, lists = 0;
-  for (const history::Operation& op : ops) {
-    acknowledged += op.kind == OpKind::kCreate && op.result == Result::kOk;
-    lists += op.kind == OpKind::kList && op.result == Result::kOk;
+  const int port = PortOfAddress(ha_->address(paused));
+  const size_t unread = UnreadBytesToPort(port);
+  constexpr int kReads = 3;
+  std::vector<std::future<void>> reads;
+  std::atomic<int> from_memory{0};
+  for (int r = 0; r < kReads; ++r) {
+    reads.push_back(std::async(std::launch::async, [&, r] {
+      const int client = kWorkers + 1 + r;
+      const HistoryRecorder::Handle h = recorder_.Invoke(client, OpKind::kList);
+      auto stub = virmgrpc::UserService::NewStub(
+          grpc::CreateChannel(ha_->address(paused), grpc::InsecureChannelCredentials()));
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+      virmgrpc::ListPartitionsRequest req;
+      virmgrpc::ListPartitionsReply reply;
+      const grpc::Status s = stub->ListPartitions(&ctx, req, &reply);
+      if (!s.ok()) {
+        EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+        recorder_.Complete(h, Result::kUnknown);
+        return;
+      }
+      const auto& md = ctx.GetServerInitialMetadata();
+      auto role = md.find(wire::kRoleMetadata);
+      if (role == md.end() || role->second != "standby") ++from_memory;
+      std::vector<std::string> ids;
+      for (const virmgrpc::Partition& p : reply.partitions()) ids.push_back(p.id());
+      recorder_.CompleteList(h, ids);
+    }));
   }
-  // The rounds ran under load: creates were acknowledged between the kills.
-  EXPECT_GT(acknowledged, static_cast<size_t>(2 * kKillRounds));
-  absl::StatusOr<history::CheckResult> checked = history::CheckLinearizable(ops);
-  ASSERT_TRUE(checked.ok()) << checked.status();
-  EXPECT_TRUE(checked->linearizable) << checked->explanation;
-  std::cout << "history: " << ops.size() << " operations, " << acknowledged
-            << " creates acknowledged, " << lists << " lists answered, " << checked->configurations
-            << " configurations searched" << std::endl;
+  // The reads reached the stopped process before it continues.
+  EXPECT_TRUE(WaitFor([&] { return UnreadBytesToPort(port) > unread; }, absl::Seconds(30)));
+  kill(ha_->Pid(paused), SIGCONT);
+  for (std::future<void>& read : reads) read.get();
+  EXPECT_EQ(from_memory.load(), 0) << "the deposed leader answered reads from its memory";
+
+  // Deposed by its lease, not by a refused write: it wrote nothing after the
+  // pause.
+  ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(paused) == "standby"; }, absl::Seconds(60)))
+      << ReadFile(ha_->Log(paused));
+  EXPECT_NE(ReadFile(ha_->Log(paused)).find("stepping down: etcd lease"), std::string::npos)
+      << ReadFile(ha_->Log(paused));
+  StopWorkers();
+  CheckWhatEtcdHolds(1);
 }
 
 }  // namespace

@@ -7,11 +7,16 @@
 // read from the reply metadata of VersionService (wire::kRoleMetadata), in
 // plaintext or over the credentials the fixture gives.
 //
-// Ownership: an HaMembers owns the directory, the etcd cluster and the member
-// processes. Destroying it kills the members, stops etcd, and removes the
-// directory unless the test has failed; then it keeps the logs and prints
-// where they are. A fixture destroys it after whatever it started that talks
-// to the members (agents, client threads).
+// The pod, for tests that need one: one vipu-agent process serving four
+// machines and given every member (StartAgent), and cluster pod16 with
+// allocation default made through the member list (CreatePod). etcd is
+// looked into as an operator does, with etcdctl (Etcdctl, LeaderKey).
+//
+// Ownership: an HaMembers owns the directory, the etcd cluster, the agent
+// and the member processes. Destroying it kills the agent and the members,
+// stops etcd, and removes the directory unless the test has failed; then it
+// keeps the logs and prints where they are. A fixture destroys it after its
+// own client threads.
 //
 // Thread-safety: none. Only the test thread uses an HaMembers.
 #ifndef VIPU_TESTS_INTEGRATION_HA_MEMBERS_H_
@@ -23,6 +28,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -31,7 +37,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "tests/etcd_harness.h"
 #include "tests/integration/daemon_process.h"
@@ -40,6 +49,33 @@
 #include "wire/metadata_keys.h"
 
 namespace vipu::testing {
+
+// The port of "host:port".
+inline int PortOfAddress(const std::string& address) {
+  return std::stoi(address.substr(address.rfind(':') + 1));
+}
+
+// Bytes the kernel holds for connections to `port` on this machine that
+// nobody has read yet: for a stopped process, what has reached it. gRPC
+// listens on IPv6 sockets that also take IPv4, so both tables are read.
+inline size_t UnreadBytesToPort(int port) {
+  size_t unread = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream tcp(table);
+    std::string line;
+    std::getline(tcp, line);  // the header
+    while (std::getline(tcp, line)) {
+      std::vector<std::string> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (f.size() < 5) continue;
+      const std::string local_port = f[1].substr(f[1].find(':') + 1);
+      const std::string rx = f[4].substr(f[4].find(':') + 1);
+      unsigned long p = 0, n = 0;
+      if (!absl::SimpleHexAtoi(local_port, &p) || !absl::SimpleHexAtoi(rx, &n)) continue;
+      if (static_cast<int>(p) == port) unread += n;
+    }
+  }
+  return unread;
+}
 
 class HaMembers {
  public:
@@ -53,6 +89,7 @@ class HaMembers {
   }
 
   ~HaMembers() {
+    agent_.reset();
     members_.clear();
     etcd_.reset();
     if (::testing::Test::HasFailure()) {
@@ -80,6 +117,10 @@ class HaMembers {
   // started again), or null before.
   EtcdCluster* etcd() { return etcd_.get(); }
 
+  // The members' --etcd-lease-ms from the next StartMember() on; 2000 until
+  // set.
+  void set_lease_ms(int lease_ms) { lease_ms_ = absl::StrCat(lease_ms); }
+
   // The credentials RoleOf() calls with; plaintext until set.
   void set_credentials(std::shared_ptr<grpc::ChannelCredentials> credentials) {
     credentials_ = std::move(credentials);
@@ -91,7 +132,7 @@ class HaMembers {
   void StartMember(int i, const std::vector<std::string>& extra_flags) {
     std::vector<std::string> argv = {VIPU_SERVER_BIN, "--etcd-endpoints", etcd_->endpoints(),
                                      "--listen",      addresses_[i],      "--config",
-                                     config_,         "--etcd-lease-ms",  "2000"};
+                                     config_,         "--etcd-lease-ms",  lease_ms_};
     argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
     members_[i] = std::make_unique<Daemon>(argv, Log(i));
   }
@@ -154,6 +195,59 @@ class HaMembers {
     return leader;
   }
 
+  // Starts one vipu-agent process serving machines ag1..ag4, given every
+  // member; its log is dir()/agent.log.
+  void StartAgent() {
+    agent_ = std::make_unique<Daemon>(
+        std::vector<std::string>{VIPU_AGENT_BIN, "--server", MemberList(), "--agent-ids",
+                                 "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
+        dir_ + "/agent.log");
+  }
+
+  // Cluster pod16 of the agent's four machines and allocation default,
+  // made through the member list once the machines have registered (within
+  // 60 s). The error names the command and what it printed.
+  absl::Status CreatePod() const {
+    CommandResult cluster;
+    if (!WaitFor(
+            [&] {
+              cluster = RunCommand({VIPU_ADMIN_BIN, "--api-host", MemberList(), "create", "cluster",
+                                    "pod16", "--agents", "ag1,ag2,ag3,ag4"});
+              return cluster.exit_code == 0;
+            },
+            absl::Seconds(60))) {
+      return absl::UnavailableError(absl::StrCat("create cluster: ", cluster.out, cluster.err));
+    }
+    CommandResult allocation = RunCommand({VIPU_ADMIN_BIN, "--api-host", MemberList(), "create",
+                                           "allocation", "default", "--cluster", "pod16"});
+    if (allocation.exit_code != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("create allocation: ", allocation.out, allocation.err));
+    }
+    return absl::OkStatus();
+  }
+
+  // etcdctl (API v3) with `args`, given every etcd member.
+  CommandResult Etcdctl(const std::vector<std::string>& args) const {
+    const std::string etcdctl =
+        (std::filesystem::path(EtcdCluster::Binary()).parent_path() / "etcdctl").string();
+    std::vector<std::string> argv = {etcdctl, "--endpoints", etcd_->endpoints()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, {{"ETCDCTL_API", "3"}});
+  }
+
+  // The leader's key in the election under the default prefix (the oldest
+  // candidate's), or "" when etcd holds none or does not answer.
+  std::string LeaderKey() const {
+    CommandResult r = Etcdctl({"get", "/vipu/leader/", "--prefix", "--sort-by=CREATE",
+                               "--order=ASCEND", "--limit=1", "--keys-only"});
+    if (r.exit_code != 0) return "";
+    return r.out.substr(0, r.out.find('\n'));
+  }
+
+  // "h1:p1,h2:p2": every member, as clients and agents are given them.
+  std::string MemberList() const { return absl::StrJoin(addresses_, ","); }
+
   int size() const { return static_cast<int>(addresses_.size()); }
   // The directory of everything's files and logs.
   const std::string& dir() const { return dir_; }
@@ -179,7 +273,9 @@ class HaMembers {
   }
 
   std::string dir_, config_;
+  std::string lease_ms_ = "2000";
   std::unique_ptr<EtcdCluster> etcd_;
+  std::unique_ptr<Daemon> agent_;
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<Daemon>> members_;
   std::shared_ptr<grpc::ChannelCredentials> credentials_ = grpc::InsecureChannelCredentials();

@@ -219,34 +219,43 @@ TEST(MemberChannelsTest, ARefusalIsTheMembersAnswer) {
   EXPECT_EQ(channels->preferred(), 0u);
 }
 
-TEST(MemberChannelsTest, ADeadlineExceededIsNotReplayed) {
-  FakeMember slow("slow", Behaviour::kSilent);
-  FakeMember fast("fast", Behaviour::kAnswer);
-  auto channels = Channels({slow.member(), fast.member()});
-  // Connected beforehand, so that the short deadline is all the call's.
-  ASSERT_TRUE(channels->channel(0)->WaitForConnected(Clock::now() + std::chrono::seconds(10)));
+TEST(MemberChannelsTest, ADeadlineExceededIsNotReplayedAndTheNextCallStartsElsewhere) {
   for (CallKind kind : {CallKind::kMutating, CallKind::kReadOnly}) {
+    FakeMember slow("slow", Behaviour::kSilent);
+    FakeMember fast("fast", Behaviour::kAnswer);
+    auto channels = Channels({slow.member(), fast.member()});
+    // Connected beforehand, so that the short deadline is all the call's.
+    ASSERT_TRUE(channels->channel(0)->WaitForConnected(Clock::now() + std::chrono::seconds(10)));
     Outcome out = Version(*channels, kind, std::chrono::milliseconds(300));
     EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
     EXPECT_TRUE(out.result.reached);
     EXPECT_EQ(out.result.attempts.size(), 1u);
+    EXPECT_EQ(fast.calls(), 0);
+    // The stalled member no longer holds the calls that follow.
+    EXPECT_EQ(channels->preferred(), 1u);
+    Outcome next = Version(*channels, kind);
+    EXPECT_TRUE(next.result.status.ok()) << next.result.status.error_message();
+    EXPECT_EQ(next.version, "fast");
+    EXPECT_EQ(next.result.attempts.size(), 1u);
   }
-  EXPECT_EQ(fast.calls(), 0);
 }
 
 TEST(MemberChannelsTest, AMemberThatDoesNotConnectGetsOnlyItsShareOfTheDeadline) {
   SilentSocket silent;
   FakeMember live("live", Behaviour::kAnswer);
   auto channels = Channels({silent.member(), live.member()});
-  const Clock::time_point start = Clock::now();
-  Outcome out = Version(*channels, CallKind::kMutating, std::chrono::seconds(4));
+  Outcome out = Version(*channels, CallKind::kMutating, std::chrono::seconds(8));
   EXPECT_TRUE(out.result.status.ok()) << out.result.status.error_message();
   EXPECT_EQ(out.version, "live");
   ASSERT_EQ(out.result.attempts.size(), 2u);
   EXPECT_FALSE(out.result.attempts[0].reached);
-  EXPECT_THAT(out.result.attempts[0].status.error_message(), HasSubstr("not connected within"));
-  // Half of the deadline for the first of two members, then the answer.
-  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(3500));
+  // The first of two members was given at most half of the deadline, as the
+  // attempt says; the rest was the second's.
+  const std::string& said = out.result.attempts[0].status.error_message();
+  ASSERT_THAT(said, HasSubstr("not connected within "));
+  const int64_t share_ms = std::stoll(said.substr(said.find("within ") + 7));
+  EXPECT_GT(share_ms, 0);
+  EXPECT_LE(share_ms, 4000);
 }
 
 }  // namespace
