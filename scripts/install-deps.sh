@@ -41,8 +41,9 @@ packages=(
   openmpi-bin libopenmpi-dev python3 python3-mpi4py numactl
   # Tests: the shipped configuration runs as is in its own network
   # namespace (unshare from util-linux, ip from iproute2 brings up its
-  # loopback).
-  util-linux iproute2
+  # loopback); the database on a full disk is a small tmpfs in a mount
+  # namespace of its own (unshare and nsenter from util-linux, mount).
+  util-linux mount iproute2
   # Tests: curl is the HTTPS client that checks the server's TLS HTTP
   # listener (tests/integration/agent_tls_test.cc).
   curl

@@ -1,12 +1,18 @@
 // Connection and Statement: one SQLite connection, its cached prepared statements and binds.
 #include "storage/connection.h"
 
+#include <cerrno>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
 namespace vipu::storage {
+
+bool IsDiskFull(int extended_code, int system_errno) {
+  if ((extended_code & 0xff) == SQLITE_FULL) return true;
+  return (extended_code & 0xff) == SQLITE_IOERR && system_errno == ENOSPC;
+}
 
 absl::Status SqliteStatus(sqlite3* db, int rc, std::string_view context) {
   if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW) return absl::OkStatus();
@@ -19,6 +25,15 @@ absl::Status SqliteStatus(sqlite3* db, int rc, std::string_view context) {
   }
   std::string message = absl::StrCat(AbslView(context), ": ",
                                      db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  if (IsDiskFull(extended, db != nullptr ? sqlite3_system_errno(db) : 0)) {
+    // Only the operator can fix a full disk: the words say which one and
+    // what to do; SQLite's own follow for whoever digs deeper.
+    const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+    const std::string database =
+        file != nullptr && *file != '\0' ? absl::StrCat("the database ", file) : "the database";
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the disk of ", database, " is full; free space there and retry (", message, ")"));
+  }
   switch (extended) {
     case SQLITE_CONSTRAINT_PRIMARYKEY:
     case SQLITE_CONSTRAINT_UNIQUE:

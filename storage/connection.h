@@ -20,9 +20,17 @@
 namespace vipu::storage {
 
 // Maps an SQLite result code to a status: PRIMARY KEY/UNIQUE violations are
-// ALREADY_EXISTS, FOREIGN KEY violations FAILED_PRECONDITION, anything else
-// INTERNAL. The message is "<context>: <sqlite message>".
+// ALREADY_EXISTS, FOREIGN KEY violations FAILED_PRECONDITION, a full disk
+// (IsDiskFull, with the system errno of `db`) RESOURCE_EXHAUSTED, anything
+// else INTERNAL. The message is "<context>: <sqlite message>", except for a
+// full disk, whose message names the database file and says that its disk
+// is full before SQLite's own words.
 absl::Status SqliteStatus(sqlite3* db, int rc, std::string_view context);
+
+// True when an extended SQLite result code means that the disk ran out of
+// space: SQLITE_FULL, or an SQLITE_IOERR_* whose system errno (from
+// sqlite3_system_errno) is ENOSPC, as when fsync or ftruncate reports it.
+bool IsDiskFull(int extended_code, int system_errno);
 
 class Connection;
 

@@ -298,9 +298,11 @@ class SqliteStore::Impl {
         status = RunCallback(*group[i]->fn, txn);
         if (sqlite3_get_autocommit(conn.db())) {
           // An I/O error or the like ended the transaction: nothing of the
-          // group so far survives.
-          lost = absl::InternalError(absl::StrCat("write transaction rolled back by SQLite: ",
-                                                  status.ok() ? "" : status.message()));
+          // group so far survives. The cause keeps its code, so that a full
+          // disk reads as one (RESOURCE_EXHAUSTED) to every write of the group.
+          lost = absl::Status(status.ok() ? absl::StatusCode::kInternal : status.code(),
+                              absl::StrCat("write transaction rolled back by SQLite: ",
+                                           status.ok() ? "" : status.message()));
           for (size_t j = 0; j <= i; ++j) {
             if (results[j].ok()) results[j] = lost;
           }

@@ -36,7 +36,8 @@ class MembershipChange;  // storage/membership_cache.h: what one writer group ch
 // read-only pool connection) and to Write callbacks (as a WriteTxn, on the
 // writer connection). Borrows the connection, the cache and the change; does
 // not own them. Not thread-safe: only the callback's thread uses it.
-// Errors beyond the WriteTxn contract: INTERNAL for SQLite failures.
+// Errors beyond the WriteTxn contract: INTERNAL for SQLite failures,
+// RESOURCE_EXHAUSTED (naming the database file) when its disk is full.
 class SqliteTxn final : public WriteTxn {
  public:
   // `cache` (optional) serves ClusterRef and AllocationRef; `epoch` is its

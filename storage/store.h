@@ -15,8 +15,11 @@
 // does not affect other writes in flight at the same time.
 //
 // Errors common to every method: INTERNAL for a failure of the backing store
-// (I/O, corrupt data), UNAVAILABLE when it cannot be reached. Messages name
-// the objects concerned (ids), so the server can pass them on to users.
+// (I/O, corrupt data), RESOURCE_EXHAUSTED when it has no room left for a
+// change (a full disk or quota: the change is not written, reads go on, and
+// writes succeed again once there is room), UNAVAILABLE when it cannot be
+// reached. Messages name the objects concerned (ids), so the server can pass
+// them on to users.
 #ifndef VIPU_STORAGE_STORE_H_
 #define VIPU_STORAGE_STORE_H_
 

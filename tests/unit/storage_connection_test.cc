@@ -1,5 +1,6 @@
-// Connection: statement cache, nested use of one statement, error mapping,
-// savepoints.
+// Connection: statement cache, nested use of one statement, error mapping
+// (constraints, a full disk), savepoints.
+#include <cerrno>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -88,6 +89,50 @@ TEST_F(StorageConnectionTest, MapsConstraintErrors) {
   auto bad = conn_->Prepare("SELEC 1");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("preparing `SELEC 1`"));
+}
+
+// SQLite says SQLITE_FULL when it cannot grow the file (here: past
+// max_page_count, the same code a full disk gives); the status names the
+// file, and the connection goes on once there is room.
+TEST_F(StorageConnectionTest, FullDatabaseIsResourceExhaustedNamingTheFile) {
+  const int64_t pages = *conn_->QueryInt("PRAGMA page_count");
+  ASSERT_TRUE(conn_->Exec("PRAGMA max_page_count = " + std::to_string(pages)).ok());
+  absl::Status s = conn_->Exec("INSERT INTO p VALUES ('big', randomblob(100000))");
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("the disk of the database " + dir_.File("c.db") + " is full"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("database or disk is full"))
+      << "SQLite's own words follow";
+  EXPECT_EQ(*conn_->QueryInt("SELECT COUNT(*) FROM p"), 2) << "nothing of the insert is left";
+
+  ASSERT_TRUE(conn_->Exec("PRAGMA max_page_count = 1000000").ok());
+  EXPECT_TRUE(conn_->Exec("INSERT INTO p VALUES ('big', randomblob(100000))").ok());
+  EXPECT_EQ(*conn_->QueryInt("SELECT COUNT(*) FROM p"), 3);
+}
+
+TEST(StorageDiskFullTest, FullAndNoSpaceIoErrorsAreDiskFull) {
+  EXPECT_TRUE(IsDiskFull(SQLITE_FULL, 0));
+  EXPECT_TRUE(IsDiskFull(SQLITE_FULL, ENOSPC));
+  EXPECT_TRUE(IsDiskFull(SQLITE_IOERR_WRITE, ENOSPC));
+  EXPECT_TRUE(IsDiskFull(SQLITE_IOERR_FSYNC, ENOSPC));
+  EXPECT_TRUE(IsDiskFull(SQLITE_IOERR_TRUNCATE, ENOSPC));
+  EXPECT_TRUE(IsDiskFull(SQLITE_IOERR_SHMSIZE, ENOSPC));
+
+  EXPECT_FALSE(IsDiskFull(SQLITE_IOERR_WRITE, EIO)) << "a failing disk is not a full one";
+  EXPECT_FALSE(IsDiskFull(SQLITE_IOERR, 0));
+  EXPECT_FALSE(IsDiskFull(SQLITE_CONSTRAINT_UNIQUE, ENOSPC)) << "a stale errno means nothing";
+  EXPECT_FALSE(IsDiskFull(SQLITE_BUSY, ENOSPC));
+  EXPECT_FALSE(IsDiskFull(SQLITE_CORRUPT, 0));
+}
+
+TEST(StorageDiskFullTest, WithoutAHandleTheMessageSaysTheDatabase) {
+  absl::Status s = SqliteStatus(nullptr, SQLITE_FULL, "COMMIT");
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("the disk of the database is full"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("COMMIT: database or disk is full"));
+
+  EXPECT_EQ(SqliteStatus(nullptr, SQLITE_IOERR_WRITE, "COMMIT").code(), absl::StatusCode::kInternal)
+      << "no handle, no errno: an I/O error stays INTERNAL";
 }
 
 TEST_F(StorageConnectionTest, BindErrorIsReportedAtStep) {
