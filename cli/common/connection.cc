@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
@@ -77,7 +78,15 @@ absl::Status Connection::Call(CallKind kind, const Rpc& rpc) {
                         ": ", OneLine(a.status));
       }
     }
-    return absl::Status(code, absl::StrCat("cannot reach vipu-server at ", message));
+    // A server with --secure closes a plaintext connection at once, which
+    // gRPC reports as nothing more than a closed socket.
+    const bool maybe_tls = !config_.tls() && absl::StrContains(message, "Socket closed");
+    return absl::Status(
+        code, absl::StrCat("cannot reach vipu-server at ", message,
+                           maybe_tls ? "; a server started with --secure closes plaintext "
+                                       "connections like this: give --api-tls-ca, "
+                                       "--api-tls-cert and --api-tls-key"
+                                     : ""));
   }
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::Status(
