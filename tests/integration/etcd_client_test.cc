@@ -408,7 +408,7 @@ TEST_F(EtcdTest, LeaseLossCancelsACampaign) {
   // B's lease is the only one besides A's 30 s one: revoke it under B.
   // Until B's key is queued behind A's (each look is a call to etcd).
   absl::StatusOr<RangeResult> keys;
-  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
   do {
     keys = client_->RangePrefix("/vipu/leader/");
   } while ((!keys.ok() || keys->kvs.size() < 2) && absl::Now() < give_up);
@@ -416,13 +416,12 @@ TEST_F(EtcdTest, LeaseLossCancelsACampaign) {
   ASSERT_EQ(keys->kvs.size(), 2u);
   const KeyValue& b_queued =
       keys->kvs[0].create_revision > keys->kvs[1].create_revision ? keys->kvs[0] : keys->kvs[1];
-  const absl::Time revoked = absl::Now();
   ASSERT_TRUE(client_->LeaseRevoke(b_queued.lease).ok());
   campaign.join();
   ASSERT_FALSE(b_key.ok());
   EXPECT_EQ(b_key.status().code(), absl::StatusCode::kUnavailable) << b_key.status();
+  // Cancelled by the loss, not ended by its deadline (DEADLINE_EXCEEDED).
   EXPECT_THAT(std::string(b_key.status().message()), HasSubstr("lease lost"));
-  EXPECT_LT(absl::Now() - revoked, absl::Seconds(5));
 }
 
 TEST_F(EtcdTest, ReadsAndWritesFailOverWhenTheMemberIsKilled) {
