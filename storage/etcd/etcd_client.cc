@@ -279,15 +279,30 @@ absl::Status EtcdClient::WithFailover(std::string_view what,
                                       const std::function<absl::Status(size_t)>& call) {
   size_t index = current();
   absl::Status status;
+  std::vector<std::string> failures;
+  size_t unreachable = 0;
   for (size_t attempt = 0; attempt < members_.size(); ++attempt) {
     status = call(index);
     if (!Retryable(status)) return status;
+    failures.emplace_back(status.message());
+    if (absl::StrContains(status.message(), "failed to connect")) ++unreachable;
     Advance(index);
     index = (index + 1) % members_.size();
   }
-  return absl::Status(
-      status.code(),
-      absl::StrCat("etcd ", AbslView(what), ": no endpoint answered; last: ", status.message()));
+  // What an operator reads first: whether etcd is gone, or there but
+  // without a majority, then every member tried and why.
+  std::string verdict;
+  if (unreachable == failures.size()) {
+    verdict = "no etcd member can be reached";
+  } else if (unreachable > 0) {
+    verdict =
+        absl::StrCat("etcd has no quorum as far as this member can tell: ", unreachable, " of ",
+                     failures.size(), " members cannot be reached and the others do not answer");
+  } else {
+    verdict = "no etcd member answers in time (no quorum, or overloaded)";
+  }
+  return absl::Status(status.code(), absl::StrCat("etcd ", AbslView(what), ": ", verdict, " (",
+                                                  absl::StrJoin(failures, "; "), ")"));
 }
 
 absl::StatusOr<RangeResult> EtcdClient::RangePrefix(std::string_view prefix) {

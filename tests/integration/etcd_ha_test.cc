@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -190,6 +191,91 @@ TEST_F(HaQuietTest, AChangeWhoseAnswerTheStandbyLostIsNotSaidToHaveDoneNothing) 
       << "marked as nothing done: " << lost.error_message();
   EXPECT_NE(lost.error_message().find("outcome is unknown"), std::string::npos)
       << lost.error_message();
+}
+
+// etcd without a majority: no member can keep or win the leadership, so
+// every call through every member is refused, in words that name etcd, and
+// nothing is acknowledged. Once the majority is back the control plane
+// serves again without any member being started again.
+TEST(HaQuorum, WithoutAMajorityEveryCallIsRefusedAndServiceReturnsByItself) {
+  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  HaMembers ha(kMembers);
+  absl::Status etcd = ha.LaunchEtcd(3);
+  ASSERT_TRUE(etcd.ok()) << etcd;
+  for (int i = 0; i < kMembers; ++i) ha.StartMember(i, {});
+  ASSERT_GE(ha.AwaitAgreedLeader(absl::Seconds(60)), 0);
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kMembers; ++i) pids.push_back(ha.Pid(i));
+  auto admin = [&](const std::string& host, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {VIPU_ADMIN_BIN, "--api-host", host, "--api-timeout", "10"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv);
+  };
+  ASSERT_EQ(admin(ha.MemberList(), {"create", "agent", "before", "--host", "127.0.0.1"}).exit_code,
+            0);
+
+  ha.etcd()->Stop(0);
+  ha.etcd()->Stop(1);
+  const absl::Time lost = absl::Now();
+  // Until every member refuses both a change and a read, in words naming
+  // etcd; every change tried meanwhile is remembered.
+  // Changes refused before anything was sent: they must never be made.
+  std::vector<std::string> tried, refused_unsent;
+  std::string said;
+  const bool refused_everywhere = WaitFor(
+      [&] {
+        for (int i = 0; i < kMembers; ++i) {
+          const std::string id = absl::StrCat("during", tried.size());
+          tried.push_back(id);
+          CommandResult change =
+              admin(ha.address(i), {"create", "agent", id, "--host", "127.0.0.1"});
+          EXPECT_NE(change.exit_code, 0) << "acknowledged without a majority: " << id;
+          if (change.err.find("no leader known") != std::string::npos) refused_unsent.push_back(id);
+          CommandResult read = admin(ha.address(i), {"list", "agents"});
+          said = change.err + read.err;
+          if (read.exit_code == 0 || change.err.find("etcd") == std::string::npos ||
+              read.err.find("etcd") == std::string::npos) {
+            return false;
+          }
+        }
+        return true;
+      },
+      absl::Seconds(120));
+  const absl::Duration to_refuse = absl::Now() - lost;
+  EXPECT_TRUE(refused_everywhere) << said;
+  std::cout << "quorum lost: every member refused, naming etcd, after "
+            << absl::ToInt64Milliseconds(to_refuse) << " ms; it said: " << said << std::endl;
+
+  ASSERT_TRUE(ha.etcd()->Start(0).ok());
+  ASSERT_TRUE(ha.etcd()->Start(1).ok());
+  const absl::Time back = absl::Now();
+  CommandResult created;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        created = admin(ha.MemberList(), {"create", "agent", "after", "--host", "127.0.0.1"});
+        return created.exit_code == 0;
+      },
+      absl::Seconds(120)))
+      << created.err;
+  std::cout << "quorum back: a change served again after "
+            << absl::ToInt64Milliseconds(absl::Now() - back) << " ms" << std::endl;
+  // The same processes: none exited or was started again.
+  for (int i = 0; i < kMembers; ++i) {
+    EXPECT_TRUE(ha.Running(i));
+    EXPECT_EQ(ha.Pid(i), pids[i]);
+  }
+  // Nothing refused before it was sent was made after all. A change the
+  // leader sent to etcd as the majority went may still be made once it
+  // returns: its refusal said that its outcome was unknown.
+  CommandResult list = admin(ha.MemberList(), {"list", "agents"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("before"), std::string::npos) << list.out;
+  EXPECT_FALSE(refused_unsent.empty());
+  for (const std::string& id : refused_unsent) {
+    EXPECT_EQ(list.out.find(id + " "), std::string::npos) << id << " in " << list.out;
+  }
+  // The words said once every member refused: why, and which members.
+  EXPECT_NE(said.find("etcd has no quorum"), std::string::npos) << said;
 }
 
 TEST(HaFlags, WhatDoesNotApplyToAMemberIsRefused) {
