@@ -334,6 +334,9 @@ class Member : public RunningDaemon {
     store_options.fence = election_.Fence();
     store_options.on_lost = StepDown;
     store_options.held_until = [this] { return election_.HeldUntil(); };
+    // An answer lost to an etcd election is found out within the lease.
+    store_options.commit_timeout = absl::Milliseconds(options_.etcd_lease_ms) / 3;
+    store_options.lost_answer_grace = absl::Milliseconds(options_.etcd_lease_ms);
     absl::StatusOr<std::unique_ptr<etcd::EtcdStore>> store =
         etcd::EtcdStore::Open(client_.get(), store_options);
     if (!store.ok()) {

@@ -360,6 +360,11 @@ absl::StatusOr<std::optional<KeyValue>> EtcdClient::Get(std::string_view key) {
 
 absl::StatusOr<TxnResult> EtcdClient::Txn(const std::vector<TxnCompare>& compares,
                                           const std::vector<TxnOp>& ops) {
+  return Txn(compares, ops, options_.call_timeout);
+}
+
+absl::StatusOr<TxnResult> EtcdClient::Txn(const std::vector<TxnCompare>& compares,
+                                          const std::vector<TxnOp>& ops, absl::Duration timeout) {
   etcdserverpb::TxnRequest request;
   for (const TxnCompare& c : compares) {
     etcdserverpb::Compare* compare = request.add_compare();
@@ -408,7 +413,7 @@ absl::StatusOr<TxnResult> EtcdClient::Txn(const std::vector<TxnCompare>& compare
 
   // Only a member whose channel is connected gets the request: until then
   // nothing was sent, so moving to the next member cannot apply it twice.
-  const absl::Duration connect_wait = std::min(options_.call_timeout, absl::Seconds(2));
+  const absl::Duration connect_wait = std::min(timeout, absl::Seconds(2));
   size_t index = current();
   std::vector<std::string> unreachable;
   for (size_t attempt = 0; attempt < members_.size(); ++attempt) {
@@ -420,7 +425,7 @@ absl::StatusOr<TxnResult> EtcdClient::Txn(const std::vector<TxnCompare>& compare
       continue;
     }
     grpc::ClientContext context;
-    context.set_deadline(ToChrono(absl::Now() + options_.call_timeout));
+    context.set_deadline(ToChrono(absl::Now() + timeout));
     etcdserverpb::TxnResponse response;
     const grpc::Status s = member.kv->Txn(&context, request, &response);
     if (s.ok()) return TxnResult{response.succeeded(), response.header().revision()};

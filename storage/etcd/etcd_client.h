@@ -185,6 +185,11 @@ class EtcdClient {
   // on INVALID_ARGUMENT or RESOURCE_EXHAUSTED.
   absl::StatusOr<TxnResult> Txn(const std::vector<TxnCompare>& compares,
                                 const std::vector<TxnOp>& ops);
+  // Same, waiting at most `timeout` for the connection and the answer
+  // instead of the call timeout: for a caller that must know in time (a
+  // leader's commit within its lease).
+  absl::StatusOr<TxnResult> Txn(const std::vector<TxnCompare>& compares,
+                                const std::vector<TxnOp>& ops, absl::Duration timeout);
 
   // A new lease of at least `ttl` (rounded up to whole seconds; etcd may
   // raise it to its minimum). Returns its id.

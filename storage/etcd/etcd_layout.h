@@ -46,6 +46,10 @@ class EtcdLayout {
   // "<prefix>leader": the election of the members (etcd's Election API adds
   // one key per candidate below it).
   std::string ElectionName() const { return prefix_ + "leader"; }
+  // "<prefix>commit": the token of the leader's last commit. Every commit
+  // requires the token it last saw and sets a new one, so a commit whose
+  // answer was lost can be found out, and none can apply after a later one.
+  std::string CommitKey() const { return prefix_ + "commit"; }
   // "<prefix>state/": every object; "<prefix>state/generation": the last
   // generation handed out, in decimal.
   std::string StatePrefix() const { return prefix_ + "state/"; }

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <deque>
 #include <future>
+#include <optional>
+#include <random>
 #include <thread>
 #include <utility>
 
@@ -79,6 +81,13 @@ absl::Status LoadState(const EtcdLayout& layout, const RangeResult& range, EtcdS
   return absl::OkStatus();
 }
 
+// A token prefix of its own for each store opened: random, so that two
+// leaders (one after the other, or one deposed) never write the same token.
+std::string NewInstance() {
+  std::random_device random;
+  return absl::StrCat(absl::Hex(random()), absl::Hex(random()));
+}
+
 }  // namespace
 
 class EtcdStore::Impl {
@@ -103,6 +112,8 @@ class EtcdStore::Impl {
       if (kv.key == layout_.FormatKey()) {
         RETURN_IF_ERROR(layout_.CheckFormat(kv.value));
         formatted = true;
+      } else if (kv.key == layout_.CommitKey()) {
+        commit_token_ = kv.value;
       } else if (!absl::StartsWith(kv.key, layout_.ElectionName() + "/") && foreign.empty()) {
         foreign = kv.key;
       }
@@ -285,7 +296,15 @@ class EtcdStore::Impl {
       txns.back().push_back(std::move(op));
     }
     for (size_t t = 0; t < txns.size(); ++t) {
-      absl::StatusOr<TxnResult> r = client_->Txn(options_.fence, txns[t]);
+      // Each transaction moves the commit token on from the one this store
+      // last wrote, so that it can apply only once and never after a later
+      // one: what makes a lost answer safe to find out and resend.
+      std::vector<TxnCompare> compares = options_.fence;
+      compares.push_back(commit_token_ ? TxnCompare::Value(layout_.CommitKey(), *commit_token_)
+                                       : TxnCompare::Version(layout_.CommitKey(), 0));
+      const std::string token = absl::StrCat(instance_, "-", ++commits_made_);
+      txns[t].push_back(TxnOp::Put(layout_.CommitKey(), token));
+      absl::StatusOr<TxnResult> r = client_->Txn(compares, txns[t], CommitTimeout());
       const bool definite =
           !r.ok() && (absl::IsInvalidArgument(r.status()) || absl::IsResourceExhausted(r.status()));
       if (t == 0 && definite) {
@@ -293,6 +312,7 @@ class EtcdStore::Impl {
         return absl::Status(r.status().code(),
                             absl::StrCat("etcd refused the write: ", r.status().message()));
       }
+      if (!r.ok() && !definite) r = FindOut(compares, txns[t], token, r.status());
       if (!r.ok()) {
         return Break(absl::UnavailableError(absl::StrCat(
             "lost etcd's answer to a commit (", r.status().message(),
@@ -302,8 +322,55 @@ class EtcdStore::Impl {
         return Break(absl::UnavailableError(
             "this member no longer leads: its fenced write to etcd was refused"));
       }
+      commit_token_ = token;
     }
     return absl::OkStatus();
+  }
+
+  absl::Duration CommitTimeout() const {
+    return options_.commit_timeout > absl::ZeroDuration() ? options_.commit_timeout
+                                                          : absl::Seconds(5);
+  }
+
+  // A transaction whose answer was lost (etcd electing a new raft leader, a
+  // member gone): sends it again, with the same compares and token, until
+  // etcd answers or the leadership may have lapsed. Either the resend
+  // applies it (the first never did, and now never can: the token it
+  // requires has moved on), or its compares fail and the token tells
+  // whether the first applied. Returns the outcome as if the first had
+  // been answered, or the last error.
+  absl::StatusOr<TxnResult> FindOut(const std::vector<TxnCompare>& compares,
+                                    const std::vector<TxnOp>& ops, const std::string& token,
+                                    absl::Status lost) {
+    const absl::Time fixed_until = absl::Now() + 2 * CommitTimeout();
+    // The leadership's bound moves on while etcd renews the lease.
+    auto until = [&] {
+      return options_.held_until ? options_.held_until() + options_.lost_answer_grace : fixed_until;
+    };
+    spdlog::warn("etcd store: lost etcd's answer to a commit ({}); finding out whether it applied",
+                 std::string(lost.message()));
+    absl::Duration pause = absl::Milliseconds(100);
+    while (absl::Now() + pause < until()) {
+      absl::SleepFor(pause);
+      pause = std::min(2 * pause, absl::Milliseconds(500));
+      absl::StatusOr<TxnResult> again = client_->Txn(compares, ops, CommitTimeout());
+      if (!again.ok()) {
+        lost = again.status();
+        continue;
+      }
+      if (again->succeeded) return again;
+      absl::StatusOr<std::optional<KeyValue>> now = client_->Get(layout_.CommitKey());
+      if (!now.ok()) {
+        lost = now.status();
+        continue;
+      }
+      if (now->has_value() && (*now)->value == token) {
+        spdlog::info("etcd store: the commit whose answer was lost had applied");
+        return TxnResult{true, (*now)->mod_revision};
+      }
+      return again;  // not applied, and the compares fail: another leads
+    }
+    return lost;
   }
 
   TxnOp MakeOp(const TouchedKey& k) const {
@@ -400,6 +467,12 @@ class EtcdStore::Impl {
   // The writer thread's own: its working state and whether it gave up.
   EtcdState work_;
   absl::Status broken_;
+  // The value of the commit key as this store last wrote or read it;
+  // nullopt while it does not exist.
+  std::optional<std::string> commit_token_;
+  // Tells this store's tokens apart from any other's.
+  const std::string instance_ = NewInstance();
+  uint64_t commits_made_ = 0;
   // Set with broken_, for the readers.
   std::atomic<bool> lost_{false};
   std::atomic<std::thread::id> writer_id_{};

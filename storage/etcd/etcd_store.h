@@ -34,10 +34,20 @@ struct EtcdStoreOptions {
   // change the state, so its copy may be stale. Empty: always (tests of the
   // store alone).
   std::function<absl::Time()> held_until;
-  // A group of writes goes to etcd in one transaction up to these limits
-  // (under etcd's defaults, --max-txn-ops 128 and --max-request-bytes
-  // 1.5 MiB); a bigger group, or one write bigger than a transaction, takes
-  // several.
+  // How long one commit waits for etcd's answer; zero: 5 s. A leader sets
+  // it well inside its lease: an answer lost in an etcd election is found
+  // out by sending the commit again (safe: each commit requires the commit
+  // token of the one before, EtcdLayout::CommitKey) until held_until, and
+  // only then does the store give up.
+  absl::Duration commit_timeout = absl::ZeroDuration();
+  // How long past held_until such a commit is still being found out: as
+  // long as the lease keeper goes on asking etcd before it gives the
+  // leadership up (LeaseKeeper: a TTL). Reads stay refused meanwhile.
+  absl::Duration lost_answer_grace = absl::ZeroDuration();
+  // A group of writes goes to etcd in one transaction up to these limits,
+  // plus the commit token's op (under etcd's defaults, --max-txn-ops 128
+  // and --max-request-bytes 1.5 MiB); a bigger group, or one write bigger
+  // than a transaction, takes several.
   size_t max_ops_per_txn = 120;
   size_t max_bytes_per_txn = 1 << 20;
 };
@@ -50,10 +60,13 @@ struct EtcdStoreOptions {
 // committed its transactions (each fenced), so nothing acknowledged is lost
 // when this member dies; a callback that fails leaves nothing behind.
 //
-// When a group takes more than one transaction and a later one fails, or
-// any answer from etcd is lost, or the fence refuses a write, the store
-// cannot know what etcd holds: it refuses every later read and write with
-// UNAVAILABLE and calls on_lost, and the next leader loads what etcd has.
+// A commit whose answer is lost (etcd electing a raft leader, a member
+// gone) is sent again until etcd answers: the commit token makes the resend
+// apply it at most once. When that does not succeed before held_until, or
+// a group takes more than one transaction and a later one fails, or the
+// fence refuses a write, the store cannot know what etcd holds: it refuses
+// every later read and write with UNAVAILABLE and calls on_lost, and the
+// next leader loads what etcd has.
 // Reads and writes are refused the same way once held_until has passed.
 //
 // Owns its writer thread; does not own the client, which must outlive it.

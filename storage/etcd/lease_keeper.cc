@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/thread_name.h"
 #include "etcd/rpc.grpc.pb.h"
+#include "spdlog/spdlog.h"
 
 namespace vipu::storage::etcd {
 namespace {
@@ -89,14 +90,14 @@ void LeaseKeeper::Run() {
     if (stopping_) return;
     // The stream broke: the next member, unless the lease ran out meanwhile.
     client_->Advance(index);
-    const absl::Time retry = std::min(absl::Now() + kReconnectPause, expiry_);
+    const absl::Time retry = std::min(absl::Now() + kReconnectPause, GiveUpAt());
     while (!stopping_ && absl::Now() < retry) changed_.WaitWithDeadline(&mu_, retry);
     if (stopping_) return;
-    if (absl::Now() >= expiry_) {
+    if (absl::Now() >= GiveUpAt()) {
       lost = absl::UnavailableError(
           absl::StrCat("etcd lease ", id_,
-                       ": the keep-alive stream broke and no member took a new one before the "
-                       "lease expired"));
+                       ": no etcd member answered a keep-alive before the lease could have expired "
+                       "and for a TTL after"));
       break;
     }
   }
@@ -158,15 +159,18 @@ absl::Status LeaseKeeper::KeepAliveOn(size_t index) {
       for (;;) {
         const absl::Time now = absl::Now();
         if (stopping_ || stream_broken_) break;
-        if (now >= expiry_) {
-          lost = absl::DeadlineExceededError(
-              absl::StrCat("etcd lease ", id_, " expired: no keep-alive was answered in time"));
+        if (now >= GiveUpAt()) {
+          lost = absl::DeadlineExceededError(absl::StrCat(
+              "etcd lease ", id_,
+              " may have expired: no keep-alive was answered in time, nor for a TTL after"));
           break;
         }
-        if (now >= pending_since_ + ttl_) {
-          lost = absl::DeadlineExceededError(
-              absl::StrCat("etcd lease ", id_, ": a keep-alive got no answer within the TTL of ",
-                           absl::FormatDuration(ttl_)));
+        if (now >= pending_since_ + ttl_ / 3) {
+          // A member that lets a keep-alive wait a whole interval (its raft
+          // leader gone, an election under way) may hold it until the lease
+          // lapses: the next member is asked instead, on a stream of its own.
+          spdlog::warn("etcd lease {}: no answer to a keep-alive within {}; asking the next member",
+                       id_, absl::FormatDuration(ttl_ / 3));
           break;
         }
         if (now >= next_send) {
@@ -174,7 +178,8 @@ absl::Status LeaseKeeper::KeepAliveOn(size_t index) {
           if (pending_since_ == absl::InfiniteFuture()) pending_since_ = now;
           break;
         }
-        changed_.WaitWithDeadline(&mu_, std::min({next_send, expiry_, pending_since_ + ttl_}));
+        changed_.WaitWithDeadline(&mu_,
+                                  std::min({next_send, GiveUpAt(), pending_since_ + ttl_ / 3}));
       }
       if (!refused_.ok()) lost = refused_;
     }

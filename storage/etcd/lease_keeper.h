@@ -4,13 +4,18 @@
 // that they may be gone.
 //
 // The thread holds one LeaseKeepAlive stream to the client's current member
-// and sends a keep-alive every TTL/3. It reports the lease lost, once, when
-// etcd answers with a TTL of 0 or less (the lease expired or was revoked),
-// when a keep-alive stays unanswered for a whole TTL, or when the stream
-// breaks and no member takes a new one before the lease would have
-// expired (the expiry is estimated from the last answer: the time the
-// answered keep-alive was sent plus the TTL etcd granted). After a loss the
-// keeper does nothing more; make a new one for a new lease.
+// and sends a keep-alive every TTL/3. A member that leaves a keep-alive
+// unanswered for that long (its raft leader gone, an election under way), or
+// whose stream breaks, is left for the next member. The keeper reports the
+// lease lost, once, when etcd answers with a TTL of 0 or less (the lease
+// expired or was revoked), or when no member has answered by a TTL after
+// the lease could have expired (the expiry is estimated from the last
+// answer: the time the answered keep-alive was sent plus the TTL etcd
+// granted). The TTL of grace is for etcd electing a raft leader: a new raft
+// leader renews every lease, so an answer after the estimated expiry can
+// still say the lease lives. Whoever relies on the lease must stop at
+// expiry(), not at the report. After a loss the keeper does nothing more;
+// make a new one for a new lease.
 //
 // Ownership: the keeper uses, and does not own, an EtcdClient that must
 // outlive it.
@@ -76,6 +81,9 @@ class LeaseKeeper {
 
   // The keeper thread: one stream after another until loss or Stop().
   void Run();
+  // When the keeper gives the lease up unless etcd answers: a TTL after
+  // the estimated expiry.
+  absl::Time GiveUpAt() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return expiry_ + ttl_; }
   // Keeps the lease alive over one stream to member `index`; returns a
   // non-OK status when the lease is lost, OK when the stream broke (or Stop()
   // was called) and the caller should try again.
