@@ -62,6 +62,9 @@ class EtcdCluster {
   // Member i's log file.
   std::string log(int i) const;
   bool running(int i) const { return members_[i].pid > 0; }
+  // Member i's process id (for SIGSTOP and SIGCONT), or -1 when it is not
+  // running.
+  pid_t pid(int i) const { return members_[i].pid; }
 
   // SIGKILL to member i's process group; returns once it is reaped.
   void Kill(int i);

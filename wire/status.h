@@ -21,11 +21,23 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code);
 absl::StatusCode FromGrpcCode(grpc::StatusCode code);
 
 // grpc::Status::OK for OK (an OK status carries no message); otherwise the
-// same code and the same message.
+// same code and the same message (and, for NothingDone, its mark).
 grpc::Status ToGrpc(const absl::Status& status);
 // OkStatus() for OK; otherwise the same code and the same message (the
 // error details, which we never send, are dropped).
 absl::Status FromGrpc(const grpc::Status& status);
+
+// A refusal made before the server acted on the call (a leader that cannot
+// vouch for its lease): a client may send even a change again, to this
+// member or another, after `retry_after`. The mark travels as a payload of
+// the absl::Status; ToGrpc carries it in the grpc::Status's details, and
+// the server's NothingDoneInterceptor (server/api) sends it as the trailing
+// metadata `retry-after-ms` (wire/metadata_keys.h), the word clients read.
+absl::Status NothingDone(absl::Status status, int64_t retry_after_ms);
+// The wait in milliseconds a NothingDone status asks for, or -1. Works on
+// the absl::Status, and on the grpc::Status ToGrpc made of one.
+int64_t NothingDoneRetryAfterMs(const absl::Status& status);
+int64_t NothingDoneRetryAfterMs(const grpc::Status& status);
 
 // A status carried inside a reply as a code number and a message (one
 // refusal per agent in RegisterBatchReply): the gRPC code number of

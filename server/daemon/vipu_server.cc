@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "server/api/audit_interceptor.h"
+#include "server/api/nothing_done_interceptor.h"
 #include "server/api/rpc_metrics_interceptor.h"
 #include "server/fleet/cluster_links_loader.h"
 #include "server/ha/role_interceptor.h"
@@ -282,6 +283,8 @@ absl::Status VipuServer::StartEndpoints() {
     // Each builder owns its own interceptor factories.
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
     creators.push_back(std::make_unique<RpcMetricsInterceptorFactory>(&metrics_));
+    // Refusals made before anything was done say so to clients.
+    creators.push_back(std::make_unique<NothingDoneInterceptorFactory>());
     // Every end-point: a mutating method is audited wherever it is served.
     if (AuditLog* audit = security_->audit_log(); audit != nullptr) {
       creators.push_back(std::make_unique<AuditInterceptorFactory>(audit));

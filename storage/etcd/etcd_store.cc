@@ -19,9 +19,14 @@
 #include "spdlog/spdlog.h"
 #include "storage/etcd/etcd_layout.h"
 #include "storage/etcd/etcd_state.h"
+#include "wire/status.h"
 
 namespace vipu::storage::etcd {
 namespace {
+
+// How long a client refused before anything was done should wait: about
+// the time a standby takes to learn of a new leader.
+constexpr int64_t kRetryAfterMs = 200;
 
 // Write callbacks taken from the queue at once; a group is committed
 // earlier when its keys reach a transaction's limit.
@@ -406,18 +411,23 @@ class EtcdStore::Impl {
   }
 
   // OK while this member may answer from its copy: the store is not broken
-  // and the leadership surely holds.
+  // and the leadership surely holds. The refusals are made before anything
+  // reaches etcd, so a client may send even a change to another member.
   absl::Status MayAnswer() const {
     if (lost_.load()) {
-      return absl::UnavailableError(
-          "this member has stopped leading and does not answer from a copy of the state that "
-          "may be stale; try again or another member");
+      return wire::NothingDone(
+          absl::UnavailableError(
+              "this member has stopped leading and does not answer from a copy of the state "
+              "that may be stale; try again or another member"),
+          kRetryAfterMs);
     }
     if (options_.held_until && absl::Now() >= options_.held_until()) {
-      return absl::UnavailableError(
-          "this member may no longer lead: etcd has not confirmed its leadership lease in time, "
-          "so it does not answer from a copy of the state that may be stale; try again or "
-          "another member");
+      return wire::NothingDone(
+          absl::UnavailableError(
+              "this member may no longer lead: etcd has not confirmed its leadership lease in "
+              "time, so it does not answer from a copy of the state that may be stale; nothing "
+              "was done; try again or another member"),
+          kRetryAfterMs);
     }
     return absl::OkStatus();
   }

@@ -163,6 +163,51 @@ TEST_F(HaQuietTest, ADeposedLeadersWriteIsRefusedByEtcdAndChangesNothing) {
   EXPECT_TRUE(through.ok()) << through.error_message();
 }
 
+// A leader that cannot vouch for its lease (etcd stopped answering) refuses
+// a change before doing anything, and says so, so that a client may send it
+// to another member at once.
+TEST(HaLeaseInDoubt, ALeaderUnsureOfItsLeaseRefusesAChangeSayingNothingWasDone) {
+  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  HaMembers ha(1);
+  absl::Status etcd = ha.LaunchEtcd(1);
+  ASSERT_TRUE(etcd.ok()) << etcd;
+  // The lease is long enough that the member is still leader, unsure,
+  // for a few seconds after its lease could have lapsed.
+  ha.set_lease_ms(4000);
+  ha.StartMember(0, {});
+  ASSERT_EQ(ha.AwaitLeader(absl::Seconds(60)), 0);
+  auto stub = vipuadmin::AdminService::NewStub(
+      grpc::CreateChannel(ha.address(0), grpc::InsecureChannelCredentials()));
+  kill(ha.etcd()->pid(0), SIGSTOP);
+  // Reads tell when the lease is in doubt; a change sent before then would
+  // wait for etcd.
+  grpc::Status read;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+        vipuadmin::ListAgentsRequest req;
+        vipuadmin::ListAgentsReply reply;
+        read = stub->ListAgents(&ctx, req, &reply);
+        return read.error_message().find("may no longer lead") != std::string::npos;
+      },
+      absl::Seconds(60)))
+      << read.error_message();
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  vipuadmin::CreateAgentRequest req;
+  req.set_agent_id("unsure");
+  req.set_host("127.0.0.1");
+  req.set_port(9999);
+  vipuadmin::CreateAgentReply reply;
+  const grpc::Status change = stub->CreateAgent(&ctx, req, &reply);
+  kill(ha.etcd()->pid(0), SIGCONT);
+  EXPECT_EQ(change.error_code(), grpc::StatusCode::UNAVAILABLE) << change.error_message();
+  EXPECT_NE(change.error_message().find("nothing was done"), std::string::npos)
+      << change.error_message();
+  EXPECT_EQ(ctx.GetServerTrailingMetadata().count(wire::kRetryAfterMetadata), 1u);
+}
+
 // A standby that passed a change on and lost the leader's answer cannot
 // know whether it was made: it must not say that nothing was done, which
 // would let a client send it again.
