@@ -1,13 +1,12 @@
 // absl::Status to grpc::Status and back, code for code.
 #include "wire/status.h"
 
-#include <optional>
 #include <string>
 
-#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/nothing_done.h"
 
 namespace vipu::wire {
 
@@ -17,24 +16,11 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code) { return static_cast<grpc::St
 absl::StatusCode FromGrpcCode(grpc::StatusCode code) { return static_cast<absl::StatusCode>(code); }
 
 namespace {
-constexpr char kNothingDoneUrl[] = "type.vipu.dev/nothing-done";
 // The details of a grpc::Status made of a NothingDone status: this prefix
 // and the wait in milliseconds. Never sent: the server's interceptor turns
 // it into trailing metadata.
 constexpr char kNothingDoneDetails[] = "vipu-nothing-done:";
 }  // namespace
-
-absl::Status NothingDone(absl::Status status, int64_t retry_after_ms) {
-  if (!status.ok()) status.SetPayload(kNothingDoneUrl, absl::Cord(absl::StrCat(retry_after_ms)));
-  return status;
-}
-
-int64_t NothingDoneRetryAfterMs(const absl::Status& status) {
-  const auto payload = status.GetPayload(kNothingDoneUrl);
-  int64_t ms = -1;
-  if (!payload || !absl::SimpleAtoi(std::string(*payload), &ms)) return -1;
-  return ms;
-}
 
 int64_t NothingDoneRetryAfterMs(const grpc::Status& status) {
   const std::string& details = status.error_details();
@@ -48,7 +34,7 @@ int64_t NothingDoneRetryAfterMs(const grpc::Status& status) {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  if (const int64_t ms = NothingDoneRetryAfterMs(status); ms >= 0) {
+  if (const int64_t ms = ::vipu::NothingDoneRetryAfterMs(status); ms >= 0) {
     return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()),
                         absl::StrCat(kNothingDoneDetails, ms));
   }

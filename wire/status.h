@@ -27,16 +27,11 @@ grpc::Status ToGrpc(const absl::Status& status);
 // error details, which we never send, are dropped).
 absl::Status FromGrpc(const grpc::Status& status);
 
-// A refusal made before the server acted on the call (a leader that cannot
-// vouch for its lease): a client may send even a change again, to this
-// member or another, after `retry_after`. The mark travels as a payload of
-// the absl::Status; ToGrpc carries it in the grpc::Status's details, and
-// the server's NothingDoneInterceptor (server/api) sends it as the trailing
-// metadata `retry-after-ms` (wire/metadata_keys.h), the word clients read.
-absl::Status NothingDone(absl::Status status, int64_t retry_after_ms);
-// The wait in milliseconds a NothingDone status asks for, or -1. Works on
-// the absl::Status, and on the grpc::Status ToGrpc made of one.
-int64_t NothingDoneRetryAfterMs(const absl::Status& status);
+// The wait in milliseconds of a grpc::Status that ToGrpc made of a
+// NothingDone status (base/nothing_done.h), or -1. ToGrpc carries the mark
+// in the status's details, and the server's NothingDoneInterceptor
+// (server/api) sends it as the trailing metadata `retry-after-ms`
+// (wire/metadata_keys.h), the word clients read.
 int64_t NothingDoneRetryAfterMs(const grpc::Status& status);
 
 // A status carried inside a reply as a code number and a message (one

@@ -15,11 +15,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/mutex.h"
+#include "base/nothing_done.h"
 #include "base/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "storage/etcd/etcd_layout.h"
 #include "storage/etcd/etcd_state.h"
-#include "wire/status.h"
 
 namespace vipu::storage::etcd {
 namespace {
@@ -415,14 +415,14 @@ class EtcdStore::Impl {
   // reaches etcd, so a client may send even a change to another member.
   absl::Status MayAnswer() const {
     if (lost_.load()) {
-      return wire::NothingDone(
+      return NothingDone(
           absl::UnavailableError(
               "this member has stopped leading and does not answer from a copy of the state "
               "that may be stale; try again or another member"),
           kRetryAfterMs);
     }
     if (options_.held_until && absl::Now() >= options_.held_until()) {
-      return wire::NothingDone(
+      return NothingDone(
           absl::UnavailableError(
               "this member may no longer lead: etcd has not confirmed its leadership lease in "
               "time, so it does not answer from a copy of the state that may be stale; nothing "

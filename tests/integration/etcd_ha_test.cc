@@ -348,8 +348,8 @@ int EtcdRaftLeader(HaMembers& ha) {
 
 // Losing one etcd member of three, etcd's raft leader included, leaves etcd
 // a majority: the vipu leader stays leader, and changes pause only while
-// etcd elects a new raft leader. One round in CI; bench/faults runs more
-// ($VIPU_FAULT_ROUNDS) and reports the pauses.
+// etcd elects a new raft leader. One round in CI; bench/ha/run_faults.sh
+// runs more ($VIPU_FAULT_ROUNDS) and reports the pauses.
 TEST(HaEtcdMemberLoss, LosingEtcdsRaftLeaderKeepsTheLeaderAndOnlyPausesChanges) {
   if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
   int rounds = 1;

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "base/nothing_done.h"
 #include "gtest/gtest.h"
 #include "wire/status.h"
 
@@ -118,17 +119,17 @@ TEST(GrpcStatusMacrosTest, ReturnTheErrorAsGrpcWithItsCodeAndMessage) {
 TEST(NothingDoneTest, TheMarkTravelsThroughToGrpcAndOnlyThere) {
   const absl::Status refused =
       NothingDone(absl::UnavailableError("may no longer lead"), /*retry_after_ms=*/200);
-  EXPECT_EQ(NothingDoneRetryAfterMs(refused), 200);
+  EXPECT_EQ(::vipu::NothingDoneRetryAfterMs(refused), 200);
   const grpc::Status sent = ToGrpc(refused);
   EXPECT_EQ(sent.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(sent.error_message(), "may no longer lead");
   EXPECT_EQ(NothingDoneRetryAfterMs(sent), 200);
   // Any other status carries no mark, and OK stays OK.
-  EXPECT_EQ(NothingDoneRetryAfterMs(absl::UnavailableError("lost")), -1);
+  EXPECT_EQ(::vipu::NothingDoneRetryAfterMs(absl::UnavailableError("lost")), -1);
   EXPECT_EQ(NothingDoneRetryAfterMs(ToGrpc(absl::UnavailableError("lost"))), -1);
   EXPECT_EQ(NothingDoneRetryAfterMs(grpc::Status(grpc::StatusCode::UNAVAILABLE, "x", "other")), -1);
   EXPECT_TRUE(NothingDone(absl::OkStatus(), 200).ok());
-  EXPECT_EQ(NothingDoneRetryAfterMs(absl::OkStatus()), -1);
+  EXPECT_EQ(::vipu::NothingDoneRetryAfterMs(absl::OkStatus()), -1);
 }
 
 }  // namespace
