@@ -146,10 +146,29 @@ class DiskFullTest : public ::testing::Test {
     const std::string ready = dir_ + "/ready";
     std::filesystem::remove(ready);
     server_ = std::make_unique<Daemon>(
-        std::vector<std::string>{nsenter_, "-t", std::to_string(holder_->pid()), "-m", "--",
-                                 VIPU_SERVER_BIN, "--simulate", "pod16", "--listen", "127.0.0.1:0",
-                                 "--db", db(), "--ready-file", ready, "--log-level", "warn",
-                                 "--heartbeat-ms", "200"},
+        // --root and --wd: the holder's root and directory too, since
+        // joining a mount namespace resets both to the namespace's own (in
+        // a chroot, such as CI's fresh root, that is not where the test is).
+        std::vector<std::string>{nsenter_,
+                                 "-t",
+                                 std::to_string(holder_->pid()),
+                                 "-m",
+                                 "--root",
+                                 "--wd",
+                                 "--",
+                                 VIPU_SERVER_BIN,
+                                 "--simulate",
+                                 "pod16",
+                                 "--listen",
+                                 "127.0.0.1:0",
+                                 "--db",
+                                 db(),
+                                 "--ready-file",
+                                 ready,
+                                 "--log-level",
+                                 "warn",
+                                 "--heartbeat-ms",
+                                 "200"},
         dir_ + "/server.log");
     ASSERT_TRUE(WaitFor([&] { return !server_->running() || std::filesystem::exists(ready); },
                         absl::Seconds(60)));
