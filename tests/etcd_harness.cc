@@ -65,6 +65,11 @@ bool EtcdCluster::Available() { return access(Binary().c_str(), X_OK) == 0; }
 
 absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Launch(EtcdClusterOptions options) {
   if (options.members < 1) return absl::InvalidArgumentError("an etcd cluster needs a member");
+  for (const std::vector<std::string>* per_member : {&options.hosts, &options.netns}) {
+    if (!per_member->empty() && static_cast<int>(per_member->size()) != options.members) {
+      return absl::InvalidArgumentError("hosts and netns need one entry per etcd member");
+    }
+  }
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster(std::move(options)));
   if (cluster->options_.dir.empty()) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "vipu-etcd-XXXXXX").string();
@@ -80,6 +85,8 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Launch(EtcdClusterOpti
     m.log = absl::StrCat(cluster->options_.dir, "/", m.name, ".log");
     m.client_port = FreePort();
     m.peer_port = FreePort();
+    if (!cluster->options_.hosts.empty()) m.host = cluster->options_.hosts[i];
+    if (!cluster->options_.netns.empty()) m.netns = cluster->options_.netns[i];
     cluster->members_.push_back(m);
   }
   for (int i = 0; i < cluster->size(); ++i) {
@@ -115,7 +122,7 @@ EtcdCluster::~EtcdCluster() {
 }
 
 std::string EtcdCluster::endpoint(int i) const {
-  return absl::StrCat("http://127.0.0.1:", members_[i].client_port);
+  return absl::StrCat("http://", members_[i].host, ":", members_[i].client_port);
 }
 
 std::string EtcdCluster::endpoints() const {
@@ -130,10 +137,10 @@ absl::Status EtcdCluster::Spawn(int i, bool existing) {
   Member& m = members_[i];
   std::vector<std::string> peers;
   for (const Member& other : members_) {
-    peers.push_back(absl::StrCat(other.name, "=http://127.0.0.1:", other.peer_port));
+    peers.push_back(absl::StrCat(other.name, "=http://", other.host, ":", other.peer_port));
   }
   const std::string client_url = endpoint(i);
-  const std::string peer_url = absl::StrCat("http://127.0.0.1:", m.peer_port);
+  const std::string peer_url = absl::StrCat("http://", m.host, ":", m.peer_port);
   std::vector<std::string> argv = {Binary(),
                                    "--name",
                                    m.name,
@@ -171,6 +178,7 @@ absl::Status EtcdCluster::Spawn(int i, bool existing) {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    if (!JoinNetns(m.netns)) _exit(126);
     const int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     dup2(log_fd, 1);
@@ -191,7 +199,7 @@ absl::Status EtcdCluster::Spawn(int i, bool existing) {
 
 absl::Status EtcdCluster::WaitServing(int i, absl::Duration timeout) const {
   const absl::Time deadline = absl::Now() + timeout;
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", members_[i].client_port),
+  auto channel = grpc::CreateChannel(absl::StrCat(members_[i].host, ":", members_[i].client_port),
                                      grpc::InsecureChannelCredentials());
   auto kv = etcdserverpb::KV::NewStub(channel);
   std::string last = "no answer";

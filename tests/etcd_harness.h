@@ -33,6 +33,11 @@ struct EtcdClusterOptions {
   absl::Duration start_timeout = absl::Seconds(30);
   // Extra flags for every member ("--max-txn-ops=16").
   std::vector<std::string> extra_flags;
+  // Per member, when given (one entry per member): the address it listens
+  // on and the network namespace it runs in (/run/netns/NAME, see
+  // tests/integration/network_lab.h). Empty: 127.0.0.1 in the test's own.
+  std::vector<std::string> hosts;
+  std::vector<std::string> netns;
 };
 
 class EtcdCluster {
@@ -55,7 +60,7 @@ class EtcdCluster {
   // The directory of the members' data and logs.
   const std::string& dir() const { return options_.dir; }
   int size() const { return static_cast<int>(members_.size()); }
-  // "http://127.0.0.1:P1,http://127.0.0.1:P2,..." (client URLs, all members).
+  // "http://HOST1:P1,http://HOST2:P2,..." (client URLs, all members).
   std::string endpoints() const;
   // Member i's client URL.
   std::string endpoint(int i) const;
@@ -78,7 +83,7 @@ class EtcdCluster {
 
  private:
   struct Member {
-    std::string name, data_dir, log;
+    std::string name, data_dir, log, host = "127.0.0.1", netns;
     int client_port = 0, peer_port = 0;
     pid_t pid = -1;
   };

@@ -11,6 +11,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/file.h>
@@ -71,13 +72,23 @@ inline int FreePort() {
   throw std::runtime_error("FreePort: every port below the ephemeral range is taken");
 }
 
+// Joins the network namespace at `path` (/run/netns/NAME); in a child
+// between fork and exec, so it only makes system calls. False on failure.
+inline bool JoinNetns(const std::string& path) {
+  if (path.empty()) return true;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  return fd >= 0 && setns(fd, CLONE_NEWNET) == 0;
+}
+
 // A child process with stdout and stderr appended to `log`; killed when the
-// test process dies (PR_SET_PDEATHSIG) or the object goes away.
+// test process dies (PR_SET_PDEATHSIG) or the object goes away. With
+// `netns`, it runs in that network namespace (tests/integration/network_lab.h).
 class Daemon {
  public:
   Daemon(std::vector<std::string> argv, std::string log,
-         std::map<std::string, std::string> env = {})
-      : argv_(std::move(argv)), log_(std::move(log)), env_(std::move(env)) {
+         std::map<std::string, std::string> env = {}, std::string netns = "")
+      : argv_(std::move(argv)), log_(std::move(log)), env_(std::move(env)),
+        netns_(std::move(netns)) {
     Launch();
   }
   ~Daemon() { Kill(); }
@@ -125,6 +136,7 @@ class Daemon {
     if (pid_ == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);
+      if (!JoinNetns(netns_)) _exit(126);
       int devnull = open("/dev/null", O_RDONLY);
       dup2(devnull, 0);
       dup2(fd, 1);
@@ -149,6 +161,7 @@ class Daemon {
   std::vector<std::string> argv_;
   std::string log_;
   std::map<std::string, std::string> env_;
+  std::string netns_;
   pid_t pid_ = -1;
   int status_ = -1;
 };

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -18,6 +19,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -32,6 +34,7 @@
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/ha_members.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/network_lab.h"
 #include "vipuuser.grpc.pb.h"
 #include "wire/member_channels.h"
 #include "wire/metadata_keys.h"
@@ -59,7 +62,17 @@ class HaHistoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    Launch(nullptr);
+  }
+
+  // Starts etcd, the members, the agent and the pod, each etcd member and
+  // vipu member in a node of `lab` when one is given.
+  void Launch(NetworkLab* lab) {
     ha_ = std::make_unique<HaMembers>(kMembers);
+    if (lab != nullptr) {
+      absl::Status placed = ha_->PlaceIn(lab);
+      ASSERT_TRUE(placed.ok()) << placed;
+    }
     absl::Status etcd = ha_->LaunchEtcd(3);
     ASSERT_TRUE(etcd.ok()) << etcd;
     for (int i = 0; i < kMembers; ++i) StartMember(i);
@@ -336,6 +349,162 @@ TEST_F(HaHistoryTest, APausedLeaderAnswersNothingFromMemoryAndComesBackAsAStandb
       << ReadFile(ha_->Log(paused));
   StopWorkers();
   CheckWhatEtcdHolds(1);
+}
+
+// The same control plane with each etcd member and each vipu member in a
+// network namespace of its own (tests/integration/network_lab.h), so that
+// links between them can be cut while the workers record; the test process,
+// its clients and the agent reach every node throughout.
+class HaNetworkTest : public HaHistoryTest {
+ protected:
+  void SetUp() override {
+    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    absl::StatusOr<std::unique_ptr<NetworkLab>> lab = NetworkLab::Create();
+    if (!lab.ok()) GTEST_SKIP() << lab.status().message();
+    lab_ = std::move(*lab);
+    Launch(lab_.get());
+  }
+
+  // Cuts (or heals) member i from every etcd member.
+  void CutFromEtcd(int i, bool cut) {
+    for (int e = 0; e < ha_->etcd()->size(); ++e) {
+      const absl::Status s = cut ? lab_->Cut(HaMembers::MemberNode(i), HaMembers::EtcdNode(e))
+                                 : lab_->Heal(HaMembers::MemberNode(i), HaMembers::EtcdNode(e));
+      ASSERT_TRUE(s.ok()) << s;
+    }
+  }
+
+  // A create or a list sent straight to member i, not through the member
+  // list, recorded in the history as client `client`; returns the role the
+  // member stated in its answer, "" when it refused or did not answer.
+  std::string StraightTo(int i, int client, OpKind kind, const std::string& id) {
+    const HistoryRecorder::Handle h = recorder_.Invoke(client, kind, id);
+    auto stub = virmgrpc::UserService::NewStub(
+        grpc::CreateChannel(ha_->address(i), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Status s;
+    virmgrpc::ListPartitionsReply listed;
+    if (kind == OpKind::kCreate) {
+      virmgrpc::CreatePartitionRequest req;
+      req.mutable_requirements()->set_id(id);
+      req.mutable_requirements()->set_size(1);
+      virmgrpc::CreatePartitionReply reply;
+      s = stub->CreatePartition(&ctx, req, &reply);
+    } else {
+      virmgrpc::ListPartitionsRequest req;
+      s = stub->ListPartitions(&ctx, req, &listed);
+    }
+    const auto& md = ctx.GetServerInitialMetadata();
+    auto role = md.find(wire::kRoleMetadata);
+    const std::string stated =
+        s.ok() && role != md.end() ? std::string(role->second.data(), role->second.size()) : "";
+    if (kind == OpKind::kCreate) {
+      Answer a;
+      a.status = s;
+      a.nothing_done = ctx.GetServerTrailingMetadata().count(wire::kRetryAfterMetadata) != 0;
+      recorder_.Complete(h, Outcome(a, kind, id));
+    } else if (s.ok()) {
+      std::vector<std::string> ids;
+      for (const virmgrpc::Partition& p : listed.partitions()) ids.push_back(p.id());
+      recorder_.CompleteList(h, ids);
+    } else {
+      recorder_.Complete(h, Result::kUnknown);
+    }
+    return stated;
+  }
+
+  // "ACTIVE", "ERROR", ... of `partition`, asked through the member list.
+  std::string StateOf(const std::string& partition) {
+    CommandResult r =
+        RunCommand({VIPU_CLI_BIN, "--api-host", ha_->MemberList(), "get", "partition-status", partition});
+    std::smatch m;
+    if (r.exit_code != 0 || !std::regex_search(r.out, m, std::regex(" State +\\| ([A-Z_]+)"))) {
+      return r.out + r.err;
+    }
+    return m[1];
+  }
+
+  std::unique_ptr<NetworkLab> lab_;
+};
+
+// The leader is cut off from every etcd member while clients, the agent and
+// the other member still reach it. Its lease cannot be renewed, so within
+// the lease and an election the other member leads. Until then and after,
+// the cut leader acknowledges no change; once its lease could have lapsed
+// (the cut plus the lease: the last keep-alive it got was before the cut)
+// it answers no read as leader; it steps down, stays up, and once healed
+// serves again as a standby. Partitions stay ACTIVE throughout, and the
+// history is checked. Rounds: VIPU_FAULT_ROUNDS (1 unless set).
+TEST_F(HaNetworkTest, ALeaderCutFromEtcdStepsDownAnswersNothingFromMemoryAndRejoins) {
+  const char* rounds_env = std::getenv("VIPU_FAULT_ROUNDS");
+  const int rounds = rounds_env != nullptr ? std::max(1, std::atoi(rounds_env)) : 1;
+  constexpr int kLeaseMs = 2000;  // HaMembers' default --etcd-lease-ms
+  ASSERT_EQ(Create(kWorkers + 2, "kept"), Result::kOk);
+  StartWorkers();
+  std::vector<double> served_after_s;
+  for (int round = 0; round < rounds; ++round) {
+    const int cut = ha_->AwaitAgreedLeader(absl::Seconds(60));
+    ASSERT_GE(cut, 0) << "round " << round;
+    const int other = 1 - cut;
+    CutFromEtcd(cut, true);
+    // From the moment every rule is in place.
+    const int64_t cut_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+    const absl::Time cut_at = absl::Now();
+
+    // Straight to the cut member until it no longer says it leads: no
+    // change acknowledged as leader, no read answered as leader once its
+    // lease could have lapsed.
+    const int client = kWorkers + 1;
+    for (int k = 0; ha_->RoleOf(cut) == "leader" && absl::Now() < cut_at + absl::Seconds(60); ++k) {
+      const std::string id = absl::StrCat("straight-", round, "-", k);
+      EXPECT_NE(StraightTo(cut, client, OpKind::kCreate, id), "leader")
+          << "the cut leader acknowledged " << id;
+      const absl::Time read_at = absl::Now();
+      const std::string role = StraightTo(cut, client, OpKind::kList, "");
+      if (read_at > cut_at + absl::Milliseconds(kLeaseMs)) {
+        EXPECT_NE(role, "leader") << "the cut leader answered a read from its memory "
+                                  << absl::ToInt64Milliseconds(read_at - cut_at)
+                                  << " ms after the cut";
+      }
+    }
+    ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(other) == "leader"; }, absl::Seconds(60)))
+        << "round " << round;
+    // Stepped down and stayed up.
+    ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(cut) == "standby"; }, absl::Seconds(60)))
+        << ReadFile(ha_->Log(cut));
+    ASSERT_TRUE(ha_->Running(cut));
+    const int before = acknowledged_creates_;
+    ASSERT_TRUE(WaitFor([&] { return acknowledged_creates_ > before + 2; }, absl::Seconds(60)))
+        << "round " << round << ": no create served after the cut";
+    int64_t first_ns = -1;
+    for (const history::Operation& op : recorder_.Operations()) {
+      if (op.kind == OpKind::kCreate && op.result == Result::kOk && op.invoke_ns >= cut_ns &&
+          (first_ns < 0 || op.complete_ns < first_ns)) {
+        first_ns = op.complete_ns;
+      }
+    }
+    ASSERT_GE(first_ns, cut_ns);
+    served_after_s.push_back(static_cast<double>(first_ns - cut_ns) / 1e9);
+
+    CutFromEtcd(cut, false);
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return ha_->RoleOf(cut) == "standby" && ha_->LeaderNamedBy(cut) == ha_->address(other);
+        },
+        absl::Seconds(60)))
+        << "round " << round << ": the healed member did not come back as a standby";
+    EXPECT_EQ(StateOf("kept"), "ACTIVE") << "round " << round;
+  }
+  StopWorkers();
+  std::sort(served_after_s.begin(), served_after_s.end());
+  std::cout << "leader cut from etcd: " << rounds << " rounds, first create served "
+            << served_after_s.front() << " / " << served_after_s[served_after_s.size() / 2]
+            << " / " << served_after_s.back() << " s after the cut (min / median / max)"
+            << std::endl;
+  CheckWhatEtcdHolds(rounds);
 }
 
 }  // namespace

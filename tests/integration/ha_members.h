@@ -7,6 +7,9 @@
 // read from the reply metadata of VersionService (wire::kRoleMetadata), in
 // plaintext or over the credentials the fixture gives.
 //
+// In a network lab (PlaceIn), each member and each etcd member is a node of
+// its own, so that the links between them can be cut.
+//
 // The pod, for tests that need one: one vipu-agent process serving four
 // machines and given every member (StartAgent), and cluster pod16 with
 // allocation default made through the member list (CreatePod). etcd is
@@ -45,6 +48,7 @@
 #include "tests/etcd_harness.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/network_lab.h"
 #include "version.grpc.pb.h"
 #include "wire/metadata_keys.h"
 
@@ -102,11 +106,34 @@ class HaMembers {
   HaMembers(const HaMembers&) = delete;
   HaMembers& operator=(const HaMembers&) = delete;
 
+  // Puts member i in node "member<i>" of `lab` and, from LaunchEtcd() on,
+  // etcd member i in node "etcd<i>"; the agent and the test's clients stay
+  // on the lab's hub. Call before anything starts; `lab` outlives this.
+  absl::Status PlaceIn(NetworkLab* lab) {
+    lab_ = lab;
+    for (int i = 0; i < size(); ++i) {
+      absl::StatusOr<std::string> host = lab->AddNode(MemberNode(i));
+      if (!host.ok()) return host.status();
+      addresses_[i] = absl::StrCat(*host, ":", FreePort());
+    }
+    return absl::OkStatus();
+  }
+
+  // The lab nodes of member i and etcd member i (PlaceIn).
+  static std::string MemberNode(int i) { return absl::StrCat("member", i); }
+  static std::string EtcdNode(int i) { return absl::StrCat("etcd", i); }
+
   // Starts an etcd cluster of `etcd_members` members, data and logs in dir().
   absl::Status LaunchEtcd(int etcd_members) {
     EtcdClusterOptions options;
     options.members = etcd_members;
     options.dir = dir_;
+    for (int i = 0; lab_ != nullptr && i < etcd_members; ++i) {
+      absl::StatusOr<std::string> host = lab_->AddNode(EtcdNode(i));
+      if (!host.ok()) return host.status();
+      options.hosts.push_back(*host);
+      options.netns.push_back(lab_->NetnsPath(EtcdNode(i)));
+    }
     absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch(options);
     if (!etcd.ok()) return etcd.status();
     etcd_ = std::move(*etcd);
@@ -133,8 +160,13 @@ class HaMembers {
     std::vector<std::string> argv = {VIPU_SERVER_BIN, "--etcd-endpoints", etcd_->endpoints(),
                                      "--listen",      addresses_[i],      "--config",
                                      config_,         "--etcd-lease-ms",  lease_ms_};
+    // A lab address is not loopback: serving plaintext there is the
+    // operator's explicit choice.
+    if (lab_ != nullptr) argv.push_back("--insecure");
     argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
-    members_[i] = std::make_unique<Daemon>(argv, Log(i));
+    members_[i] = std::make_unique<Daemon>(
+        argv, Log(i), std::map<std::string, std::string>{},
+        lab_ != nullptr ? lab_->NetnsPath(MemberNode(i)) : std::string());
   }
 
   // SIGKILL to member i; returns once it is reaped. Started(i) is false then.
@@ -200,7 +232,8 @@ class HaMembers {
   void StartAgent() {
     agent_ = std::make_unique<Daemon>(
         std::vector<std::string>{VIPU_AGENT_BIN, "--server", MemberList(), "--agent-ids",
-                                 "ag1,ag2,ag3,ag4", "--host", "127.0.0.1"},
+                                 "ag1,ag2,ag3,ag4", "--host",
+                                 lab_ != nullptr ? NetworkLab::kHubAddress : "127.0.0.1"},
         dir_ + "/agent.log");
   }
 
@@ -273,6 +306,7 @@ class HaMembers {
   }
 
   std::string dir_, config_;
+  NetworkLab* lab_ = nullptr;
   std::string lease_ms_ = "2000";
   std::unique_ptr<EtcdCluster> etcd_;
   std::unique_ptr<Daemon> agent_;
