@@ -87,6 +87,12 @@ absl::Status Endpoints::StartListener(Listener* l, const EndpointSpec& spec) {
   // would then start, and the kernel would split the clients between the
   // two. A port in use must be an error at start instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A standby pings its leader every second, with or without calls, to find
+  // a cut link quickly (server/ha/forwarder.cc); gRPC's defaults would take
+  // that for abuse and close the connection.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   int port = 0;
   builder.AddListeningPort(l->listen, l->credentials, &port);
   for (grpc::Service* s : l->services) builder.RegisterService(s);

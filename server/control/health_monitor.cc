@@ -1,6 +1,7 @@
 // HealthMonitor: marks agents Down, fails and auto-resets partitions, pushes topology.
 #include "server/control/health_monitor.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/thread_name.h"
@@ -63,9 +64,11 @@ void HealthMonitor::CheckOnce() {
     return absl::OkStatus();
   });
   if (!s.ok()) {
-    spdlog::error("health: cannot read state: {}", s.ToString());
+    // Every tick while the store refuses (etcd away, a lease in doubt).
+    read_failure_.Say(absl::StrCat("health: cannot read state: ", s.ToString()));
     return;
   }
+  read_failure_.Clear();
   const absl::Time now = absl::Now();
   TrackLiveness(now);
   const LinksByCluster links = PushTopology(clusters);

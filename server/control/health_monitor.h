@@ -29,6 +29,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
+#include "base/repeated_warning.h"
 #include "server/control/partition_controller.h"
 #include "server/fleet/agent_client.h"
 #include "server/fleet/agent_registry.h"
@@ -68,6 +69,10 @@ class HealthMonitor {
 
  private:
   using LinksByCluster = std::map<std::string, std::shared_ptr<const ClusterLinks>>;
+
+  // A store that refuses reads refuses every tick; passes run one at a
+  // time (the first before Start()), so one thread at a time says it.
+  RepeatedWarning read_failure_{spdlog::level::err};
 
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // The parts of a pass, in order. Logs agents going Down and Up again.

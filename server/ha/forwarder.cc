@@ -153,8 +153,22 @@ std::shared_ptr<grpc::Channel> Forwarder::ChannelTo(const std::string& address) 
   MutexLock lock(&mu_);
   std::shared_ptr<grpc::Channel>& channel = channels_[address];
   if (!channel) {
-    channel = grpc::CreateChannel(address,
-                                  credentials_ ? credentials_ : grpc::InsecureChannelCredentials());
+    grpc::ChannelArguments args;
+    // A leader this member can no longer reach (a cut link, not a closed
+    // socket) would otherwise hold every call sent on the dead connection
+    // until its deadline. Pings find the connection dead within about two
+    // seconds; a connection attempt then gives up after one, so calls that
+    // arrive meanwhile are refused as never sent (failed to connect) and
+    // their clients move on to another member. The members' listeners
+    // accept pings this often (server/api/endpoints.cc).
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 1000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+    channel = grpc::CreateCustomChannel(
+        address, credentials_ ? credentials_ : grpc::InsecureChannelCredentials(), args);
   }
   return channel;
 }

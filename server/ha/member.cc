@@ -28,6 +28,7 @@
 #include "server/ha/role_interceptor.h"
 #include "server/ha/standby_http.h"
 #include "server/metrics/metrics_http.h"
+#include "base/repeated_warning.h"
 #include "spdlog/spdlog.h"
 #include "storage/etcd/etcd_client.h"
 #include "storage/etcd/etcd_layout.h"
@@ -84,40 +85,6 @@ void CloseOnExec() {
     if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
   }
 }
-
-// A warning that would otherwise repeat every few hundred milliseconds while
-// etcd is away: said once, then again when its words change, or every 30 s
-// with how often it recurred meanwhile. Used by one thread.
-class RepeatedWarning {
- public:
-  void Say(const std::string& text) {
-    const absl::Time now = absl::Now();
-    if (text == last_ && now - said_ < absl::Seconds(30)) {
-      ++repeats_;
-      return;
-    }
-    if (text == last_ && repeats_ > 0) {
-      spdlog::warn("{} ({} times in {} s)", text, repeats_ + 1, absl::ToInt64Seconds(now - said_));
-    } else {
-      spdlog::warn("{}", text);
-    }
-    last_ = text;
-    said_ = now;
-    repeats_ = 0;
-  }
-  // The condition is over: the next warning is said at once.
-  bool Clear() {
-    const bool was = !last_.empty();
-    last_.clear();
-    repeats_ = 0;
-    return was;
-  }
-
- private:
-  std::string last_;
-  absl::Time said_ = absl::InfinitePast();
-  int repeats_ = 0;
-};
 
 // Checks that `prefix` holds this version's format, or nothing yet. OK when
 // it does; FAILED_PRECONDITION (and the like) when it holds another, which no

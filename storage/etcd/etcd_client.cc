@@ -52,6 +52,15 @@ absl::Status FromEtcd(std::string_view what, const EtcdEndpoint& endpoint,
     code = absl::StatusCode::kFailedPrecondition;
   } else if (absl::StrContains(message, "requested lease not found")) {
     code = absl::StatusCode::kNotFound;
+  } else if (absl::StrContains(message, "context deadline exceeded") ||
+             absl::StrContains(message, "etcdserver: request timed out") ||
+             absl::StrContains(message, "etcdserver: no leader") ||
+             absl::StrContains(message, "etcdserver: leader changed") ||
+             absl::StrContains(message, "etcdserver: too many requests")) {
+    // A member without a majority (or between raft leaders) answers in
+    // band, some of it with code UNKNOWN: the member is there but cannot
+    // serve now, which is what UNAVAILABLE tells callers that wait.
+    code = absl::StatusCode::kUnavailable;
   }
   return absl::Status(code,
                       absl::StrCat("etcd ", AbslView(what), " at ", endpoint.url, ": ", message));

@@ -507,5 +507,83 @@ TEST_F(HaNetworkTest, ALeaderCutFromEtcdStepsDownAnswersNothingFromMemoryAndRejo
   CheckWhatEtcdHolds(rounds);
 }
 
+// A standby cut off from the leader only (both still reach etcd and the
+// clients). It cannot pass calls on: once it has found the link dead (its
+// pings go unanswered), a change sent to it is refused with retry-after-ms,
+// as never sent, and a client with the member list, trying the standby
+// first, moves on to the leader and is served. The history is checked.
+TEST_F(HaNetworkTest, AStandbyCutFromTheLeaderSendsItsClientsOn) {
+  StartWorkers();
+  const int leader = ha_->AwaitAgreedLeader(absl::Seconds(60));
+  ASSERT_GE(leader, 0);
+  const int standby = 1 - leader;
+  ASSERT_TRUE(lab_->Cut(HaMembers::MemberNode(standby), HaMembers::MemberNode(leader)).ok());
+  const absl::Time cut_at = absl::Now();
+
+  // Straight to the standby until it refuses a change as never sent.
+  std::string said;
+  const int client = kWorkers + 1;
+  int k = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::string id = absl::StrCat("via-standby-", k++);
+        const HistoryRecorder::Handle h = recorder_.Invoke(client, OpKind::kCreate, id);
+        auto stub = virmgrpc::UserService::NewStub(
+            grpc::CreateChannel(ha_->address(standby), grpc::InsecureChannelCredentials()));
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+        virmgrpc::CreatePartitionRequest req;
+        req.mutable_requirements()->set_id(id);
+        req.mutable_requirements()->set_size(1);
+        virmgrpc::CreatePartitionReply reply;
+        Answer a;
+        a.status = stub->CreatePartition(&ctx, req, &reply);
+        a.nothing_done = ctx.GetServerTrailingMetadata().count(wire::kRetryAfterMetadata) != 0;
+        recorder_.Complete(h, Outcome(a, OpKind::kCreate, id));
+        said = a.status.error_message();
+        return a.status.error_code() == grpc::StatusCode::UNAVAILABLE && a.nothing_done;
+      },
+      absl::Seconds(30)))
+      << "last answer: " << said;
+  std::cout << "standby cut from the leader: a change refused as never sent "
+            << absl::ToInt64Milliseconds(absl::Now() - cut_at) << " ms after the cut: " << said
+            << std::endl;
+  EXPECT_NE(said.find(ha_->address(leader)), std::string::npos) << said;
+
+  // A client that tries the standby first is served by the leader.
+  const std::string& s = ha_->address(standby);
+  wire::MemberChannels standby_first(
+      {{s.substr(0, s.rfind(':')), static_cast<uint32_t>(PortOfAddress(s)), true},
+       {ha_->address(leader).substr(0, ha_->address(leader).rfind(':')),
+        static_cast<uint32_t>(PortOfAddress(ha_->address(leader))), true}},
+      grpc::InsecureChannelCredentials());
+  const std::string id = "through-the-list";
+  const HistoryRecorder::Handle h = recorder_.Invoke(client, OpKind::kCreate, id);
+  std::vector<bool> marked(2, false);
+  wire::MemberCallResult result = standby_first.Call(
+      wire::CallKind::kMutating, std::chrono::system_clock::now() + std::chrono::seconds(10),
+      [](grpc::ClientContext*) {},
+      [&](size_t member, grpc::ClientContext* ctx) {
+        virmgrpc::CreatePartitionRequest req;
+        req.mutable_requirements()->set_id(id);
+        req.mutable_requirements()->set_size(1);
+        virmgrpc::CreatePartitionReply reply;
+        grpc::Status st = virmgrpc::UserService::NewStub(standby_first.channel(member))
+                              ->CreatePartition(ctx, req, &reply);
+        marked[member] = ctx->GetServerTrailingMetadata().count(wire::kRetryAfterMetadata) != 0;
+        return st;
+      });
+  Answer a;
+  a.status = result.status;
+  a.nothing_done = !result.reached || marked[result.member];
+  recorder_.Complete(h, Outcome(a, OpKind::kCreate, id));
+  EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+  EXPECT_EQ(result.member, 1u);
+
+  ASSERT_TRUE(lab_->Heal(HaMembers::MemberNode(standby), HaMembers::MemberNode(leader)).ok());
+  StopWorkers();
+  CheckWhatEtcdHolds(0);
+}
+
 }  // namespace
 }  // namespace vipu::testing
