@@ -15,6 +15,17 @@ namespace vipu::cli {
 namespace {
 
 // One line, whatever the transport put in the message.
+// Whether an UNAVAILABLE is gRPC's own word for a connection that broke
+// under a call, rather than a server's answer (which says in words what is
+// unavailable).
+bool TransportBroke(const grpc::Status& status) {
+  for (const char* text : {"Socket closed", "Connection reset", "Broken pipe", "GOAWAY",
+                           "keepalive watchdog", "Stream removed"}) {
+    if (absl::StrContains(status.error_message(), text)) return true;
+  }
+  return false;
+}
+
 std::string OneLine(const grpc::Status& status) {
   return absl::StrReplaceAll(status.error_message(), {{"\n", "; "}});
 }
@@ -88,10 +99,21 @@ absl::Status Connection::Call(CallKind kind, const Rpc& rpc) {
                                        "--api-tls-cert and --api-tls-key"
                                      : ""));
   }
+  // A change that reached the server and whose answer never came back may
+  // have been made: say so, rather than let a script repeat it blindly.
+  const bool change = kind == CallKind::kMutating;
+  constexpr char kUnknown[] =
+      ": its outcome is unknown; look (vipu list, vipu get) before repeating it";
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::Status(
         code, absl::StrCat("no reply from vipu-server at ", target, " within ",
-                           config_.timeout_seconds, "s (--api-timeout): ", OneLine(status)));
+                           config_.timeout_seconds, "s (--api-timeout): ", OneLine(status),
+                           change ? absl::StrCat("; the change was sent", kUnknown) : ""));
+  }
+  if (change && status.error_code() == grpc::StatusCode::UNAVAILABLE && TransportBroke(status)) {
+    return absl::Status(code, absl::StrCat("the connection to vipu-server at ", target,
+                                           " broke after the change was sent (", OneLine(status),
+                                           ")", kUnknown));
   }
   return absl::Status(code, OneLine(status));
 }

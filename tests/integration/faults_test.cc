@@ -96,8 +96,12 @@ class FaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server_ = StartPod("pod16", metrics_port_);
-    ASSERT_EQ(server_->Vipu({"create", "partition", "p1", "--size", "8"}).exit_code, 0);
-    ASSERT_EQ(server_->Vipu({"create", "partition", "p2", "--size", "4"}).exit_code, 0);
+    for (const char* p : {"p1", "p2"}) {
+      CommandResult r =
+          server_->Vipu({"create", "partition", p, "--size", std::string(p) == "p1" ? "8" : "4"});
+      ASSERT_EQ(r.exit_code, 0) << r.out << r.err << "server log:\n"
+                                << ReadFile(server_->dir() + "/server.log");
+    }
     p1_ = FirstTopologyId(*server_, "p1");
     p2_ = FirstTopologyId(*server_, "p2");
     ASSERT_GE(p1_, 0);

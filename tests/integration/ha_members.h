@@ -54,33 +54,6 @@
 
 namespace vipu::testing {
 
-// The port of "host:port".
-inline int PortOfAddress(const std::string& address) {
-  return std::stoi(address.substr(address.rfind(':') + 1));
-}
-
-// Bytes the kernel holds for connections to `port` on this machine that
-// nobody has read yet: for a stopped process, what has reached it. gRPC
-// listens on IPv6 sockets that also take IPv4, so both tables are read.
-inline size_t UnreadBytesToPort(int port) {
-  size_t unread = 0;
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream tcp(table);
-    std::string line;
-    std::getline(tcp, line);  // the header
-    while (std::getline(tcp, line)) {
-      std::vector<std::string> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
-      if (f.size() < 5) continue;
-      const std::string local_port = f[1].substr(f[1].find(':') + 1);
-      const std::string rx = f[4].substr(f[4].find(':') + 1);
-      unsigned long p = 0, n = 0;
-      if (!absl::SimpleHexAtoi(local_port, &p) || !absl::SimpleHexAtoi(rx, &n)) continue;
-      if (static_cast<int>(p) == port) unread += n;
-    }
-  }
-  return unread;
-}
-
 class HaMembers {
  public:
   // Makes the directory and the empty configuration file, and picks a free

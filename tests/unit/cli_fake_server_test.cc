@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +70,11 @@ class FakeUserService final : public virmgrpc::UserService::Service {
   grpc::Status CreatePartition(grpc::ServerContext* context,
                                const virmgrpc::CreatePartitionRequest* request,
                                virmgrpc::CreatePartitionReply* reply) override {
+    if (request->requirements().id() == "unanswered") {
+      // Received and never answered: the client's deadline ends the call.
+      while (!context->IsCancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    }
     std::lock_guard<std::mutex> lock(mu_);
     ++create_calls_;
     last_create_ = *request;
@@ -431,6 +438,13 @@ TEST_F(FakeServerTest, CreateTimesOutWithApiTimeout) {
   EXPECT_THAT(r.err, StartsWith("create partition (stuck): failure: timed out waiting for the "
                                 "partition to become ACTIVE (state PENDING, operation CREATING)"));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+TEST_F(FakeServerTest, AChangeSentButNeverAnsweredHasAnUnknownOutcome) {
+  Result r = Vipu({"create", "partition", "unanswered", "--size", "4", "--api-timeout", "1"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("no reply from vipu-server"));
+  EXPECT_THAT(r.err, HasSubstr("the change was sent: its outcome is unknown; look"));
 }
 
 TEST_F(FakeServerTest, RemoveDeletesFilesAndPassesForce) {
