@@ -44,6 +44,11 @@ packages=(
   # loopback); the database on a full disk is a small tmpfs in a mount
   # namespace of its own (unshare and nsenter from util-linux, mount).
   util-linux mount iproute2
+  # Tests: network faults between HA members and etcd (tests/integration/
+  # network_lab.h) are real cuts and loss, made by nftables rules on a
+  # bridge in the test's own network namespace (ip and tc from iproute2
+  # make the namespaces, veth pairs, bridge and delays).
+  nftables
   # Tests: curl is the HTTPS client that checks the server's TLS HTTP
   # listener (tests/integration/agent_tls_test.cc).
   curl

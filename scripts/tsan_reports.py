@@ -79,6 +79,9 @@ def main():
     for key, n in real.most_common():
         path, rep = examples[key]
         print(f'tsan: OURS x{n}: {key} (first in {path})\n{rep}\n')
+    # Again in one line each, last: CI keeps only the end of long output.
+    for key, n in real.most_common():
+        print(f'tsan: OURS x{n}: {key}')
     for line in fatal:
         print(f'tsan: FATAL {line}')
     if not other and not real:

@@ -4,7 +4,7 @@
 // process, its clients and the agent live (kHubAddress). Links between two
 // nodes are cut and healed with nftables rules on the bridge (a set of
 // address pairs whose packets are dropped, both ways), or made lossy with
-// nftables' random numbers. Processes are put into a node by Daemon and
+// nftables' random numbers; a node's packets are delayed with tc netem. Processes are put into a node by Daemon and
 // EtcdCluster, which join the node's namespace (NetnsPath) before exec.
 //
 // The test's own namespace must be private: tests/integration/in_network_lab.sh
@@ -127,8 +127,27 @@ class NetworkLab {
     return Pairs("delete", "lossy", a, b);
   }
 
+  // Adds `ms` to every packet node `name` sends (tc netem on its
+  // interface); 0 takes the delay away. FAILED_PRECONDITION, saying why,
+  // when the kernel has no netem.
+  absl::Status Delay(const std::string& name, int ms) {
+    const std::string& netns = nodes_.at(name).netns;
+    if (ms == 0) return Run({kTc, "-n", netns, "qdisc", "del", "dev", "eth0", "root"});
+    CommandResult r = RunCommand({kTc, "-n", netns, "qdisc", "replace", "dev", "eth0", "root",
+                                  "netem", "delay", absl::StrCat(ms, "ms")});
+    if (r.exit_code == 0) return absl::OkStatus();
+    if (r.err.find("qdisc kind is unknown") != std::string::npos) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "this kernel has no netem queueing discipline (CONFIG_NET_SCH_NETEM), so no delay "
+          "can be added: tc said ",
+          r.err));
+    }
+    return absl::InternalError(absl::StrCat("tc netem: ", r.err));
+  }
+
  private:
   static constexpr char kIp[] = "/usr/sbin/ip";
+  static constexpr char kTc[] = "/usr/sbin/tc";
 
   struct Node {
     std::string netns, address;
