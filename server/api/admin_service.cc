@@ -39,7 +39,7 @@ grpc::Status AdminService::CreateAgent(grpc::ServerContext* context,
                                        vipuadmin::CreateAgentReply*) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"create agent", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create agent"); !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create agent"); !admitted.ok()) {
     return admitted;
   }
   fabric::Agent agent;
@@ -81,7 +81,7 @@ grpc::Status AdminService::RemoveAgent(grpc::ServerContext* context,
                                        vipuadmin::RemoveAgentReply*) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"remove agent", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove agent"); !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove agent"); !admitted.ok()) {
     return admitted;
   }
   GRPC_RETURN_IF_ERROR(fabric::ValidateId("agent_id", request->agent_id()));
@@ -93,7 +93,7 @@ grpc::Status AdminService::CreateCluster(grpc::ServerContext* context,
                                          vipuadmin::CreateClusterReply*) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"create cluster", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create cluster");
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create cluster");
       !admitted.ok()) {
     return admitted;
   }
@@ -116,7 +116,7 @@ grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
                                          vipuadmin::RemoveClusterReply*) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"remove cluster", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove cluster");
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove cluster");
       !admitted.ok()) {
     return admitted;
   }
@@ -133,7 +133,7 @@ grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
                                             vipuadmin::CreateAllocationReply*) {
   GRPC_RETURN_IF_ERROR(security::AdmitCall(
       access_, context, {"create allocation", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "create allocation");
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create allocation");
       !admitted.ok()) {
     return admitted;
   }
@@ -149,7 +149,7 @@ grpc::Status AdminService::RemoveAllocation(grpc::ServerContext* context,
                                             vipuadmin::RemoveAllocationReply*) {
   GRPC_RETURN_IF_ERROR(security::AdmitCall(
       access_, context, {"remove allocation", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, context, "remove allocation");
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove allocation");
       !admitted.ok()) {
     return admitted;
   }

@@ -1,5 +1,6 @@
 // The gRPC form of Readiness's refusal: UNAVAILABLE with the retry hint in
-// the message and, for programs, in the trailing metadata `retry-after-ms`.
+// the message, and the NothingDone mark that the endpoints' interceptor
+// (nothing_done_interceptor.h) sends as `retry-after-ms` for programs.
 // Stateless; safe from any thread.
 #ifndef VIPU_SERVER_API_ADMISSION_H_
 #define VIPU_SERVER_API_ADMISSION_H_
@@ -11,11 +12,9 @@
 
 namespace vipu::server {
 
-// OK when `readiness` says the server is ready. Otherwise the refusal naming
-// `what`, with retry-after-ms added to `context`'s trailing metadata when
-// `context` is given.
-grpc::Status AdmitWhenReady(const Readiness& readiness, grpc::ServerContext* context,
-                            absl::string_view what);
+// OK when `readiness` says the server is ready. Otherwise the refusal
+// naming `what`.
+grpc::Status AdmitWhenReady(const Readiness& readiness, absl::string_view what);
 
 }  // namespace vipu::server
 

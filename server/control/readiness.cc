@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/nothing_done.h"
 
 namespace vipu::server {
 
@@ -20,15 +21,14 @@ absl::Duration Readiness::RetryAfter(absl::Time now) const {
   return std::max(absl::Milliseconds(100), deadline_ - now);
 }
 
-absl::Status Readiness::Admit(absl::string_view what, int64_t* retry_after_ms) const {
+absl::Status Readiness::Admit(absl::string_view what) const {
   if (ready()) return absl::OkStatus();
   const int64_t retry_ms = absl::ToInt64Milliseconds(RetryAfter(absl::Now()));
-  if (retry_after_ms != nullptr) *retry_after_ms = retry_ms;
-  return absl::UnavailableError(
-      absl::StrCat(what,
-                   ": the server is starting and reconciling its agents with the database; "
-                   "retry in ",
-                   retry_ms, " ms"));
+  return NothingDone(
+      absl::UnavailableError(absl::StrCat(
+          what, ": the server is starting and reconciling its agents with the database; retry in ",
+          retry_ms, " ms")),
+      retry_ms);
 }
 
 }  // namespace vipu::server

@@ -4,8 +4,9 @@
 // that is about to be corrected, so mutating RPCs are refused with
 // UNAVAILABLE and a retry hint: the message says how long to wait and the
 // trailing metadata `retry-after-ms` carries the same number for programs.
-// Reads are served throughout. The gRPC form of the refusal, with the
-// trailing metadata, is built at the edge (server/api/admission.h).
+// Reads are served throughout. The refusal is marked NothingDone; the gRPC
+// edge turns the mark into the trailing metadata
+// (server/api/nothing_done_interceptor.h).
 //
 // Owns nothing; thread-safe: any thread may ask while the daemon's start-up
 // thread moves it to ready.
@@ -37,9 +38,10 @@ class Readiness {
   absl::Duration RetryAfter(absl::Time now) const;
 
   // OK when ready. Otherwise UNAVAILABLE naming `what` ("create partition")
-  // and saying how long to wait; that wait, in milliseconds, is also stored
-  // in `*retry_after_ms` when it is given.
-  absl::Status Admit(absl::string_view what, int64_t* retry_after_ms = nullptr) const;
+  // and saying how long to wait; the status is marked NothingDone
+  // (base/nothing_done.h) with that wait, which the gRPC edge sends as
+  // `retry-after-ms`.
+  absl::Status Admit(absl::string_view what) const;
 
  private:
   std::atomic<bool> ready_{false};

@@ -3,6 +3,8 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "base/nothing_done.h"
+#include "wire/status.h"
 #include "server/api/admission.h"
 #include "server/control/readiness.h"
 #include "server/metrics/metrics_http.h"
@@ -16,8 +18,8 @@ TEST(ReadinessTest, RefusesUntilReadyWithAHint) {
   Readiness r;
   r.Reconciling(absl::Now() + absl::Seconds(5));
   EXPECT_FALSE(r.ready());
-  int64_t retry_ms = -1;
-  absl::Status s = r.Admit("create partition", &retry_ms);
+  absl::Status s = r.Admit("create partition");
+  const int64_t retry_ms = NothingDoneRetryAfterMs(s);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(s.message(), HasSubstr("create partition: "));
   EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("retry in ", retry_ms, " ms")));
@@ -38,11 +40,13 @@ TEST(ReadinessTest, RetryAfterCountsDownToTheDeadlineAndHasAFloor) {
 TEST(ReadinessTest, GrpcRefusalIsUnavailableWithTheSameMessage) {
   Readiness r;
   r.Reconciling(absl::Now() + absl::Seconds(5));
-  grpc::Status s = AdmitWhenReady(r, nullptr, "create partition");
+  grpc::Status s = AdmitWhenReady(r, "create partition");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(s.error_message(), HasSubstr("create partition: "));
+  // The mark the endpoints' interceptor turns into retry-after-ms.
+  EXPECT_GT(wire::NothingDoneRetryAfterMs(s), 0);
   r.SetReady();
-  EXPECT_TRUE(AdmitWhenReady(r, nullptr, "create partition").ok());
+  EXPECT_TRUE(AdmitWhenReady(r, "create partition").ok());
 }
 
 TEST(ParseListenAddressTest, Accepted) {
