@@ -221,6 +221,11 @@ class Store {
   // (each is its own snapshot). Inside a Write callback use its WriteTxn
   // (also a ReadTxn) to see the callback's own changes.
   virtual absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) = 0;
+  // OK while this store may be answered from: what a Read or Write would
+  // refuse with now otherwise (a store that follows a leadership it may have
+  // lost). What the process answers from its own memory on the store's
+  // behalf (the agents' heartbeats) asks first. Default: always OK.
+  virtual absl::Status Answerable() const { return absl::OkStatus(); }
   // Runs fn in a write transaction; returns fn's error (nothing of fn
   // written), or the commit's error, or OK once durable. A callback that
   // throws is an INTERNAL error and writes nothing. Writes from many threads

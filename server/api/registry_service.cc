@@ -157,6 +157,9 @@ grpc::Status RegistryService::Heartbeat(grpc::ServerContext* context,
                                         const vipuagent::HeartbeatRequest* request,
                                         vipuagent::HeartbeatReply* reply) {
   if (grpc::Status s = CheckCaller(context, {request->agent_id()}); !s.ok()) return s;
+  // A member that may no longer lead must not keep the agents: refused, the
+  // agent moves on to another member.
+  if (absl::Status s = inventory_->Answerable(); !s.ok()) return wire::ToGrpc(s);
   if (!registry_->Heartbeat(request->agent_id(), absl::Now(), ToHealth(*request))) {
     reply->set_reregister(true);
   }
@@ -223,6 +226,7 @@ grpc::Status RegistryService::HeartbeatBatch(grpc::ServerContext* context,
   std::vector<std::string> ids;
   for (const vipuagent::HeartbeatRequest& beat : request->agents()) ids.push_back(beat.agent_id());
   if (grpc::Status s = CheckCaller(context, ids); !s.ok()) return s;
+  if (absl::Status s = inventory_->Answerable(); !s.ok()) return wire::ToGrpc(s);
   std::vector<std::pair<std::string, AgentHealth>> beats;
   beats.reserve(request->agents_size());
   for (const vipuagent::HeartbeatRequest& beat : request->agents()) {

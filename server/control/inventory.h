@@ -27,6 +27,9 @@ class Inventory {
   // Cluster of each agent ("" when none), same order as `agent_ids`.
   absl::StatusOr<std::vector<std::string>> ClustersOf(const std::vector<std::string>& agent_ids);
 
+  // What the store says about answering now (storage::Store::Answerable).
+  absl::Status Answerable() const { return store_->Answerable(); }
+
   // Registration of a running agent: updates its address, or adds it when
   // `auto_add` (simulated pods); NOT_FOUND for an unknown agent otherwise.
   absl::Status RecordRegistration(const fabric::Agent& agent, bool auto_add);

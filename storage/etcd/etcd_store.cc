@@ -205,6 +205,28 @@ class EtcdStore::Impl {
     observer_ = std::move(observer);
   }
 
+  // OK while this member may answer from its copy: the store is not broken
+  // and the leadership surely holds. The refusals are made before anything
+  // reaches etcd, so a client may send even a change to another member.
+  absl::Status MayAnswer() const {
+    if (lost_.load()) {
+      return NothingDone(
+          absl::UnavailableError(
+              "this member has stopped leading and does not answer from a copy of the state "
+              "that may be stale; try again or another member"),
+          kRetryAfterMs);
+    }
+    if (options_.held_until && absl::Now() >= options_.held_until()) {
+      return NothingDone(
+          absl::UnavailableError(
+              "this member may no longer lead: etcd has not confirmed its leadership lease in "
+              "time, so it does not answer from a copy of the state that may be stale; nothing "
+              "was done; try again or another member"),
+          kRetryAfterMs);
+    }
+    return absl::OkStatus();
+  }
+
  private:
   void WriterLoop() {
     writer_id_.store(std::this_thread::get_id());
@@ -410,28 +432,6 @@ class EtcdStore::Impl {
     return TxnOp::Delete(key);
   }
 
-  // OK while this member may answer from its copy: the store is not broken
-  // and the leadership surely holds. The refusals are made before anything
-  // reaches etcd, so a client may send even a change to another member.
-  absl::Status MayAnswer() const {
-    if (lost_.load()) {
-      return NothingDone(
-          absl::UnavailableError(
-              "this member has stopped leading and does not answer from a copy of the state "
-              "that may be stale; try again or another member"),
-          kRetryAfterMs);
-    }
-    if (options_.held_until && absl::Now() >= options_.held_until()) {
-      return NothingDone(
-          absl::UnavailableError(
-              "this member may no longer lead: etcd has not confirmed its leadership lease in "
-              "time, so it does not answer from a copy of the state that may be stale; nothing "
-              "was done; try again or another member"),
-          kRetryAfterMs);
-    }
-    return absl::OkStatus();
-  }
-
   // Refuses every later read and write and tells the owner, once.
   absl::Status Break(absl::Status why) {
     broken_ = why;
@@ -507,6 +507,7 @@ EtcdStore::~EtcdStore() = default;
 absl::Status EtcdStore::Read(const std::function<absl::Status(ReadTxn&)>& fn) {
   return impl_->Read(fn);
 }
+absl::Status EtcdStore::Answerable() const { return impl_->MayAnswer(); }
 absl::Status EtcdStore::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
   return impl_->Write(fn);
 }

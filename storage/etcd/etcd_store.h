@@ -84,6 +84,9 @@ class EtcdStore final : public Store {
   ~EtcdStore() override;  // drains queued writes and stops the writer thread
 
   absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) override;
+  // Refused, marked NothingDone, once the leadership may have lapsed or was
+  // lost: what every Read and Write then says.
+  absl::Status Answerable() const override;
   absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn) override;
   void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
                   std::function<void(absl::Status)> done) override;

@@ -500,7 +500,11 @@ TEST_F(HaNetworkTest, ALeaderCutFromEtcdStepsDownAnswersNothingFromMemoryAndRejo
         },
         absl::Seconds(60)))
         << "round " << round << ": the healed member did not come back as a standby";
-    EXPECT_EQ(StateOf("kept"), "ACTIVE") << "round " << round;
+    EXPECT_EQ(StateOf("kept"), "ACTIVE")
+        << "round " << round << ":\n"
+        << RunCommand({VIPU_CLI_BIN, "--api-host", ha_->MemberList(), "get", "partition-status",
+                       "kept"})
+               .out;
   }
   StopWorkers();
   std::sort(served_after_s.begin(), served_after_s.end());
