@@ -341,16 +341,15 @@ TEST_F(HaHistoryTest, APausedLeaderAnswersNothingFromMemoryAndComesBackAsAStandb
   for (std::future<void>& read : reads) read.get();
   EXPECT_EQ(from_memory.load(), 0) << "the deposed leader answered reads from its memory";
 
-  // Deposed by its lease, or by etcd refusing a write it had begun before
-  // the pause (the keeper and that write race once it continues); either
-  // way it says why it stepped down.
+  // Deposed by its lease, or by a commit it had begun before the pause
+  // (etcd refused it, or its answer was lost): the keeper and that commit
+  // race once it continues. Either way it says why it stepped down. The
+  // lease alone is proven by a leader with nothing to write
+  // (HaNetworkTest.AQuietLeaderCutFromEtcdStepsDownOnItsLease).
   ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(paused) == "standby"; }, absl::Seconds(60)))
       << ReadFile(ha_->Log(paused));
-  const std::string log = ReadFile(ha_->Log(paused));
-  EXPECT_TRUE(log.find("stepping down: etcd lease") != std::string::npos ||
-              log.find("stepping down: this member no longer leads: its fenced write") !=
-                  std::string::npos)
-      << log;
+  EXPECT_NE(ReadFile(ha_->Log(paused)).find("stepping down: "), std::string::npos)
+      << ReadFile(ha_->Log(paused));
   StopWorkers();
   CheckWhatEtcdHolds(1);
 }
@@ -513,6 +512,23 @@ TEST_F(HaNetworkTest, ALeaderCutFromEtcdStepsDownAnswersNothingFromMemoryAndRejo
             << " / " << served_after_s.back() << " s after the cut (min / median / max)"
             << std::endl;
   CheckWhatEtcdHolds(rounds);
+}
+
+// A leader with nothing to write, cut off from etcd: only its lease keeper
+// can find out that it may no longer lead, and it must step down on that
+// alone, stay up, and serve again as a standby once healed.
+TEST_F(HaNetworkTest, AQuietLeaderCutFromEtcdStepsDownOnItsLease) {
+  const int cut = ha_->AwaitAgreedLeader(absl::Seconds(60));
+  ASSERT_GE(cut, 0);
+  CutFromEtcd(cut, true);
+  ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(cut) == "standby"; }, absl::Seconds(60)))
+      << ReadFile(ha_->Log(cut));
+  EXPECT_NE(ReadFile(ha_->Log(cut)).find("stepping down: etcd lease"), std::string::npos)
+      << ReadFile(ha_->Log(cut));
+  EXPECT_TRUE(ha_->Running(cut));
+  CutFromEtcd(cut, false);
+  EXPECT_TRUE(WaitFor(
+      [&] { return ha_->LeaderNamedBy(cut) == ha_->address(1 - cut); }, absl::Seconds(60)));
 }
 
 // A standby cut off from the leader only (both still reach etcd and the
