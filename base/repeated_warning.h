@@ -17,8 +17,7 @@ namespace vipu {
 class RepeatedWarning {
  public:
   // Lines are logged at `level` (spdlog's warn unless given).
-  explicit RepeatedWarning(spdlog::level::level_enum level = spdlog::level::warn)
-      : level_(level) {}
+  explicit RepeatedWarning(spdlog::level::level_enum level = spdlog::level::warn) : level_(level) {}
 
   // Logs `text` unless it is the same as the last and was said less than
   // 30 s ago, in which case it is only counted.

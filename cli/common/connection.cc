@@ -111,9 +111,9 @@ absl::Status Connection::Call(CallKind kind, const Rpc& rpc) {
                            change ? absl::StrCat("; the change was sent", kUnknown) : ""));
   }
   if (change && status.error_code() == grpc::StatusCode::UNAVAILABLE && TransportBroke(status)) {
-    return absl::Status(code, absl::StrCat("the connection to vipu-server at ", target,
-                                           " broke after the change was sent (", OneLine(status),
-                                           ")", kUnknown));
+    return absl::Status(
+        code, absl::StrCat("the connection to vipu-server at ", target,
+                           " broke after the change was sent (", OneLine(status), ")", kUnknown));
   }
   return absl::Status(code, OneLine(status));
 }

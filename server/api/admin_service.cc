@@ -93,8 +93,7 @@ grpc::Status AdminService::CreateCluster(grpc::ServerContext* context,
                                          vipuadmin::CreateClusterReply*) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"create cluster", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create cluster");
-      !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create cluster"); !admitted.ok()) {
     return admitted;
   }
   GRPC_ASSIGN_OR_RETURN(auto cluster, FromWire(request->cluster()));
@@ -116,8 +115,7 @@ grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
                                          vipuadmin::RemoveClusterReply*) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"remove cluster", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove cluster");
-      !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove cluster"); !admitted.ok()) {
     return admitted;
   }
   GRPC_RETURN_IF_ERROR(fabric::ValidateId("cluster_id", request->cluster_id()));
@@ -133,8 +131,7 @@ grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
                                             vipuadmin::CreateAllocationReply*) {
   GRPC_RETURN_IF_ERROR(security::AdmitCall(
       access_, context, {"create allocation", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create allocation");
-      !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create allocation"); !admitted.ok()) {
     return admitted;
   }
   fabric::Allocation a;
@@ -149,8 +146,7 @@ grpc::Status AdminService::RemoveAllocation(grpc::ServerContext* context,
                                             vipuadmin::RemoveAllocationReply*) {
   GRPC_RETURN_IF_ERROR(security::AdmitCall(
       access_, context, {"remove allocation", /*admin=*/true, /*mutating=*/true}));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove allocation");
-      !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove allocation"); !admitted.ok()) {
     return admitted;
   }
   GRPC_RETURN_IF_ERROR(fabric::ValidateId("allocation_id", request->allocation_id()));

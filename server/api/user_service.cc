@@ -110,8 +110,7 @@ grpc::Status UserService::CreatePartition(grpc::ServerContext* context,
                                           const virmgrpc::CreatePartitionRequest* request,
                                           virmgrpc::CreatePartitionReply* reply) {
   GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kCreate));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create partition");
-      !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "create partition"); !admitted.ok()) {
     return admitted;
   }
   GRPC_ASSIGN_OR_RETURN(auto parsed, FromWire(*request));
@@ -125,8 +124,7 @@ grpc::Status UserService::RemovePartition(grpc::ServerContext* context,
                                           const virmgrpc::RemovePartitionRequest* request,
                                           virmgrpc::RemovePartitionReply*) {
   GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kRemove));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove partition");
-      !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove partition"); !admitted.ok()) {
     return admitted;
   }
   GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
@@ -137,8 +135,7 @@ grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
                                          const virmgrpc::ResetPartitionRequest* request,
                                          virmgrpc::ResetPartitionReply*) {
   GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kReset));
-  if (grpc::Status admitted = AdmitWhenReady(readiness_, "reset partition");
-      !admitted.ok()) {
+  if (grpc::Status admitted = AdmitWhenReady(readiness_, "reset partition"); !admitted.ok()) {
     return admitted;
   }
   GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));

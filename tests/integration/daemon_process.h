@@ -13,8 +13,8 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -46,7 +46,8 @@ inline int FreePort() {
     range >> ephemeral_low;
   }
   const int low = 10000;
-  if (ephemeral_low <= low + 1) throw std::runtime_error("FreePort: no ports below the ephemeral range");
+  if (ephemeral_low <= low + 1)
+    throw std::runtime_error("FreePort: no ports below the ephemeral range");
   const int span = ephemeral_low - low;
   const std::string dir = "/tmp/vipu-test-ports";
   mkdir(dir.c_str(), 01777);
@@ -116,7 +117,9 @@ class Daemon {
  public:
   Daemon(std::vector<std::string> argv, std::string log,
          std::map<std::string, std::string> env = {}, std::string netns = "")
-      : argv_(std::move(argv)), log_(std::move(log)), env_(std::move(env)),
+      : argv_(std::move(argv)),
+        log_(std::move(log)),
+        env_(std::move(env)),
         netns_(std::move(netns)) {
     Launch();
   }

@@ -419,8 +419,8 @@ class HaNetworkTest : public HaHistoryTest {
 
   // "ACTIVE", "ERROR", ... of `partition`, asked through the member list.
   std::string StateOf(const std::string& partition) {
-    CommandResult r =
-        RunCommand({VIPU_CLI_BIN, "--api-host", ha_->MemberList(), "get", "partition-status", partition});
+    CommandResult r = RunCommand(
+        {VIPU_CLI_BIN, "--api-host", ha_->MemberList(), "get", "partition-status", partition});
     std::smatch m;
     if (r.exit_code != 0 || !std::regex_search(r.out, m, std::regex(" State +\\| ([A-Z_]+)"))) {
       return r.out + r.err;
@@ -501,16 +501,15 @@ TEST_F(HaNetworkTest, ALeaderCutFromEtcdStepsDownAnswersNothingFromMemoryAndRejo
         << "round " << round << ": the healed member did not come back as a standby";
     EXPECT_EQ(StateOf("kept"), "ACTIVE")
         << "round " << round << ":\n"
-        << RunCommand({VIPU_CLI_BIN, "--api-host", ha_->MemberList(), "get", "partition-status",
-                       "kept"})
+        << RunCommand(
+               {VIPU_CLI_BIN, "--api-host", ha_->MemberList(), "get", "partition-status", "kept"})
                .out;
   }
   StopWorkers();
   std::sort(served_after_s.begin(), served_after_s.end());
   std::cout << "leader cut from etcd: " << rounds << " rounds, first create served "
-            << served_after_s.front() << " / " << served_after_s[served_after_s.size() / 2]
-            << " / " << served_after_s.back() << " s after the cut (min / median / max)"
-            << std::endl;
+            << served_after_s.front() << " / " << served_after_s[served_after_s.size() / 2] << " / "
+            << served_after_s.back() << " s after the cut (min / median / max)" << std::endl;
   CheckWhatEtcdHolds(rounds);
 }
 
@@ -527,8 +526,8 @@ TEST_F(HaNetworkTest, AQuietLeaderCutFromEtcdStepsDownOnItsLease) {
       << ReadFile(ha_->Log(cut));
   EXPECT_TRUE(ha_->Running(cut));
   CutFromEtcd(cut, false);
-  EXPECT_TRUE(WaitFor(
-      [&] { return ha_->LeaderNamedBy(cut) == ha_->address(1 - cut); }, absl::Seconds(60)));
+  EXPECT_TRUE(
+      WaitFor([&] { return ha_->LeaderNamedBy(cut) == ha_->address(1 - cut); }, absl::Seconds(60)));
 }
 
 // A standby cut off from the leader only (both still reach etcd and the

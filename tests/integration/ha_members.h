@@ -137,9 +137,9 @@ class HaMembers {
     // operator's explicit choice.
     if (lab_ != nullptr) argv.push_back("--insecure");
     argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
-    members_[i] = std::make_unique<Daemon>(
-        argv, Log(i), std::map<std::string, std::string>{},
-        lab_ != nullptr ? lab_->NetnsPath(MemberNode(i)) : std::string());
+    members_[i] =
+        std::make_unique<Daemon>(argv, Log(i), std::map<std::string, std::string>{},
+                                 lab_ != nullptr ? lab_->NetnsPath(MemberNode(i)) : std::string());
   }
 
   // SIGKILL to member i; returns once it is reaped. Started(i) is false then.

@@ -4,8 +4,8 @@
 // process, its clients and the agent live (kHubAddress). Links between two
 // nodes are cut and healed with nftables rules on the bridge (a set of
 // address pairs whose packets are dropped, both ways), or made lossy with
-// nftables' random numbers; a node's packets are delayed with tc netem. Processes are put into a node by Daemon and
-// EtcdCluster, which join the node's namespace (NetnsPath) before exec.
+// nftables' random numbers; a node's packets are delayed with tc netem. Processes are put into a
+// node by Daemon and EtcdCluster, which join the node's namespace (NetnsPath) before exec.
 //
 // The test's own namespace must be private: tests/integration/in_network_lab.sh
 // runs the test program in fresh network and mount namespaces and sets
@@ -52,7 +52,8 @@ class NetworkLab {
     }
     std::unique_ptr<NetworkLab> net(new NetworkLab());
     absl::Status made = net->Run({kIp, "link", "add", "vlab0", "type", "bridge"});
-    if (made.ok()) made = net->Run({kIp, "addr", "add", absl::StrCat(kHubAddress, "/24"), "dev", "vlab0"});
+    if (made.ok())
+      made = net->Run({kIp, "addr", "add", absl::StrCat(kHubAddress, "/24"), "dev", "vlab0"});
     if (made.ok()) made = net->Run({kIp, "link", "set", "vlab0", "up"});
     // The bridge family sees frames between two of its ports, so a rule
     // here cuts two nodes without touching what the hub reaches.
@@ -90,7 +91,8 @@ class NetworkLab {
     const std::string port = absl::StrCat("vl-", nodes_.size());
     for (const std::vector<std::string>& step : std::vector<std::vector<std::string>>{
              {kIp, "netns", "add", node.netns},
-             {kIp, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", node.netns},
+             {kIp, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns",
+              node.netns},
              {kIp, "link", "set", port, "master", "vlab0", "up"},
              {kIp, "-n", node.netns, "addr", "add", node.address + "/24", "dev", "eth0"},
              {kIp, "-n", node.netns, "link", "set", "eth0", "up"},

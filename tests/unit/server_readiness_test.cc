@@ -1,13 +1,13 @@
 // Readiness's refusal and retry hint, and --metrics-listen address parsing.
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/nothing_done.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/nothing_done.h"
-#include "wire/status.h"
 #include "server/api/admission.h"
 #include "server/control/readiness.h"
 #include "server/metrics/metrics_http.h"
+#include "wire/status.h"
 
 namespace vipu::server {
 namespace {
