@@ -5,8 +5,9 @@
 #include <array>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace vipu::fabric::model {
 namespace {
@@ -133,12 +134,12 @@ class PlanMemo {
                      sys.sram_bandwidth_bps / sys.clock_hz,
                      elementwise_efficiency};
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = plans_.find(key);
       if (it != plans_.end()) return it->second;
     }
     const ProductPlan plan = SearchPlan(p, sys, elementwise_efficiency);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (plans_.size() >= kMaxPlans) plans_.clear();
     plans_.emplace(key, plan);
     return plan;
@@ -147,8 +148,8 @@ class PlanMemo {
  private:
   using Key = std::array<double, 15>;
   static constexpr size_t kMaxPlans = 4096;
-  std::mutex mu_;
-  std::map<Key, ProductPlan> plans_;
+  Mutex mu_;
+  std::map<Key, ProductPlan> plans_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
