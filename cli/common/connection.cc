@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -15,6 +16,13 @@ namespace vipu::cli {
 namespace {
 
 // One line, whatever the transport put in the message.
+constexpr char kOutcomeUnknownPayload[] = "type.vipu.dev/outcome-unknown";
+
+absl::Status MarkOutcomeUnknown(absl::Status status) {
+  status.SetPayload(kOutcomeUnknownPayload, absl::Cord("1"));
+  return status;
+}
+
 // Whether an UNAVAILABLE is gRPC's own word for a connection that broke
 // under a call, rather than a server's answer (which says in words what is
 // unavailable).
@@ -55,6 +63,10 @@ Connection::Connection(ClientConfig config) : config_(std::move(config)) {
   for (size_t i = 0; i < members_->size(); ++i) {
     stubs_.push_back(std::make_unique<Stubs>(members_->channel(i)));
   }
+}
+
+bool OutcomeUnknown(const absl::Status& status) {
+  return status.GetPayload(kOutcomeUnknownPayload).has_value();
 }
 
 std::string Connection::AnsweringMember() const {
@@ -105,15 +117,21 @@ absl::Status Connection::Call(CallKind kind, const Rpc& rpc) {
   constexpr char kUnknown[] =
       ": its outcome is unknown; look (vipu list, vipu get) before repeating it";
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::Status(
+    const absl::Status s(
         code, absl::StrCat("no reply from vipu-server at ", target, " within ",
                            config_.timeout_seconds, "s (--api-timeout): ", OneLine(status),
                            change ? absl::StrCat("; the change was sent", kUnknown) : ""));
+    return change ? MarkOutcomeUnknown(s) : s;
   }
   if (change && status.error_code() == grpc::StatusCode::UNAVAILABLE && TransportBroke(status)) {
-    return absl::Status(
+    return MarkOutcomeUnknown(absl::Status(
         code, absl::StrCat("the connection to vipu-server at ", target,
-                           " broke after the change was sent (", OneLine(status), ")", kUnknown));
+                           " broke after the change was sent (", OneLine(status), ")", kUnknown)));
+  }
+  // A member that passed the change on and lost the leader's answer says so
+  // in these words (server/ha/forwarder.cc).
+  if (change && absl::StrContains(status.error_message(), "the outcome is unknown")) {
+    return MarkOutcomeUnknown(absl::Status(code, OneLine(status)));
   }
   return absl::Status(code, OneLine(status));
 }

@@ -47,6 +47,10 @@ class Stubs {
   std::unique_ptr<vipuadmin::UserAdminService::Stub> user_admin_;
 };
 
+// Whether `status` is the failure of a change whose outcome is unknown
+// (Connection::Call): the command may look whether it was made.
+bool OutcomeUnknown(const absl::Status& status);
+
 class Connection {
  public:
   // A config whose members do not parse (ResolveClientConfig refuses those)
@@ -73,6 +77,10 @@ class Connection {
   // server's own message, "cannot reach vipu-server at H:P: ..." when no
   // member was reached (one "H:P: why" per member tried, joined with "; "),
   // or "no reply from vipu-server at H:P within Ns (--api-timeout): ...".
+  // A change that was sent and whose answer was lost (no reply in time, the
+  // connection broke under it, or a member that passed it on lost the
+  // leader's answer) says that its outcome is unknown, and is marked so
+  // that OutcomeUnknown() is true of it.
   absl::Status Call(CallKind kind, const Rpc& rpc);
 
  private:

@@ -90,6 +90,25 @@ absl::StatusOr<virmgrpc::PartitionStatus> FetchStatus(Connection& conn, const st
   return reply.status();
 }
 
+// A create whose answer was lost: the partition id says whether it was made
+// by now, so the failure says what was found. It stays a failure: the
+// files are not written, and a create still in flight may yet be made.
+absl::Status LookAfterALostCreate(Connection& conn, const std::string& id,
+                                  const absl::Status& lost) {
+  absl::StatusOr<virmgrpc::PartitionStatus> now = FetchStatus(conn, id);
+  if (now.ok()) {
+    return absl::Status(
+        lost.code(), absl::StrCat(lost.message(), "; looked: partition ", id, " exists now (state ",
+                                  StateName(now->ready_state()), "), so the create was made"));
+  }
+  if (absl::IsNotFound(now.status())) {
+    return absl::Status(lost.code(),
+                        absl::StrCat(lost.message(), "; looked: no partition ", id,
+                                     " exists now, but a create still in flight may yet make it"));
+  }
+  return lost;
+}
+
 // Writes the ipuof file of every GCD 0..num_gcds-1.
 absl::Status WriteAllGcdConfigs(Connection& conn, const CommandIo& io, const std::string& id,
                                 uint32_t num_gcds) {
@@ -305,9 +324,12 @@ absl::Status CreatePartition(Connection& conn, const CommandIo& io,
       std::chrono::steady_clock::now() + std::chrono::seconds(conn.config().timeout_seconds);
   const virmgrpc::CreatePartitionRequest request = ToWire(o);
   virmgrpc::CreatePartitionReply reply;
-  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
-    return stubs.user().CreatePartition(c, request, &reply);
-  }));
+  const absl::Status sent =
+      conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+        return stubs.user().CreatePartition(c, request, &reply);
+      });
+  if (OutcomeUnknown(sent)) return LookAfterALostCreate(conn, o.id, sent);
+  RETURN_IF_ERROR(sent);
 
   RETURN_IF_ERROR(WaitForPartition(conn, o.id, deadline));
   RETURN_IF_ERROR(WriteAllGcdConfigs(conn, io, o.id, NumGcds(conn, o.id, o.num_gcds)));

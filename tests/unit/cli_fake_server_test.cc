@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/common/command_line.h"
 #include "cli/common/ipuof_files.h"
@@ -70,7 +71,12 @@ class FakeUserService final : public virmgrpc::UserService::Service {
   grpc::Status CreatePartition(grpc::ServerContext* context,
                                const virmgrpc::CreatePartitionRequest* request,
                                virmgrpc::CreatePartitionReply* reply) override {
-    if (request->requirements().id() == "unanswered") {
+    if (request->requirements().id() == "made-unanswered") {
+      // Made, then never answered.
+      std::lock_guard<std::mutex> lock(mu_);
+      status_[request->requirements().id()].set_ready_state(virmgrpc::PS_ACTIVE);
+    }
+    if (absl::EndsWith(request->requirements().id(), "unanswered")) {
       // Received and never answered: the client's deadline ends the call.
       while (!context->IsCancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
@@ -445,6 +451,12 @@ TEST_F(FakeServerTest, AChangeSentButNeverAnsweredHasAnUnknownOutcome) {
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("no reply from vipu-server"));
   EXPECT_THAT(r.err, HasSubstr("the change was sent: its outcome is unknown; look"));
+  // The CLI looked for the id, and says what it found.
+  EXPECT_THAT(r.err, HasSubstr("looked: no partition unanswered exists now"));
+  r = Vipu({"create", "partition", "made-unanswered", "--size", "4", "--api-timeout", "1"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("looked: partition made-unanswered exists now (state ACTIVE)"));
+  EXPECT_THAT(r.err, HasSubstr("so the create was made"));
 }
 
 TEST_F(FakeServerTest, RemoveDeletesFilesAndPassesForce) {
