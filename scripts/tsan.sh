@@ -23,6 +23,9 @@ suppressions=$PWD/tests/tsan.supp log_path=$reports/tsan"
 # The crash test's CI size is 50 kills; under TSan (about 10x slower) 10
 # kills, each after up to 2 s of load.
 export VIPU_CRASH_ITERATIONS=${VIPU_CRASH_ITERATIONS:-10}
+# Servers' heartbeats: at the usual 200 ms, agents slowed down this much
+# miss three in a row and are taken for down though nothing is wrong.
+export VIPU_TEST_HEARTBEAT_MS=${VIPU_TEST_HEARTBEAT_MS:-1000}
 export VIPU_CRASH_KILL_WINDOW_MS=${VIPU_CRASH_KILL_WINDOW_MS:-2000}
 status=0
 # ThreadSanitizer looks for races between the threads of one process, so

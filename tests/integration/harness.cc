@@ -98,6 +98,13 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
   return result;
 }
 
+int TestHeartbeatMs() {
+  const char* env = std::getenv("VIPU_TEST_HEARTBEAT_MS");
+  int ms = 0;
+  if (env != nullptr && absl::SimpleAtoi(env, &ms) && ms > 0) return ms;
+  return 200;
+}
+
 bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   absl::Duration pause = absl::Milliseconds(1);
@@ -143,7 +150,7 @@ void ServerProcess::Launch() {
   std::filesystem::remove(ready);
   std::vector<std::string> argv = {
       VIPU_SERVER_BIN, "--simulate", pod_,          "--listen", "127.0.0.1:0",    "--db", db_path(),
-      "--ready-file",  ready,        "--log-level", "warn",     "--heartbeat-ms", "200"};
+      "--ready-file",  ready,        "--log-level", "warn",     "--heartbeat-ms", std::to_string(TestHeartbeatMs())};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   int log = open((dir_ + "/server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   pid_ = Spawn(argv, {}, log, log);

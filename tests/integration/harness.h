@@ -31,6 +31,13 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 // Polls `condition` until it holds or `timeout` passes.
 bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout);
 
+// The --heartbeat-ms ServerProcess gives its servers: $VIPU_TEST_HEARTBEAT_MS,
+// else 200. Agents count as down after three missed heartbeats, which a
+// build that runs every process many times slower (ThreadSanitizer, two
+// tests on two cores) misses at 200 ms though nothing is wrong:
+// scripts/tsan.sh sets it longer.
+int TestHeartbeatMs();
+
 std::string MakeTempDir();
 void RemoveTree(const std::string& path);
 std::string ReadFile(const std::string& path);
