@@ -148,9 +148,19 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& pod,
 void ServerProcess::Launch() {
   const std::string ready = dir_ + "/ready";
   std::filesystem::remove(ready);
-  std::vector<std::string> argv = {
-      VIPU_SERVER_BIN, "--simulate", pod_,          "--listen", "127.0.0.1:0",    "--db", db_path(),
-      "--ready-file",  ready,        "--log-level", "warn",     "--heartbeat-ms", std::to_string(TestHeartbeatMs())};
+  std::vector<std::string> argv = {VIPU_SERVER_BIN,
+                                   "--simulate",
+                                   pod_,
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--db",
+                                   db_path(),
+                                   "--ready-file",
+                                   ready,
+                                   "--log-level",
+                                   "warn",
+                                   "--heartbeat-ms",
+                                   std::to_string(TestHeartbeatMs())};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   int log = open((dir_ + "/server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   pid_ = Spawn(argv, {}, log, log);
