@@ -71,6 +71,10 @@ class NetworkLab {
 
   ~NetworkLab() {
     for (const auto& [name, node] : nodes_) {
+      // The veth pair first, which goes at once: a namespace is taken down
+      // in the background, and its pair with it, so the next lab could
+      // find the port's name still taken.
+      Run({kIp, "link", "del", node.port}).IgnoreError();
       Run({kIp, "netns", "del", node.netns}).IgnoreError();
     }
     Nft("delete table bridge lab\n").IgnoreError();
@@ -88,7 +92,8 @@ class NetworkLab {
     Node node;
     node.netns = absl::StrCat("vlab-", name);
     node.address = absl::StrCat("10.231.0.", 10 + nodes_.size());
-    const std::string port = absl::StrCat("vl-", nodes_.size());
+    node.port = absl::StrCat("vl-", nodes_.size());
+    const std::string& port = node.port;
     for (const std::vector<std::string>& step : std::vector<std::vector<std::string>>{
              {kIp, "netns", "add", node.netns},
              {kIp, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns",
@@ -152,7 +157,7 @@ class NetworkLab {
   static constexpr char kTc[] = "/usr/sbin/tc";
 
   struct Node {
-    std::string netns, address;
+    std::string netns, address, port;
   };
 
   NetworkLab() = default;
