@@ -15,7 +15,6 @@
 namespace vipu::cli {
 namespace {
 
-// One line, whatever the transport put in the message.
 constexpr char kOutcomeUnknownPayload[] = "type.vipu.dev/outcome-unknown";
 
 absl::Status MarkOutcomeUnknown(absl::Status status) {
@@ -34,6 +33,7 @@ bool TransportBroke(const grpc::Status& status) {
   return false;
 }
 
+// One line, whatever the transport put in the message.
 std::string OneLine(const grpc::Status& status) {
   return absl::StrReplaceAll(status.error_message(), {{"\n", "; "}});
 }

@@ -81,15 +81,17 @@ class HaHistoryTest : public ::testing::Test {
     absl::Status pod = ha_->CreatePod();
     ASSERT_TRUE(pod.ok()) << pod;
     std::vector<wire::ServerMember> members;
-    for (int i = 0; i < kMembers; ++i) {
-      const std::string& a = ha_->address(i);
-      members.push_back({a.substr(0, a.rfind(':')),
-                         static_cast<uint32_t>(std::stoul(a.substr(a.rfind(':') + 1))), true});
-    }
+    for (int i = 0; i < kMembers; ++i) members.push_back(MemberOf(i));
     channels_ = std::make_unique<wire::MemberChannels>(members, grpc::InsecureChannelCredentials());
     for (int i = 0; i < kMembers; ++i) {
       stubs_.push_back(virmgrpc::UserService::NewStub(channels_->channel(i)));
     }
+  }
+
+  // Member i as a client's member list names it.
+  wire::ServerMember MemberOf(int i) const {
+    const std::string& a = ha_->address(i);
+    return {a.substr(0, a.rfind(':')), static_cast<uint32_t>(PortOfAddress(a)), true};
   }
 
   void TearDown() override {
@@ -377,10 +379,16 @@ class HaNetworkTest : public HaHistoryTest {
     }
   }
 
+  // What a call straight to one member came to: its answer, and the role
+  // the member stated in it ("" when it refused or did not answer).
+  struct Straight {
+    Answer answer;
+    std::string role;
+  };
+
   // A create or a list sent straight to member i, not through the member
-  // list, recorded in the history as client `client`; returns the role the
-  // member stated in its answer, "" when it refused or did not answer.
-  std::string StraightTo(int i, int client, OpKind kind, const std::string& id) {
+  // list, recorded in the history as client `client`.
+  Straight StraightTo(int i, int client, OpKind kind, const std::string& id) {
     const HistoryRecorder::Handle h = recorder_.Invoke(client, kind, id);
     auto stub = virmgrpc::UserService::NewStub(
         grpc::CreateChannel(ha_->address(i), grpc::InsecureChannelCredentials()));
@@ -398,15 +406,14 @@ class HaNetworkTest : public HaHistoryTest {
       virmgrpc::ListPartitionsRequest req;
       s = stub->ListPartitions(&ctx, req, &listed);
     }
+    Straight out;
+    out.answer.status = s;
+    out.answer.nothing_done = ctx.GetServerTrailingMetadata().count(wire::kRetryAfterMetadata) != 0;
     const auto& md = ctx.GetServerInitialMetadata();
     auto role = md.find(wire::kRoleMetadata);
-    const std::string stated =
-        s.ok() && role != md.end() ? std::string(role->second.data(), role->second.size()) : "";
+    if (s.ok() && role != md.end()) out.role.assign(role->second.data(), role->second.size());
     if (kind == OpKind::kCreate) {
-      Answer a;
-      a.status = s;
-      a.nothing_done = ctx.GetServerTrailingMetadata().count(wire::kRetryAfterMetadata) != 0;
-      recorder_.Complete(h, Outcome(a, kind, id));
+      recorder_.Complete(h, Outcome(out.answer, kind, id));
     } else if (s.ok()) {
       std::vector<std::string> ids;
       for (const virmgrpc::Partition& p : listed.partitions()) ids.push_back(p.id());
@@ -414,7 +421,7 @@ class HaNetworkTest : public HaHistoryTest {
     } else {
       recorder_.Complete(h, Result::kUnknown);
     }
-    return stated;
+    return out;
   }
 
   // "ACTIVE", "ERROR", ... of `partition`, asked through the member list.
@@ -463,10 +470,10 @@ TEST_F(HaNetworkTest, ALeaderCutFromEtcdStepsDownAnswersNothingFromMemoryAndRejo
     const int client = kWorkers + 1;
     for (int k = 0; ha_->RoleOf(cut) == "leader" && absl::Now() < cut_at + absl::Seconds(60); ++k) {
       const std::string id = absl::StrCat("straight-", round, "-", k);
-      EXPECT_NE(StraightTo(cut, client, OpKind::kCreate, id), "leader")
+      EXPECT_NE(StraightTo(cut, client, OpKind::kCreate, id).role, "leader")
           << "the cut leader acknowledged " << id;
       const absl::Time read_at = absl::Now();
-      const std::string role = StraightTo(cut, client, OpKind::kList, "");
+      const std::string role = StraightTo(cut, client, OpKind::kList, "").role;
       if (read_at > cut_at + absl::Milliseconds(kLeaseMs)) {
         EXPECT_NE(role, "leader") << "the cut leader answered a read from its memory "
                                   << absl::ToInt64Milliseconds(read_at - cut_at)
@@ -550,19 +557,7 @@ TEST_F(HaNetworkTest, AStandbyCutFromTheLeaderSendsItsClientsOn) {
   ASSERT_TRUE(WaitFor(
       [&] {
         const std::string id = absl::StrCat("via-standby-", k++);
-        const HistoryRecorder::Handle h = recorder_.Invoke(client, OpKind::kCreate, id);
-        auto stub = virmgrpc::UserService::NewStub(
-            grpc::CreateChannel(ha_->address(standby), grpc::InsecureChannelCredentials()));
-        grpc::ClientContext ctx;
-        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-        virmgrpc::CreatePartitionRequest req;
-        req.mutable_requirements()->set_id(id);
-        req.mutable_requirements()->set_size(1);
-        virmgrpc::CreatePartitionReply reply;
-        Answer a;
-        a.status = stub->CreatePartition(&ctx, req, &reply);
-        a.nothing_done = ctx.GetServerTrailingMetadata().count(wire::kRetryAfterMetadata) != 0;
-        recorder_.Complete(h, Outcome(a, OpKind::kCreate, id));
+        const Answer a = StraightTo(standby, client, OpKind::kCreate, id).answer;
         said = a.status.error_message();
         return a.status.error_code() == grpc::StatusCode::UNAVAILABLE && a.nothing_done;
       },
@@ -574,12 +569,8 @@ TEST_F(HaNetworkTest, AStandbyCutFromTheLeaderSendsItsClientsOn) {
   EXPECT_NE(said.find(ha_->address(leader)), std::string::npos) << said;
 
   // A client that tries the standby first is served by the leader.
-  const std::string& s = ha_->address(standby);
-  wire::MemberChannels standby_first(
-      {{s.substr(0, s.rfind(':')), static_cast<uint32_t>(PortOfAddress(s)), true},
-       {ha_->address(leader).substr(0, ha_->address(leader).rfind(':')),
-        static_cast<uint32_t>(PortOfAddress(ha_->address(leader))), true}},
-      grpc::InsecureChannelCredentials());
+  wire::MemberChannels standby_first({MemberOf(standby), MemberOf(leader)},
+                                     grpc::InsecureChannelCredentials());
   const std::string id = "through-the-list";
   const HistoryRecorder::Handle h = recorder_.Invoke(client, OpKind::kCreate, id);
   std::vector<bool> marked(2, false);
