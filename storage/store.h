@@ -5,7 +5,7 @@
 // Implementations: SqliteStore (storage/sqlite_store.h), one SQLite file;
 // an etcd store lives in storage/etcd/. Everything above storage/ uses only
 // Store&, ReadTxn& and WriteTxn&; only the code that opens the store names an
-// implementation. tests/unit/storage_contract.h is the executable form of
+// implementation. tests/unit/support/storage_contract.h is the executable form of
 // the contract written here, and every implementation runs it.
 //
 // Use: open an implementation once; then Read(fn) for queries and Write(fn)

@@ -23,7 +23,7 @@
 // violation missed) with probability about n^2 / 2^129 for n
 // configurations. Two operations whose intervals merely touch (one
 // completes at the instant the other is invoked) count as concurrent.
-// tests/unit/history_brute_force_test.cc holds its verdict against trying
+// tests/unit/history/linearizability_brute_force_test.cc holds its verdict against trying
 // every order of small random histories.
 //
 // The algorithm. Wing & Gong's search with Lowe's improvements, as in

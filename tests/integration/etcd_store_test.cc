@@ -16,8 +16,8 @@
 #include "storage/etcd/state_import.h"
 #include "storage/sqlite_store.h"
 #include "tests/etcd_harness.h"
-#include "tests/unit/storage_contract.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/unit/support/storage_contract.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace vipu::storage {
 namespace {
