@@ -3,13 +3,16 @@
 // Every operation is fenced by the partition's generation, so a late result of
 // an older operation never overwrites a newer one, and agents refuse it.
 //
-// The class is spread over files by job: partition_controller.cc (start,
-// stop, applying a generation to the agents and recording the outcome),
-// partition_lifecycle.cc (create, reset, remove), partition_reads.cc (get,
-// list, IPUoF configs), partition_recovery.cc (reconcile a registering agent,
-// recover after a start), partition_health.cc (faults and auto reset) and
-// partition_capacity.cc. Access rules are partition_access.h, placement and
-// relocation placement_view.h, state changes partition_transitions.h.
+// The class is spread over files by job, each named partition_controller_*:
+// partition_controller.cc (start, stop, applying a generation to the agents
+// and recording the outcome), partition_controller_lifecycle.cc (create,
+// reset, remove), partition_controller_reads.cc (get, list, IPUoF configs),
+// partition_controller_recovery.cc (reconcile a registering agent, recover
+// after a start), partition_controller_health.cc (faults and auto reset) and
+// partition_controller_capacity.cc. The other partition_* files are units of
+// their own, with headers: access rules (partition_access.h), the watch
+// (partition_watch.h), problems (partition_problems.h) and state changes
+// (partition_transitions.h); placement and relocation are placement_view.h.
 #ifndef VIPU_SERVER_CONTROL_PARTITION_CONTROLLER_H_
 #define VIPU_SERVER_CONTROL_PARTITION_CONTROLLER_H_
 
@@ -155,7 +158,7 @@ class PartitionController {
   void Stop();
 
  private:
-  // One remove, its steps in the order they run (partition_lifecycle.cc).
+  // One remove, its steps in the order they run (partition_controller_lifecycle.cc).
   class Removal;
   // What a committed reset or auto reset left to do on the agents.
   struct Restart {
