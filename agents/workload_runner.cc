@@ -14,9 +14,7 @@
 
 namespace vipu::agents {
 
-namespace model = ::vipu::fabric::model;
-
-fabric::model::SystemSpec PartitionSystem(const PartitionShape& shape) {
+model::SystemSpec PartitionSystem(const PartitionShape& shape) {
   fabric::PodSpec pod;
   pod.name = absl::StrCat("partition of ", shape.size, " IPUs");
   pod.machine_type = shape.machine_type;

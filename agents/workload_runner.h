@@ -52,12 +52,12 @@ struct WorkloadRun {
 };
 
 // The model's view of a partition: its IPUs, in ILDs of at most 64.
-fabric::model::SystemSpec PartitionSystem(const PartitionShape& shape);
+model::SystemSpec PartitionSystem(const PartitionShape& shape);
 
 // INVALID_ARGUMENT naming the field ("workload.model: ...", "steps: ...")
 // when the request is incomplete or the workload does not fit the partition.
-absl::StatusOr<fabric::model::Workload> BuildWorkload(const WorkloadRequest& request,
-                                                      uint32_t partition_size);
+absl::StatusOr<model::Workload> BuildWorkload(const WorkloadRequest& request,
+                                              uint32_t partition_size);
 
 // The step times of `steps` steps of the request on a partition of
 // `shape`. INVALID_ARGUMENT as BuildWorkload's, for a workload the model

@@ -18,7 +18,7 @@
 
 namespace {
 
-namespace model = vipu::fabric::model;
+namespace model = vipu::model;
 using Clock = std::chrono::steady_clock;
 
 double At(const std::vector<double>& sorted, double p) {

@@ -7,7 +7,7 @@
 namespace vipu::gcinfo {
 namespace {
 
-std::string Endpoint(const ipuof::IpuofDevice& d) {
+std::string Endpoint(const popdist::ipuof::IpuofDevice& d) {
   const bool v6 = d.host.find(':') != std::string::npos && d.host.front() != '[';
   return v6 ? absl::StrCat("[", d.host, "]:", d.port) : absl::StrCat(d.host, ":", d.port);
 }
@@ -26,13 +26,14 @@ std::vector<Device> DevicesOf(size_t num_ipus) {
 }
 
 std::string DeviceListing(const std::string& partition_id, uint32_t gcd,
-                          const std::vector<ipuof::IpuofDevice>& ipus, const std::string& source) {
+                          const std::vector<popdist::ipuof::IpuofDevice>& ipus,
+                          const std::string& source) {
   std::string out = "Graphcore device listing:\n";
   absl::StrAppend(&out, "Partition: ", partition_id, " (gcd:", gcd, ") has ", ipus.size(),
                   ipus.size() == 1 ? " IPU" : " IPUs", ", from ", source, "\n");
   for (const Device& device : DevicesOf(ipus.size())) {
     if (!device.multi) {
-      const ipuof::IpuofDevice& ipu = ipus[device.members.front()];
+      const popdist::ipuof::IpuofDevice& ipu = ipus[device.members.front()];
       absl::StrAppend(&out, "-+- Id: [", device.id, "], target: [Fabric], IPU-M host: [",
                       Endpoint(ipu), "], IPU#: [", ipu.ipu_id, "]\n");
       continue;
@@ -40,7 +41,7 @@ std::string DeviceListing(const std::string& partition_id, uint32_t gcd,
     absl::StrAppend(&out, "-+- Id: [", device.id, "], target: [Multi IPU], IPUs: [",
                     device.members.size(), "]\n");
     for (size_t dnc = 0; dnc < device.members.size(); ++dnc) {
-      const ipuof::IpuofDevice& ipu = ipus[device.members[dnc]];
+      const popdist::ipuof::IpuofDevice& ipu = ipus[device.members[dnc]];
       absl::StrAppend(&out, " |--- Id: [", device.members[dnc], "], DNC Id: [", dnc,
                       "], IPU-M host: [", Endpoint(ipu), "], IPU#: [", ipu.ipu_id, "]\n");
     }

@@ -40,7 +40,8 @@ std::vector<Device> DevicesOf(size_t num_ipus);
 // The whole listing, newline-terminated. `ipus` ordered by device id; the
 // single devices are numbered by position, as Poplar numbers them.
 std::string DeviceListing(const std::string& partition_id, uint32_t gcd,
-                          const std::vector<ipuof::IpuofDevice>& ipus, const std::string& source);
+                          const std::vector<popdist::ipuof::IpuofDevice>& ipus,
+                          const std::string& source);
 
 }  // namespace vipu::gcinfo
 

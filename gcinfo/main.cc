@@ -23,7 +23,7 @@ constexpr const char* kFooter =
     "  3. ~/.ipuof.conf.d/: <IPUOF_VIPU_API_PARTITION_ID>_gcd<N>_ipuof.conf, or the only config.\n";
 
 // Server errors come from gRPC without the address; say which server failed.
-std::string Explain(const vipu::ipuof::Environment& env, const absl::Status& status) {
+std::string Explain(const vipu::popdist::ipuof::Environment& env, const absl::Status& status) {
   auto host = env.find("IPUOF_VIPU_API_HOST");
   if (host == env.end() || host->second.empty() ||
       status.code() == absl::StatusCode::kInvalidArgument) {
@@ -31,11 +31,11 @@ std::string Explain(const vipu::ipuof::Environment& env, const absl::Status& sta
   }
   // Every member, each with the port it was tried on.
   auto port = env.find("IPUOF_VIPU_API_PORT");
-  uint32_t default_port = vipu::ipuof::kDefaultVipuPort;
+  uint32_t default_port = vipu::popdist::ipuof::kDefaultVipuPort;
   // Attach has refused a bad port already; this only names the members.
   if (port != env.end() && !port->second.empty() &&
       !absl::SimpleAtoi(port->second, &default_port)) {
-    default_port = vipu::ipuof::kDefaultVipuPort;
+    default_port = vipu::popdist::ipuof::kDefaultVipuPort;
   }
   auto members = vipu::wire::ParseServerMembers(host->second, default_port);
   return absl::StrCat(
@@ -65,9 +65,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const vipu::ipuof::Environment env = vipu::ipuof::ProcessEnvironment();
-  absl::StatusOr<vipu::ipuof::IpuofClient> client =
-      vipu::ipuof::IpuofClient::Attach(env, absl::Seconds(30));
+  const vipu::popdist::ipuof::Environment env = vipu::popdist::ipuof::ProcessEnvironment();
+  absl::StatusOr<vipu::popdist::ipuof::IpuofClient> client =
+      vipu::popdist::ipuof::IpuofClient::Attach(env, absl::Seconds(30));
   if (!client.ok()) {
     std::cerr << "gc-info: cannot list the devices: " << Explain(env, client.status()) << "\n";
     return 1;

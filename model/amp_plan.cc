@@ -9,7 +9,7 @@
 
 #include "base/mutex.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 // Fixed cycles of one AMP work item on a tile (one input-channel group,
@@ -203,4 +203,4 @@ ProductPlan SearchPlan(const Product& product, const SystemSpec& sys,
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

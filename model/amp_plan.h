@@ -8,7 +8,7 @@
 
 #include "model/system_spec.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 // One pass of a product in the planner's terms. A matrix product (m, k, n)
 // is positions m, in_channels k, out_channels n. A convolution's forward
@@ -52,6 +52,6 @@ ProductPlan PlanProduct(const Product& product, const SystemSpec& system,
 // 2 x positions x in x out x kernel x groups: the useful FLOPs of a pass.
 double ProductFlops(const Product& product);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_AMP_PLAN_H_

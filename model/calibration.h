@@ -5,7 +5,7 @@
 #ifndef VIPU_MODEL_CALIBRATION_H_
 #define VIPU_MODEL_CALIBRATION_H_
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 struct Calibration {
   // --- Compute: the two constants tuned on the two seed runs ---
@@ -52,6 +52,6 @@ inline const Calibration& DefaultCalibration() {
   return kDefault;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_CALIBRATION_H_

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 double RingReduceScatterSeconds(double bytes, uint32_t members, double bandwidth_bps,
                                 double step_latency_s) {
@@ -26,7 +26,7 @@ ReplicaLayout LayoutFor(uint32_t replicas, uint32_t ipus_per_replica, const Syst
   const uint32_t per_ild = std::max<uint32_t>(1, system.ipus_per_ild);
   layout.ilds = std::max<uint32_t>(1, (ipus + per_ild - 1) / per_ild);
   // Only a partition holding whole ILDs gets the wrap-around links.
-  layout.torus = system.topology == IldTopology::kTorus && ipus >= per_ild;
+  layout.torus = system.topology == fabric::IldTopology::kTorus && ipus >= per_ild;
   return layout;
 }
 
@@ -46,7 +46,7 @@ double IntraIldRingBandwidth(const ReplicaLayout& layout, const SystemSpec& syst
 double CrossIldSyncSeconds(uint32_t ilds, const SystemSpec& system) {
   if (ilds <= 1) return 0;
   const double reach =
-      system.cluster_topology == ClusterTopology::kSwitched ? 1.0 : std::ceil(ilds / 2.0);
+      system.cluster_topology == fabric::ClusterTopology::kSwitched ? 1.0 : std::ceil(ilds / 2.0);
   return 2 * reach * system.gw_link_latency_s;
 }
 
@@ -81,7 +81,7 @@ CollectiveTime GradientReductionTime(double bytes, const ReplicaLayout& layout,
       2 * RingReduceScatterSeconds(bytes, in_ild, ring_bps, IntraIldRingStepSeconds(system, cal));
   // Every IPU of a machine holds one shard; the machine's GW-Links carry all.
   const double shard = bytes / in_ild;
-  const double machine_bytes = shard * kIpusPerMachine;
+  const double machine_bytes = shard * fabric::kIpusPerMachine;
   // The gateway, not the GW-Links' payload rate, sets the pace: its
   // calibrated throughput, never above what the links carry.
   const double gw_bps = std::min(GwLinkPayloadBps(system), cal.gw_effective_bps_per_machine);
@@ -91,4 +91,4 @@ CollectiveTime GradientReductionTime(double bytes, const ReplicaLayout& layout,
   return t;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

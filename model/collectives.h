@@ -9,7 +9,7 @@
 #include "model/calibration.h"
 #include "model/system_spec.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 // A ring of `members` IPUs moving `bytes` in total: (n-1) steps of
 // bytes/n each way.
@@ -69,6 +69,6 @@ struct CollectiveTime {
 CollectiveTime GradientReductionTime(double bytes, const ReplicaLayout& layout,
                                      const SystemSpec& system, const Calibration& cal);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_COLLECTIVES_H_

@@ -6,7 +6,7 @@
 #include "model/collectives.h"
 #include "model/network_work.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 constexpr double kBytesPerWeight = 2;    // FP16
@@ -87,4 +87,4 @@ MemoryEstimate EstimateMemory(const Workload& w, const SystemSpec& sys, const St
   return m;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

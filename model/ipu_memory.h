@@ -18,7 +18,7 @@
 #include "model/system_spec.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 struct IpuMemory {
   uint32_t ipu = 0;
@@ -48,6 +48,6 @@ struct MemoryEstimate {
 MemoryEstimate EstimateMemory(const Workload& workload, const SystemSpec& system,
                               const StepPrediction& prediction);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_IPU_MEMORY_H_

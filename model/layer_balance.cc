@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 class Balancer {
@@ -83,4 +83,4 @@ std::vector<uint32_t> BalanceLayers(const std::vector<double>& unit_seconds, dou
   return Balancer(unit_seconds, first_extra_s, last_extra_s, ipus).Run();
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 // `unit_seconds[i]` is the time of layer i; `first_extra_s` and
 // `last_extra_s` are fixed work pinned to the first and last IPU (embedding,
@@ -16,6 +16,6 @@ namespace vipu::fabric::model {
 std::vector<uint32_t> BalanceLayers(const std::vector<double>& unit_seconds, double first_extra_s,
                                     double last_extra_s, uint32_t ipus);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_LAYER_BALANCE_H_

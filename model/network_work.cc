@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 // FP16 activations; an element-wise "touch" reads and writes one value.
@@ -337,4 +337,4 @@ NetworkWork BuildNetworkWork(const Workload& workload) {
   return net;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

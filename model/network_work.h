@@ -10,7 +10,7 @@
 #include "model/amp_plan.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 // One forward matrix product (or convolution lowered to one): rows m,
 // reduction k, columns n, repeated `count` times. FLOPs = 2 m k n count.
@@ -62,6 +62,6 @@ NetworkWork BuildNetworkWork(const Workload& workload);
 // 2 m k n count, summed.
 double GemmFlops(const std::vector<Gemm>& gemms);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_NETWORK_WORK_H_

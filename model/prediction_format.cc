@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 std::string Quote(std::string_view s) {
@@ -253,4 +253,4 @@ std::string PredictionText(const Workload& w, const SystemSpec& sys, const StepP
   return t;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

@@ -11,7 +11,7 @@
 #include "model/system_spec.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 // One JSON object: the workload, the system, the step totals and a
 // "stages" array with compute, exchange, collectives, weight update, host
@@ -38,6 +38,6 @@ std::string MemoryText(const MemoryEstimate& memory);
 // workloads and the console all refuse a layout with this one message.
 absl::Status CheckMemoryFits(const MemoryEstimate& memory);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_PREDICTION_FORMAT_H_

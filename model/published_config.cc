@@ -3,7 +3,7 @@
 
 #include "absl/strings/ascii.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 std::optional<PublishedConfig> PublishedConfigFor(std::string_view preset) {
   const std::string key = absl::AsciiStrToLower(std::string(preset));
@@ -56,4 +56,4 @@ std::optional<PublishedConfig> PublishedConfigFor(std::string_view preset) {
   return std::nullopt;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

@@ -13,7 +13,7 @@
 
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 struct PublishedConfig {
   std::string name;    // the configuration's own name, e.g. "pretrain_large_128"
@@ -33,6 +33,6 @@ struct PublishedConfig {
 // resnet152, a custom transformer).
 std::optional<PublishedConfig> PublishedConfigFor(std::string_view preset);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_PUBLISHED_CONFIG_H_

@@ -13,7 +13,7 @@
 #include "model/layer_balance.h"
 #include "model/network_work.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
@@ -321,11 +321,11 @@ double SetHostTimes(const Workload& w, const SystemSpec& sys, const NetworkWork&
   p.samples_per_step =
       static_cast<uint64_t>(w.replicas) * w.grad_accum * w.micro_batch * w.device_iterations;
   const double samples = static_cast<double>(p.samples_per_step);
-  const double machines = std::ceil(p.ipus_used / static_cast<double>(kIpusPerMachine));
+  const double machines = std::ceil(p.ipus_used / static_cast<double>(fabric::kIpusPerMachine));
   // A broadcast stream sends each micro-batch once to a machine for all
   // its replicas.
   const double replicas_per_machine =
-      std::max(1.0, std::min<double>(w.replicas, kIpusPerMachine / w.ipus_per_replica));
+      std::max(1.0, std::min<double>(w.replicas, fabric::kIpusPerMachine / w.ipus_per_replica));
   const double streamed = w.replicated_input_streams ? samples : samples / replicas_per_machine;
   // Input streams are prefetched while the IPUs compute, so they only cost
   // time when they are the slower side.
@@ -446,4 +446,4 @@ absl::StatusOr<StepPrediction> PredictStep(const Workload& w, const SystemSpec& 
   return p;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

@@ -12,7 +12,7 @@
 #include "model/system_spec.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 // One IPU of a replica (a pipeline stage). Per-step seconds add up to the
 // step time with `idle_s`.
@@ -76,6 +76,6 @@ absl::Status ValidateWorkload(const Workload& workload, const SystemSpec& system
 absl::StatusOr<StepPrediction> PredictStep(const Workload& workload, const SystemSpec& system,
                                            const Calibration& calibration = DefaultCalibration());
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_STEP_PREDICTOR_H_

@@ -5,7 +5,7 @@
 
 #include "base/status_macros.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 constexpr double kGc200ClockHz = 1.325e9;  // implied by 249.7 TFLOPS
@@ -54,17 +54,17 @@ constexpr double kPciePayloadEfficiency = (128.0 / 130.0) * 256 / (256 + 24);
 
 }  // namespace
 
-SystemSpec SystemSpecFromPod(const PodSpec& pod) {
+SystemSpec SystemSpecFromPod(const fabric::PodSpec& pod) {
   SystemSpec spec;
   spec.name = pod.name;
   spec.machine_type = pod.machine_type;
   spec.num_machines = pod.num_machines;
-  spec.num_ipus = pod.num_machines * kIpusPerMachine;
+  spec.num_ipus = pod.num_machines * fabric::kIpusPerMachine;
   spec.num_ilds = std::max<uint32_t>(1, pod.num_ilds);
   spec.ipus_per_ild = spec.num_ipus / spec.num_ilds;
   spec.topology = pod.topology;
   spec.cluster_topology = pod.cluster_topology;
-  spec.clock_hz = pod.machine_type == MachineType::kBow ? kBowClockHz : kGc200ClockHz;
+  spec.clock_hz = pod.machine_type == fabric::MachineType::kBow ? kBowClockHz : kGc200ClockHz;
   spec.peak_fp16_flops = spec.tiles_per_ipu * kFp16FlopsPerTileCycle * spec.clock_hz;
   spec.sram_bytes = kSramBytes;
   spec.sram_bandwidth_bps = spec.tiles_per_ipu * kSramBytesPerTileCycle * spec.clock_hz;
@@ -85,8 +85,8 @@ SystemSpec SystemSpecFromPod(const PodSpec& pod) {
 }
 
 absl::StatusOr<SystemSpec> SystemSpecForPreset(std::string_view name) {
-  ASSIGN_OR_RETURN(PodSpec pod, PodPreset(name));
+  ASSIGN_OR_RETURN(fabric::PodSpec pod, fabric::PodPreset(name));
   return SystemSpecFromPod(pod);
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

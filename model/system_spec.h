@@ -11,17 +11,17 @@
 #include "fabric/pods.h"
 #include "fabric/types.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 struct SystemSpec {
   std::string name;  // "bow-pod64", ...
-  MachineType machine_type = MachineType::kM2000;
+  fabric::MachineType machine_type = fabric::MachineType::kM2000;
   uint32_t num_machines = 0;
   uint32_t num_ipus = 0;
   uint32_t num_ilds = 1;
   uint32_t ipus_per_ild = 0;
-  IldTopology topology = IldTopology::kTorus;
-  ClusterTopology cluster_topology = ClusterTopology::kLooped;
+  fabric::IldTopology topology = fabric::IldTopology::kTorus;
+  fabric::ClusterTopology cluster_topology = fabric::ClusterTopology::kLooped;
 
   // Chip.
   uint32_t tiles_per_ipu = 1472;
@@ -54,11 +54,11 @@ struct SystemSpec {
 };
 
 // The spec of a preset pod: its chip and link figures (docs/model.md).
-SystemSpec SystemSpecFromPod(const PodSpec& pod);
+SystemSpec SystemSpecFromPod(const fabric::PodSpec& pod);
 
 // SystemSpecFromPod(PodPreset(name)); INVALID_ARGUMENT for unknown names.
 absl::StatusOr<SystemSpec> SystemSpecForPreset(std::string_view name);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_SYSTEM_SPEC_H_

@@ -13,7 +13,7 @@
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 Workload BertPretraining(const char* preset, uint32_t micro_batch, uint32_t grad_accum,
@@ -418,4 +418,4 @@ ValidationSummary SummariseValidation(const std::vector<ValidationRow>& rows,
   return s;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

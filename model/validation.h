@@ -15,7 +15,7 @@
 #include "model/calibration.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 struct PublishedResult {
   std::string name;           // what ran
@@ -86,6 +86,6 @@ struct ValidationSummary {
 ValidationSummary SummariseValidation(const std::vector<ValidationRow>& rows,
                                       bool with_unpublished_host_input);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_VALIDATION_H_

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 struct TransformerPreset {
@@ -190,4 +190,4 @@ std::string TrainingOptionsText(const Workload& w) {
   return text;
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

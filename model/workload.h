@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 enum class ModelFamily { kTransformer, kConvNet };
 
@@ -138,6 +138,6 @@ std::string_view StatePrecisionName(StatePrecision precision);
 // validate` prints them under each run.
 std::string TrainingOptionsText(const Workload& workload);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_WORKLOAD_H_

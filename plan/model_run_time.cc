@@ -11,8 +11,7 @@
 
 namespace vipu::plan {
 
-ModelRunTime::ModelRunTime(const fabric::PodSpec& pod)
-    : system_(fabric::model::SystemSpecFromPod(pod)) {}
+ModelRunTime::ModelRunTime(const fabric::PodSpec& pod) : system_(model::SystemSpecFromPod(pod)) {}
 
 absl::StatusOr<double> ModelRunTime::RunSeconds(const TraceJob& job, uint32_t size,
                                                 uint32_t num_ilds) {
@@ -21,7 +20,7 @@ absl::StatusOr<double> ModelRunTime::RunSeconds(const TraceJob& job, uint32_t si
   auto it = step_s_.find(key);
   if (it == step_s_.end()) {
     absl::StatusOr<double> step = [&]() -> absl::StatusOr<double> {
-      ASSIGN_OR_RETURN(fabric::model::Workload workload, fabric::model::WorkloadPreset(model));
+      ASSIGN_OR_RETURN(model::Workload workload, model::WorkloadPreset(model));
       const uint32_t stages = job.ipus_per_replica;
       if (stages == 0 || size % stages != 0) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -29,10 +28,8 @@ absl::StatusOr<double> ModelRunTime::RunSeconds(const TraceJob& job, uint32_t si
       }
       workload.ipus_per_replica = stages;
       workload.replicas = size / stages;
-      ASSIGN_OR_RETURN(fabric::model::StepPrediction p,
-                       fabric::model::PredictStep(workload, system_));
-      RETURN_IF_ERROR(
-          fabric::model::CheckMemoryFits(fabric::model::EstimateMemory(workload, system_, p)));
+      ASSIGN_OR_RETURN(model::StepPrediction p, model::PredictStep(workload, system_));
+      RETURN_IF_ERROR(model::CheckMemoryFits(model::EstimateMemory(workload, system_, p)));
       return p.step_time_s;
     }();
     it = step_s_.emplace(key, std::move(step)).first;

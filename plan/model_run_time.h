@@ -30,7 +30,7 @@ class ModelRunTime {
   absl::StatusOr<double> RunSeconds(const TraceJob& job, uint32_t size, uint32_t num_ilds);
 
  private:
-  fabric::model::SystemSpec system_;
+  model::SystemSpec system_;
   std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t>, absl::StatusOr<double>> step_s_;
 };
 

@@ -23,7 +23,7 @@
 #include "wire/server_members.h"
 #include "wire/status.h"
 
-namespace vipu::ipuof {
+namespace vipu::popdist::ipuof {
 namespace {
 
 constexpr const char* kVariables[] = {"IPUOF_VIPU_API_HOST",
@@ -326,4 +326,4 @@ absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& w
   return result;
 }
 
-}  // namespace vipu::ipuof
+}  // namespace vipu::popdist::ipuof

@@ -47,7 +47,7 @@
 #include "vipu_agent.pb.h"
 #include "vipuuser.pb.h"
 
-namespace vipu::ipuof {
+namespace vipu::popdist::ipuof {
 
 inline constexpr uint32_t kDefaultVipuPort = 8090;
 
@@ -150,6 +150,6 @@ class IpuofClient {
   cli::ClientConfig credentials_;
 };
 
-}  // namespace vipu::ipuof
+}  // namespace vipu::popdist::ipuof
 
 #endif  // VIPU_POPDIST_IPUOF_CLIENT_H_

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-namespace vipu::sample {
+namespace vipu::popdist::sample {
 namespace {
 
 uint64_t Mix(uint64_t x) {
@@ -103,4 +103,4 @@ void ProxyModel::Apply(const StepSums& global) {
   for (size_t p = 0; p < weights_.size(); ++p) weights_[p] -= rate * global.values_[p];
 }
 
-}  // namespace vipu::sample
+}  // namespace vipu::popdist::sample

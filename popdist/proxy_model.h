@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace vipu::sample {
+namespace vipu::popdist::sample {
 
 struct ProxyModelOptions {
   uint32_t features = 32;
@@ -95,6 +95,6 @@ class ProxyModel {
   std::vector<double> weights_;
 };
 
-}  // namespace vipu::sample
+}  // namespace vipu::popdist::sample
 
 #endif  // VIPU_POPDIST_PROXY_MODEL_H_

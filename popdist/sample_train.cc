@@ -46,7 +46,7 @@
 
 namespace {
 
-namespace model = vipu::fabric::model;
+namespace model = vipu::model;
 
 struct Config {
   const char* name;
@@ -82,8 +82,8 @@ bool AllInstancesOk(bool ok) {
 // The device of a reconfigurable partition's GCD that holds this
 // instance's `needed` IPUs: under poprun the one popdist names, else the
 // first device of that many IPUs.
-absl::StatusOr<vipu::ipuof::IpuofClient> SubDeviceFor(const vipu::ipuof::IpuofClient& gcd,
-                                                      uint32_t needed, uint32_t ipus_per_replica) {
+absl::StatusOr<vipu::popdist::ipuof::IpuofClient> SubDeviceFor(
+    const vipu::popdist::ipuof::IpuofClient& gcd, uint32_t needed, uint32_t ipus_per_replica) {
   if (popdist::isPopdistEnvSet()) {
     try {
       return gcd.Device(popdist::getDeviceId(ipus_per_replica));
@@ -191,9 +191,10 @@ bool JoinPoprun(model::Workload& w) {
 
 // Attaches to this instance's GCD (poprun sets IPUOF_VIPU_API_GCD_ID), or
 // to just this instance's IPUs of it; false (said on stderr) when it cannot.
-bool AttachToGcd(const model::Workload& w, std::optional<vipu::ipuof::IpuofClient>* client) {
-  absl::StatusOr<vipu::ipuof::IpuofClient> c =
-      vipu::ipuof::IpuofClient::Attach(vipu::ipuof::ProcessEnvironment());
+bool AttachToGcd(const model::Workload& w,
+                 std::optional<vipu::popdist::ipuof::IpuofClient>* client) {
+  absl::StatusOr<vipu::popdist::ipuof::IpuofClient> c =
+      vipu::popdist::ipuof::IpuofClient::Attach(vipu::popdist::ipuof::ProcessEnvironment());
   const uint32_t needed = popdist::getNumLocalReplicas() * w.ipus_per_replica;
   if (!c.ok()) {
     std::fprintf(stderr, "IPUoF: cannot attach: %s (--offline trains without a partition)\n",
@@ -213,7 +214,8 @@ bool AttachToGcd(const model::Workload& w, std::optional<vipu::ipuof::IpuofClien
   }
   // A reconfigurable partition: take just this instance's IPUs, the device
   // Poplar would number for them.
-  absl::StatusOr<vipu::ipuof::IpuofClient> device = SubDeviceFor(*c, needed, w.ipus_per_replica);
+  absl::StatusOr<vipu::popdist::ipuof::IpuofClient> device =
+      SubDeviceFor(*c, needed, w.ipus_per_replica);
   if (!device.ok()) {
     std::fprintf(stderr, "IPUoF: %s\n", std::string(device.status().message()).c_str());
     return false;
@@ -266,7 +268,7 @@ class Trainer {
  public:
   Trainer(const Flags& flags, bool distributed, const model::Workload& w,
           const model::SystemSpec& spec, const vipuagent::WorkloadSpec& wire,
-          std::optional<vipu::ipuof::IpuofClient> client)
+          std::optional<vipu::popdist::ipuof::IpuofClient> client)
       : flags_(flags),
         w_(w),
         spec_(spec),
@@ -313,8 +315,8 @@ class Trainer {
     return absl::Seconds(timeout_s > 0 ? timeout_s : 120);
   }
 
-  static vipu::sample::ProxyModelOptions ProxyOptions(uint64_t seed) {
-    vipu::sample::ProxyModelOptions options;
+  static vipu::popdist::sample::ProxyModelOptions ProxyOptions(uint64_t seed) {
+    vipu::popdist::sample::ProxyModelOptions options;
     options.seed = seed;
     return options;
   }
@@ -345,7 +347,8 @@ class Trainer {
   }
 
   bool PlanFromMachines(uint32_t step, uint32_t chunk) {
-    absl::StatusOr<vipu::ipuof::WorkloadResult> run = client_->Run(wire_, chunk, run_timeout_);
+    absl::StatusOr<vipu::popdist::ipuof::WorkloadResult> run =
+        client_->Run(wire_, chunk, run_timeout_);
     if (!run.ok()) {
       std::fprintf(stderr, "Step %u: partition %s failed: %s\n", step,
                    client_->partition_id().c_str(), std::string(run.status().message()).c_str());
@@ -405,7 +408,7 @@ class Trainer {
   }
 
   // The machines that ran the first steps, and the partition as they configured it.
-  void DescribeMachines(const vipu::ipuof::WorkloadResult& run) const {
+  void DescribeMachines(const vipu::popdist::ipuof::WorkloadResult& run) const {
     namespace fabric = vipu::fabric;
     std::printf("Steps run on %zu IPU-Machines of partition %s (generation %llu): %s\n",
                 run.agent_ids.size(), client_->partition_id().c_str(),
@@ -435,7 +438,7 @@ class Trainer {
     }
     Pace(flags_.pace, step_time);
     total_time_ += step_time;
-    vipu::sample::StepSums sums =
+    vipu::popdist::sample::StepSums sums =
         proxy_.Accumulate(step, first_replica_, local_replicas_, w_.micro_batch);
     if (popdist::isBackendInitialized()) {
       popdist::collectives::allReduceSum(sums.data(), sums.size());
@@ -455,16 +458,17 @@ class Trainer {
   const model::Workload w_;
   const model::SystemSpec spec_;
   const vipuagent::WorkloadSpec wire_;
-  const std::optional<vipu::ipuof::IpuofClient> client_;
+  const std::optional<vipu::popdist::ipuof::IpuofClient> client_;
   const uint64_t samples_per_step_;  // of the whole job
   const uint64_t local_samples_;     // this instance's share
   const absl::Duration run_timeout_;
-  vipu::sample::ProxyModel proxy_;
+  vipu::popdist::sample::ProxyModel proxy_;
   const uint32_t first_replica_;
   const uint32_t local_replicas_;
   std::vector<double> planned_;  // step times not yet trained, the next one last
   bool machines_named_ = false;
-  vipu::ipuof::WorkloadResult first_run_;  // the machines' first answer: partition and machines
+  vipu::popdist::ipuof::WorkloadResult
+      first_run_;  // the machines' first answer: partition and machines
   double total_time_ = 0;
 };
 
@@ -495,13 +499,13 @@ int main(int argc, char** argv) {
   // The workload as the machines receive it: the whole data-parallel job,
   // because a step's gradient reduction spans every replica of the
   // partition; each instance then counts its own share of the samples.
-  absl::StatusOr<vipuagent::WorkloadSpec> wire = vipu::ipuof::ToWorkloadSpec(w);
+  absl::StatusOr<vipuagent::WorkloadSpec> wire = vipu::popdist::ipuof::ToWorkloadSpec(w);
   if (!wire.ok()) {
     std::fprintf(stderr, "%s\n", std::string(wire.status().message()).c_str());
     return 2;
   }
 
-  std::optional<vipu::ipuof::IpuofClient> client;
+  std::optional<vipu::popdist::ipuof::IpuofClient> client;
   bool attached = true;
   if (!flags.offline) {
     attached = AttachToGcd(w, &client);

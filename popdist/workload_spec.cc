@@ -3,10 +3,8 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace vipu::ipuof {
+namespace vipu::popdist::ipuof {
 namespace {
-
-namespace model = ::vipu::fabric::model;
 
 bool SameShape(const model::Workload& a, const model::Workload& b) {
   if (a.family != b.family) return false;
@@ -52,4 +50,4 @@ absl::StatusOr<vipuagent::WorkloadSpec> ToWorkloadSpec(const model::Workload& w)
   return spec;
 }
 
-}  // namespace vipu::ipuof
+}  // namespace vipu::popdist::ipuof

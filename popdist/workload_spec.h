@@ -9,12 +9,12 @@
 #include "model/workload.h"
 #include "vipu_agent.pb.h"
 
-namespace vipu::ipuof {
+namespace vipu::popdist::ipuof {
 
 // INVALID_ARGUMENT when `workload.name` is not a preset or the network shape
 // differs from the preset's: the wire names the network by preset only.
-absl::StatusOr<vipuagent::WorkloadSpec> ToWorkloadSpec(const fabric::model::Workload& workload);
+absl::StatusOr<vipuagent::WorkloadSpec> ToWorkloadSpec(const model::Workload& workload);
 
-}  // namespace vipu::ipuof
+}  // namespace vipu::popdist::ipuof
 
 #endif  // VIPU_POPDIST_WORKLOAD_SPEC_H_

@@ -10,6 +10,6 @@
 int main(int argc, char** argv) {
   // Failures are reported as one POPRUN ERROR line, not by gRPC's logger.
   gpr_set_log_function([](gpr_log_func_args*) {});
-  return vipu::cli::poprun::RunPoprun(std::vector<std::string>(argv + 1, argv + argc),
-                                      vipu::cli::Environment::FromProcess());
+  return vipu::poprun::RunPoprun(std::vector<std::string>(argv + 1, argv + argc),
+                                 vipu::cli::Environment::FromProcess());
 }

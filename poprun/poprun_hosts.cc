@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 struct Address {
@@ -219,4 +219,4 @@ absl::Status CheckSynchronisation(const PoprunOptions& o, const HostProbe& probe
   return absl::OkStatus();
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

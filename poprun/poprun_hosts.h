@@ -15,7 +15,7 @@
 #include "poprun/poprun_options.h"
 #include "wire/server_members.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 // The system calls behind the decisions, replaceable in tests.
 struct HostProbe {
@@ -57,6 +57,6 @@ absl::StatusOr<std::vector<std::string>> MembersPerHost(
 // copies nothing between machines.
 absl::Status CheckSynchronisation(const PoprunOptions& options, const HostProbe& probe);
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_HOSTS_H_

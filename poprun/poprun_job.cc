@@ -32,7 +32,7 @@
 
 extern char** environ;
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 std::atomic<int> g_signal{0};
@@ -54,7 +54,7 @@ void InstallSignalHandlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-std::string FindExecutable(const std::string& name, const Environment& env) {
+std::string FindExecutable(const std::string& name, const cli::Environment& env) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
   for (absl::string_view dir : absl::StrSplit(env.Get("PATH"), ':', absl::SkipEmpty())) {
     std::string path = absl::StrCat(dir, "/", name);
@@ -220,14 +220,14 @@ int SpawnAndWait(const std::vector<std::string>& argv, const EnvList& env, const
 
 }  // namespace
 
-PoprunJob::PoprunJob(const PoprunOptions& options, const Environment& env, const Logger& log,
+PoprunJob::PoprunJob(const PoprunOptions& options, const cli::Environment& env, const Logger& log,
                      const HostProbe& probe)
     : options_(options), env_(env), log_(log), probe_(probe) {}
 
 PoprunJob::~PoprunJob() { Finish(0); }
 
 absl::StatusOr<std::unique_ptr<PoprunJob>> PoprunJob::Prepare(const PoprunOptions& options,
-                                                              const Environment& env,
+                                                              const cli::Environment& env,
                                                               const Logger& log,
                                                               const HostProbe& probe,
                                                               const FailureReporter& report) {
@@ -304,7 +304,7 @@ absl::Status PoprunJob::PrepareServerAndPartition() {
     }
   }
   launch_.vipu_host_per_host = std::move(per_host);
-  conn_ = std::make_unique<Connection>(server.config);
+  conn_ = std::make_unique<cli::Connection>(server.config);
   manager_ = std::make_unique<PartitionManager>(*conn_, o, env_, log_);
   auto plan = manager_->Prepare();
   created_ = manager_->created_partition();
@@ -409,4 +409,4 @@ int PoprunJob::Finish(int code) {
   return code;
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

@@ -20,7 +20,7 @@
 #include "poprun/poprun_options.h"
 #include "poprun/poprun_partition.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 // Owns the connection to the server, the partition poprun created and the
 // temporary executable cache. Members are declared in the order Prepare
@@ -49,7 +49,7 @@ class PoprunJob {
   // status, what was created is removed, and the status is returned; its
   // message is the text of the "POPRUN ERROR: ..." line.
   static absl::StatusOr<std::unique_ptr<PoprunJob>> Prepare(const PoprunOptions& options,
-                                                            const Environment& env,
+                                                            const cli::Environment& env,
                                                             const Logger& log,
                                                             const HostProbe& probe,
                                                             const FailureReporter& report);
@@ -71,7 +71,7 @@ class PoprunJob {
   int Finish(int code);
 
  private:
-  PoprunJob(const PoprunOptions& options, const Environment& env, const Logger& log,
+  PoprunJob(const PoprunOptions& options, const cli::Environment& env, const Logger& log,
             const HostProbe& probe);
 
   // The server and the partition; the launch context's server fields.
@@ -80,20 +80,20 @@ class PoprunJob {
   absl::Status PrepareLaunch();
 
   const PoprunOptions& options_;
-  const Environment& env_;
+  const cli::Environment& env_;
   const Logger& log_;
   const HostProbe& probe_;
   TargetOptions env_targets_;  // from POPLAR_TARGET_OPTIONS
   LaunchContext launch_;
   uint32_t num_ilds_ = 1;
   TargetOptions partition_targets_;
-  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<cli::Connection> conn_;
   std::unique_ptr<PartitionManager> manager_;  // uses *conn_
   std::string created_;                // the partition to remove; empty once removed or kept
   int interrupted_before_launch_ = 0;  // the signal, when it stopped Prepare
   std::string temp_cache_;             // removed at the end; empty if none
 };
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_JOB_H_

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "poprun/poprun_partition.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 uint32_t InstancesPerHost(const PoprunOptions& o) {
@@ -53,7 +53,7 @@ EnvList InstanceEnvironment(const PoprunOptions& o, const LaunchContext& c, uint
   return env;
 }
 
-EnvList CredentialEnvironment(const ClientConfig& config) {
+EnvList CredentialEnvironment(const cli::ClientConfig& config) {
   EnvList env;
   auto add = [&env](const char* name, const std::string& value) {
     if (!value.empty()) env.emplace_back(name, value);
@@ -179,4 +179,4 @@ std::string QuoteCommand(const std::vector<std::string>& argv) {
   return absl::StrJoin(quoted, " ");
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

@@ -13,7 +13,7 @@
 #include "cli/common/client_config.h"
 #include "poprun/poprun_options.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 using EnvList = std::vector<std::pair<std::string, std::string>>;
 
@@ -46,7 +46,7 @@ struct LaunchContext {
 // resolved (from its environment or vipu-cli.hcl): user id, access key and
 // TLS files, each when set; TLS paths made absolute, since an instance may
 // start elsewhere. Empty for an unauthenticated plaintext server.
-EnvList CredentialEnvironment(const ClientConfig& config);
+EnvList CredentialEnvironment(const cli::ClientConfig& config);
 
 // The variables an instance gets: POPDIST_*, IPUOF_VIPU_API_*,
 // IPUOF_LOG_LEVEL, POPLAR_TARGET_OPTIONS, POPDIST_AUTOREPORT_DIRECTORY with
@@ -84,6 +84,6 @@ inline constexpr size_t kMpirunStderrHead = 8192;
 // recognises none. Open MPI refuses to run as root unless told to.
 std::optional<std::string> ExplainMpirunFailure(const std::string& stderr_head);
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_LAUNCH_H_

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 absl::StatusOr<LogLevel> ResolveLogLevel(Verbosity verbosity,
                                          const std::optional<std::string>& env_value) {
@@ -55,4 +55,4 @@ int ReportError(absl::string_view message) {
   return 1;
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

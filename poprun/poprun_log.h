@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "poprun/poprun_options.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 enum class LogLevel { kTrace = 0, kDebug, kInfo, kWarn, kErr, kOff };
 
@@ -48,6 +48,6 @@ std::string FormatLogLine(int hour, int minute, int second, int millis, long pid
 // returns 1, poprun's exit code for its own errors.
 int ReportError(absl::string_view message);
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_LOG_H_

@@ -18,7 +18,7 @@
 #include "fabric/enum_names.h"
 #include "wire/server_members.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 using Setter = std::function<absl::Status(PoprunOptions&, const std::string& value)>;
@@ -845,4 +845,4 @@ std::string HelpText() {
   return out.str();
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

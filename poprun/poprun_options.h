@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 enum class ProcessPlacement { kSpreadNuma, kScatterSocket, kScatterNuma, kClose, kDisabled };
 enum class Verbosity { kDefault, kInfo, kDebug };  // none, -v, -vv
@@ -94,6 +94,6 @@ absl::StatusOr<std::string> ExportConfig(const PoprunOptions& options, const std
 
 std::string HelpText();
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_OPTIONS_H_

@@ -18,7 +18,7 @@
 #include "vipu_admin.grpc.pb.h"
 #include "wire/server_members.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 std::string StateName(virmgrpc::PartitionReadyState s) {
@@ -26,7 +26,7 @@ std::string StateName(virmgrpc::PartitionReadyState s) {
 }
 
 // Values from IPUOF_VIPU_API_* are checked here so errors name the variable.
-absl::Status CheckEnvNumber(const Environment& env, const char* name, uint64_t max) {
+absl::Status CheckEnvNumber(const cli::Environment& env, const char* name, uint64_t max) {
   const std::string v = env.Get(name);
   uint64_t n = 0;
   if (!v.empty() && (!absl::SimpleAtoi(v, &n) || n < 1 || n > max)) {
@@ -36,19 +36,20 @@ absl::Status CheckEnvNumber(const Environment& env, const char* name, uint64_t m
   return absl::OkStatus();
 }
 
-absl::StatusOr<virmgrpc::ListPartitionsReply> ListPartitions(Connection& conn) {
+absl::StatusOr<virmgrpc::ListPartitionsReply> ListPartitions(cli::Connection& conn) {
   virmgrpc::ListPartitionsRequest request;
   virmgrpc::ListPartitionsReply reply;
-  absl::Status s = conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
-    return stubs.user().ListPartitions(c, request, &reply);
-  });
+  absl::Status s =
+      conn.Call(cli::CallKind::kReadOnly, [&](cli::Stubs& stubs, grpc::ClientContext* c) {
+        return stubs.user().ListPartitions(c, request, &reply);
+      });
   if (!s.ok()) return s;
   return reply;
 }
 
 // The first call's failure, naming the server and, when it cannot be
 // reached, the options that chose it.
-absl::Status ServerError(const absl::Status& s, const ClientConfig& config) {
+absl::Status ServerError(const absl::Status& s, const cli::ClientConfig& config) {
   const std::string target = config.Target();
   if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
     return absl::UnavailableError(
@@ -62,8 +63,8 @@ absl::Status ServerError(const absl::Status& s, const ClientConfig& config) {
 // The partition the launch runs on: --vipu-partition, else
 // IPUOF_VIPU_API_PARTITION_ID, else the only one, else a new one; several
 // and none named is an error.
-absl::StatusOr<std::string> ChoosePartition(const PoprunOptions& options, const Environment& env,
-                                            const Logger& log,
+absl::StatusOr<std::string> ChoosePartition(const PoprunOptions& options,
+                                            const cli::Environment& env, const Logger& log,
                                             const virmgrpc::ListPartitionsReply& list) {
   if (!options.vipu_partition.empty()) return options.vipu_partition;
   if (std::string env_id = env.Get("IPUOF_VIPU_API_PARTITION_ID"); !env_id.empty()) {
@@ -88,13 +89,14 @@ absl::StatusOr<std::string> ChoosePartition(const PoprunOptions& options, const 
 }
 
 // Debug output only: the server's view of an existing partition.
-void LogPartitionStatus(Connection& conn, const Logger& log, const std::string& id) {
+void LogPartitionStatus(cli::Connection& conn, const Logger& log, const std::string& id) {
   virmgrpc::GetPartitionStatusRequest request;
   request.set_partition_id(id);
   virmgrpc::GetPartitionStatusReply reply;
-  absl::Status st = conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
-    return stubs.user().GetPartitionStatus(c, request, &reply);
-  });
+  absl::Status st =
+      conn.Call(cli::CallKind::kReadOnly, [&](cli::Stubs& stubs, grpc::ClientContext* c) {
+        return stubs.user().GetPartitionStatus(c, request, &reply);
+      });
   log.Debug(absl::StrCat("Status for partition ", id, ": ",
                          st.ok() ? "OK" : std::string(st.message()), " (error ",
                          static_cast<int>(st.code()), ")"));
@@ -122,7 +124,7 @@ std::vector<std::string> Mismatches(const virmgrpc::PartitionSpec& spec, uint32_
 }
 
 // Fills the plan from the partition as it now is (created or found).
-absl::Status ReadBack(Connection& conn, PartitionPlan& plan) {
+absl::Status ReadBack(cli::Connection& conn, PartitionPlan& plan) {
   absl::StatusOr<virmgrpc::ListPartitionsReply> now = ListPartitions(conn);
   if (!now.ok()) return now.status();
   for (const auto& p : now->partitions()) {
@@ -136,7 +138,7 @@ absl::Status ReadBack(Connection& conn, PartitionPlan& plan) {
 
 }  // namespace
 
-absl::StatusOr<ServerChoice> ResolveServer(const PoprunOptions& o, const Environment& env) {
+absl::StatusOr<ServerChoice> ResolveServer(const PoprunOptions& o, const cli::Environment& env) {
   if (absl::Status s = CheckEnvNumber(env, "IPUOF_VIPU_API_PORT", 65535); !s.ok()) return s;
   if (std::string v = env.Get("IPUOF_VIPU_API_HOST"); !v.empty() && !o.vipu_server_host) {
     if (auto members = wire::ParseServerMembers(v, 1); !members.ok()) {
@@ -145,7 +147,7 @@ absl::StatusOr<ServerChoice> ResolveServer(const PoprunOptions& o, const Environ
     }
   }
   if (absl::Status s = CheckEnvNumber(env, "IPUOF_VIPU_API_TIMEOUT", 86400); !s.ok()) return s;
-  ConnectionFlags flags;
+  cli::ConnectionFlags flags;
   auto pick = [&](const std::optional<std::string>& flag, const char* var) {
     if (flag.has_value()) return flag;
     std::string v = env.Get(var);
@@ -160,16 +162,16 @@ absl::StatusOr<ServerChoice> ResolveServer(const PoprunOptions& o, const Environ
       pick(o.vipu_server_timeout ? std::optional<std::string>(absl::StrCat(*o.vipu_server_timeout))
                                  : std::nullopt,
            "IPUOF_VIPU_API_TIMEOUT");
-  auto config = ResolveClientConfig(flags, env);
+  auto config = cli::ResolveClientConfig(flags, env);
   if (!config.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("vipu configuration: ", std::string(config.status().message())));
   }
   // The same resolution without vipu's own sources tells whether they
   // decided the address.
-  Environment bare;
+  cli::Environment bare;
   bare.system_config_path.clear();
-  auto plain = ResolveClientConfig(flags, bare);
+  auto plain = cli::ResolveClientConfig(flags, bare);
   ServerChoice choice{*config, false};
   choice.from_vipu_config = !plain.ok() || plain->Target() != config->Target();
   return choice;
@@ -209,7 +211,7 @@ absl::Status PartitionManager::Remove(const std::string& id) {
   virmgrpc::RemovePartitionRequest request;
   request.set_partition_id(id);
   virmgrpc::RemovePartitionReply reply;
-  return conn_.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+  return conn_.Call(cli::CallKind::kMutating, [&](cli::Stubs& stubs, grpc::ClientContext* c) {
     return stubs.user().RemovePartition(c, request, &reply);
   });
 }
@@ -217,9 +219,10 @@ absl::Status PartitionManager::Remove(const std::string& id) {
 absl::Status PartitionManager::CheckFitsAllocation(uint32_t size) {
   vipuadmin::ListAllocationsRequest request;
   vipuadmin::ListAllocationsReply reply;
-  absl::Status s = conn_.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
-    return stubs.allocations().ListAllocations(c, request, &reply);
-  });
+  absl::Status s =
+      conn_.Call(cli::CallKind::kReadOnly, [&](cli::Stubs& stubs, grpc::ClientContext* c) {
+        return stubs.allocations().ListAllocations(c, request, &reply);
+      });
   if (absl::IsUnimplemented(s)) return absl::OkStatus();  // an older server: it decides
   if (!s.ok()) return s;
   const std::string& allocation = options_.vipu_allocation;
@@ -263,13 +266,14 @@ absl::Status PartitionManager::CheckFitsAllocation(uint32_t size) {
 absl::Status PartitionManager::Create(const std::string& id) {
   absl::StatusOr<fabric::PartitionRequest> wanted = CreateRequest(options_, id);
   if (!wanted.ok()) return wanted.status();
-  const virmgrpc::CreatePartitionRequest request = ToWire(*wanted);
+  const virmgrpc::CreatePartitionRequest request = cli::ToWire(*wanted);
   log_.Info(absl::StrCat("Creating partition ", id, " with ", wanted->size, " IPUs and ",
                          options_.num_instances, " GCDs"));
   virmgrpc::CreatePartitionReply reply;
-  absl::Status s = conn_.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
-    return stubs.user().CreatePartition(c, request, &reply);
-  });
+  absl::Status s =
+      conn_.Call(cli::CallKind::kMutating, [&](cli::Stubs& stubs, grpc::ClientContext* c) {
+        return stubs.user().CreatePartition(c, request, &reply);
+      });
   if (!s.ok()) {
     return absl::Status(s.code(),
                         absl::StrCat("create partition ", id, ": ", std::string(s.message())));
@@ -284,7 +288,7 @@ absl::Status PartitionManager::WaitActive(const std::string& id) {
   for (uint32_t attempt = 1; attempt <= attempts; ++attempt) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(conn_.config().timeout_seconds);
-    auto status = WaitForPartition(conn_, id, deadline);
+    auto status = cli::WaitForPartition(conn_, id, deadline);
     if (status.ok()) {
       log_.Debug(absl::StrCat("Done polling, final state of ", id, ": ",
                               StateName(status->ready_state())));
@@ -297,9 +301,10 @@ absl::Status PartitionManager::WaitActive(const std::string& id) {
       virmgrpc::ResetPartitionRequest request;
       request.set_partition_id(id);
       virmgrpc::ResetPartitionReply reply;
-      absl::Status s = conn_.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
-        return stubs.user().ResetPartition(c, request, &reply);
-      });
+      absl::Status s =
+          conn_.Call(cli::CallKind::kMutating, [&](cli::Stubs& stubs, grpc::ClientContext* c) {
+            return stubs.user().ResetPartition(c, request, &reply);
+          });
       if (!s.ok()) last = s;
     }
   }
@@ -313,9 +318,10 @@ absl::Status PartitionManager::Reset(const std::string& id) {
   virmgrpc::ResetPartitionRequest request;
   request.set_partition_id(id);
   virmgrpc::ResetPartitionReply reply;
-  absl::Status s = conn_.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
-    return stubs.user().ResetPartition(c, request, &reply);
-  });
+  absl::Status s =
+      conn_.Call(cli::CallKind::kMutating, [&](cli::Stubs& stubs, grpc::ClientContext* c) {
+        return stubs.user().ResetPartition(c, request, &reply);
+      });
   if (!s.ok()) {
     return absl::Status(s.code(),
                         absl::StrCat("reset partition ", id, ": ", std::string(s.message())));
@@ -373,11 +379,11 @@ absl::StatusOr<PartitionPlan> PartitionManager::Prepare() {
   if (ShouldReset(options_.reset_partition, plan.reconfigurable, plan.created)) {
     if (absl::Status r = Reset(plan.id); !r.ok()) return r;
   }
-  auto gcd = FetchGcdConfig(conn_, plan.id, 0);
+  auto gcd = cli::FetchGcdConfig(conn_, plan.id, 0);
   if (!gcd.ok()) return gcd.status();
   std::map<std::string, std::string> attributes(gcd->attributes().begin(), gcd->attributes().end());
   plan.target_options = TargetOptionsFromGcd(attributes, gcd->devices_size());
   return plan;
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

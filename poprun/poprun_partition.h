@@ -17,17 +17,18 @@
 #include "poprun/poprun_options.h"
 #include "poprun/poprun_target_options.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 struct ServerChoice {
-  ClientConfig config;
+  cli::ClientConfig config;
   bool from_vipu_config = false;  // picked up from vipu's env or vipu-cli.hcl
 };
 
 // --vipu-server-host/-port/-timeout, else IPUOF_VIPU_API_HOST/PORT/TIMEOUT,
 // else the vipu CLI configuration (VIPU_CLI_API_*, /etc/vipu/vipu-cli.hcl),
 // else localhost:8090 and 120 s.
-absl::StatusOr<ServerChoice> ResolveServer(const PoprunOptions& options, const Environment& env);
+absl::StatusOr<ServerChoice> ResolveServer(const PoprunOptions& options,
+                                           const cli::Environment& env);
 
 // What the launch runs on.
 struct PartitionPlan {
@@ -60,7 +61,7 @@ absl::StatusOr<fabric::PartitionRequest> CreateRequest(const PoprunOptions& opti
 // outlive it. Not thread-safe: poprun's one thread prepares and removes.
 class PartitionManager {
  public:
-  PartitionManager(Connection& conn, const PoprunOptions& options, const Environment& env,
+  PartitionManager(cli::Connection& conn, const PoprunOptions& options, const cli::Environment& env,
                    const Logger& log)
       : conn_(conn), options_(options), env_(env), log_(log) {}
 
@@ -84,13 +85,13 @@ class PartitionManager {
   absl::Status WaitActive(const std::string& id);
   absl::Status Reset(const std::string& id);
 
-  Connection& conn_;
+  cli::Connection& conn_;
   const PoprunOptions& options_;
-  const Environment& env_;
+  const cli::Environment& env_;
   const Logger& log_;
   std::string created_;
 };
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_PARTITION_H_

@@ -15,7 +15,7 @@
 #include "poprun/poprun_options.h"
 #include "poprun/poprun_validation.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 int Fail(const absl::Status& status) { return ReportError(status.message()); }
@@ -32,7 +32,7 @@ void PrintVersion(const std::string& format) {
 
 }  // namespace
 
-int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
+int RunPoprun(const std::vector<std::string>& args, const cli::Environment& env) {
   auto parsed = ParseCommandLine(args);
   if (!parsed.ok()) return Fail(parsed.status());
   const PoprunOptions& o = *parsed;
@@ -65,4 +65,4 @@ int RunPoprun(const std::vector<std::string>& args, const Environment& env) {
   return (*job)->Finish((*job)->Launch());
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

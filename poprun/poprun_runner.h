@@ -11,13 +11,13 @@
 
 #include "cli/common/client_config.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 // Returns the process exit code: mpirun's, 1 for a poprun error (printed as
 // one "POPRUN ERROR: ..." line on stderr), 128+signal when interrupted
 // before mpirun ran.
-int RunPoprun(const std::vector<std::string>& args, const Environment& env);
+int RunPoprun(const std::vector<std::string>& args, const cli::Environment& env);
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_RUNNER_H_

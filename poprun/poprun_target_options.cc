@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 class JsonReader {
@@ -131,4 +131,4 @@ TargetOptions MergeTargetOptions(const TargetOptions& base, const TargetOptions&
   return out;
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

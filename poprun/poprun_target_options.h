@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 using TargetOptions = std::vector<std::pair<std::string, std::string>>;  // ordered
 
@@ -32,6 +32,6 @@ TargetOptions TargetOptionsFromGcd(const std::map<std::string, std::string>& att
 // `base` with every key of `overrides` replaced or appended.
 TargetOptions MergeTargetOptions(const TargetOptions& base, const TargetOptions& overrides);
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_TARGET_OPTIONS_H_

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 constexpr size_t kLabelWidth = 9;  // "instances"
@@ -67,4 +67,4 @@ std::string RenderTopology(const std::vector<std::string>& hosts, uint32_t num_i
   return out;
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

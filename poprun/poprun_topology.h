@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 // `hosts` holds one label per host ("localhost", "[0]", ...); replicas,
 // instances and ILDs divide evenly among them (validated before). Cells are
@@ -17,6 +17,6 @@ namespace vipu::cli::poprun {
 std::string RenderTopology(const std::vector<std::string>& hosts, uint32_t num_ilds,
                            uint32_t num_instances, uint32_t num_replicas);
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_TOPOLOGY_H_

@@ -4,7 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 absl::Status ValidateOptions(const PoprunOptions& o) {
   const uint64_t size = static_cast<uint64_t>(o.num_replicas) * o.ipus_per_replica;
@@ -84,4 +84,4 @@ absl::Status ValidateFitsAllocation(uint32_t size, const std::string& allocation
   return absl::OkStatus();
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

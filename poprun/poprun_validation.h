@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "poprun/poprun_options.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 
 // Replicas divisible by instances, instances by hosts, at least one instance
 // per ILD (and an equal number in each), a power-of-two partition size, an
@@ -32,6 +32,6 @@ inline uint32_t PartitionSize(const PoprunOptions& o) {
   return o.num_replicas * o.ipus_per_replica;
 }
 
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun
 
 #endif  // VIPU_POPRUN_POPRUN_VALIDATION_H_

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, builds, runs the unit and integration
-# tests; then builds again with clang under AddressSanitizer + UBSan, runs the
+# tests (among them the checks of the source tree: rooms, comments, function
+# sizes); then builds again with clang under AddressSanitizer + UBSan, runs the
 # same tests there, and replays the fuzz targets' committed corpora with the
 # fuzzers that build produced.
 set -euo pipefail
@@ -17,11 +18,11 @@ if [ "${VIPU_SKIP_SANITIZERS:-0}" != 1 ]; then
   CC=clang CXX=clang++ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug \
     -DVIPU_SANITIZE=ON -DVIPU_FUZZ=ON -DVIPU_BENCHMARKS=OFF
   # What runs no code of ours under the sanitizers is left to the run above:
-  # the checks of the source tree (rooms, comments), the package (built from
+  # the checks of the source tree (rooms, comments, style, namespaces), the package (built from
   # build/, not from this tree) and the Slurm plugin (never instrumented).
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j2 --timeout 600 \
-    -E '^(rooms\.|comments\.|Slurm\.|integration\.PackageTest\.)'
+    -E '^(rooms\.|comments\.|style\.|namespaces\.|Slurm\.|integration\.PackageTest\.)'
   # The fuzz targets replay their committed corpora (the CI gate). Longer
   # exploring runs: scripts/fuzz.sh.
   if [ "${VIPU_SKIP_FUZZ:-0}" != 1 ]; then

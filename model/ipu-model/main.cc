@@ -4,5 +4,5 @@
 #include "model/ipu-model/predict_command.h"
 
 int main(int argc, char** argv) {
-  return vipu::fabric::model::RunIpuModel(argc, argv, std::cout, std::cerr);
+  return vipu::model::RunIpuModel(argc, argv, std::cout, std::cerr);
 }

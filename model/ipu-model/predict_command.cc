@@ -28,7 +28,7 @@
 #include "model/step_predictor.h"
 #include "model/validation.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 // Raw flag values; integers are wide so negatives reach our own checks.
@@ -287,28 +287,28 @@ int Fail(std::ostream& err, const absl::Status& status) {
 absl::StatusOr<std::string> ApplyRouting(const std::optional<std::string>& name,
                                          SystemSpec* system) {
   if (!name) return std::string("default");
-  absl::StatusOr<RoutingType> routing = ParseRoutingType(*name);
+  absl::StatusOr<fabric::RoutingType> routing = fabric::ParseRoutingType(*name);
   if (!routing.ok()) return Invalid(absl::StrCat("routing: ", routing.status().message()));
-  if (*routing == RoutingType::kRingSwnc) {
-    if (system->topology != IldTopology::kTorus) {
+  if (*routing == fabric::RoutingType::kRingSwnc) {
+    if (system->topology != fabric::IldTopology::kTorus) {
       return Invalid(absl::StrCat("routing: RINGSWNC uses the wrap links of a torus ILD; ",
                                   system->name, " has mesh ILDs"));
     }
   } else {
-    system->topology = IldTopology::kMesh;
+    system->topology = fabric::IldTopology::kMesh;
   }
   return TableName(*routing);
 }
 
 bool WrapLinksUsed(const SystemSpec& system, const StepPrediction& p) {
-  return system.topology == IldTopology::kTorus && p.ipus_used >= system.ipus_per_ild;
+  return system.topology == fabric::IldTopology::kTorus && p.ipus_used >= system.ipus_per_ild;
 }
 
 // The GW-Links between the ILDs a partition spans come with the pod's
 // cabling: a ring of racks (looped) or switches (switched). Their sync
 // reach is what differs.
 std::string GwLinksText(const SystemSpec& system, const StepPrediction& p) {
-  const bool switched = system.cluster_topology == ClusterTopology::kSwitched;
+  const bool switched = system.cluster_topology == fabric::ClusterTopology::kSwitched;
   return absl::StrFormat(
       "gw links       %s: a sync of the %u ILDs takes %.1f us %s, and every step of the "
       "cross-ILD ring waits for one\n",
@@ -335,8 +335,8 @@ std::string RoutingText(const std::string& routing, const SystemSpec& system,
 int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
   absl::StatusOr<SystemSpec> system = SystemSpecForPreset(f.system);
   if (!system.ok()) {
-    return Fail(err, Invalid(absl::StrCat("system: unknown system \"", f.system,
-                                          "\"; known: ", absl::StrJoin(PodPresetNames(), ", "))));
+    return Fail(err, Invalid(absl::StrCat("system: unknown system \"", f.system, "\"; known: ",
+                                          absl::StrJoin(fabric::PodPresetNames(), ", "))));
   }
   std::string assumed;
   absl::StatusOr<Workload> workload = BuildWorkload(f, &assumed);
@@ -598,4 +598,4 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
   return RunPredict(f, out, err);
 }
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

@@ -6,7 +6,7 @@
 
 #include <iosfwd>
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
@@ -16,6 +16,6 @@ inline constexpr int kExitUsage = 2;  // invalid flags or flag values
 // Returns the process exit code.
 int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model
 
 #endif  // VIPU_MODEL_IPU_MODEL_PREDICT_COMMAND_H_

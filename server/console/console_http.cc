@@ -462,7 +462,7 @@ void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response&
   // The console changes partitions as the APIs do, so it leaves the same
   // trail, allowed or refused.
   if (deps_.audit != nullptr) {
-    AuditRecord record;
+    security::AuditRecord record;
     record.time = absl::Now();
     record.user = s ? s->caller.user_id : "";
     record.peer = absl::StrCat("http:", req.remote_addr, ":", req.remote_port);

@@ -47,9 +47,9 @@ struct Request;
 struct Response;
 }  // namespace httplib
 
-namespace vipu::server {
+namespace vipu::server::security {
 class AuditLog;
-}  // namespace vipu::server
+}  // namespace vipu::server::security
 
 namespace vipu::server::console {
 
@@ -76,7 +76,7 @@ struct ConsoleDeps {
   PartitionController* controller = nullptr;
   security::AccessControl* access = nullptr;
   // Where remove and reset from the console are recorded; null: nowhere.
-  AuditLog* audit = nullptr;
+  security::AuditLog* audit = nullptr;
   // The member's role and leader in a highly available control plane, asked
   // on every change-detection pass (so a change of leader reaches open
   // consoles as a new state version); must be thread-safe. Empty: a single

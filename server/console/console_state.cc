@@ -376,7 +376,6 @@ std::string HistoryJson(const std::vector<Sample>& samples, const security::Call
 std::string BertLargePredictionJson(const fabric::Partition& partition,
                                     const fabric::Cluster& cluster,
                                     fabric::MachineType machine_type) {
-  namespace model = fabric::model;
   JsonWriter j;
   j.BeginObject().Field("model", "bert-large");
   const uint32_t size = partition.size();

@@ -50,14 +50,14 @@ int Fail(absl::string_view message, int code) {
 
 // Prints the two lines Graphcore's `--tls-init` prints (docs/security.md).
 absl::Status InitTls(const std::string& dir, const ServerOptions& options) {
-  TlsInitOptions tls;
+  security::TlsInitOptions tls;
   tls.dir = dir;
   tls.extra_hosts = options.tls_hosts;
   tls.validity_days = options.tls_validity_days;
   if (!options.tls_agents.empty()) {
-    ASSIGN_OR_RETURN(tls.agents, ParseTlsAgents(options.tls_agents));
+    ASSIGN_OR_RETURN(tls.agents, security::ParseTlsAgents(options.tls_agents));
   }
-  ASSIGN_OR_RETURN(const TlsInitResult result, GenerateTlsCertificates(tls));
+  ASSIGN_OR_RETURN(const security::TlsInitResult result, security::GenerateTlsCertificates(tls));
   std::printf("Generated server TLS certificates in the directory: %s\n",
               result.server_dir.c_str());
   std::printf("Generated client TLS certificates in the directory: %s\n",
@@ -111,7 +111,7 @@ void AddSecurityFlags(CLI::App& app, ServerOptions* o) {
                  "agent certificates for --tls-init: ID[+ID...][@HOST[+HOST...]],... "
                  "(DIR/agents/<first id>/)")
       ->check([](const std::string& value) -> std::string {
-        auto agents = ParseTlsAgents(value);
+        auto agents = security::ParseTlsAgents(value);
         return agents.ok() ? "" : std::string(agents.status().message());
       });
   app.add_option("--tls-validity-days", o->tls_validity_days,
@@ -179,7 +179,7 @@ int RunSecurityCommands(const ServerOptions& o) {
     return Fail(absl::StrCat("--audit-log-keep: must be in 1..1000, got ", o.audit_log_keep), 2);
   }
   if (!o.tls_agents.empty()) {
-    if (auto agents = ParseTlsAgents(o.tls_agents); !agents.ok()) {
+    if (auto agents = security::ParseTlsAgents(o.tls_agents); !agents.ok()) {
       return Fail(agents.status().message(), 2);
     }
     if (o.tls_init.empty()) return Fail("--tls-agents: only with --tls-init", 2);
@@ -200,12 +200,14 @@ int RunSecurityCommands(const ServerOptions& o) {
        {std::pair<std::string, std::string>{listen_given ? "--listen" : "--user-api-listen",
                                             o.user_api_listen},
         {"--admin-api-listen", o.admin_api_listen}}) {
-    if (absl::Status s = CheckListenPolicy(flag, address, o.secure, o.insecure); !s.ok()) {
+    if (absl::Status s = security::CheckListenPolicy(flag, address, o.secure, o.insecure);
+        !s.ok()) {
       spdlog::critical("{}", std::string(s.message()));
       return Fail(s.message(), 2);
     }
   }
-  if (!o.secure && !o.agent_api_listen.empty() && !IsLoopbackAddress(o.agent_api_listen)) {
+  if (!o.secure && !o.agent_api_listen.empty() &&
+      !security::IsLoopbackAddress(o.agent_api_listen)) {
     spdlog::warn(
         "--agent-api-listen {}: agents register without TLS and are not authenticated; keep it "
         "on a management network or use --secure (docs/security.md)",
@@ -264,11 +266,11 @@ absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o
                         : security::AccessControl::InsecureAdmittingEveryone(s->limiter_.get());
   s->user_admin_service_ = std::make_unique<UserAdminService>(s->users_.get(), *s->access_);
   if (AuditLogEnabled(o)) {
-    AuditLogOptions audit;
+    security::AuditLogOptions audit;
     audit.path = o.audit_log;
     audit.max_bytes = o.audit_log_max_bytes;
     audit.keep = o.audit_log_keep;
-    ASSIGN_OR_RETURN(s->audit_log_, AuditLog::Open(audit));
+    ASSIGN_OR_RETURN(s->audit_log_, security::AuditLog::Open(audit));
     spdlog::info("audit log: {} (rotated beyond {} bytes, {} kept)", o.audit_log,
                  o.audit_log_max_bytes, o.audit_log_keep);
   } else if (o.secure) {

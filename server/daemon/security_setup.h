@@ -84,7 +84,7 @@ class Security {
   absl::Status ReloadCertificates();
   grpc::Service* user_admin_service() { return user_admin_service_.get(); }
   // Null: no audit log (--audit-log off, or unset without --secure).
-  AuditLog* audit_log() { return audit_log_.get(); }
+  security::AuditLog* audit_log() { return audit_log_.get(); }
 
  private:
   Security() = default;
@@ -96,7 +96,7 @@ class Security {
   std::shared_ptr<grpc::ServerCredentials> credentials_;
   std::shared_ptr<grpc::ChannelCredentials> agent_channel_credentials_;
   std::unique_ptr<UserAdminService> user_admin_service_;
-  std::unique_ptr<AuditLog> audit_log_;
+  std::unique_ptr<security::AuditLog> audit_log_;
 };
 
 }  // namespace vipu::server

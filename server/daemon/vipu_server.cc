@@ -286,7 +286,7 @@ absl::Status VipuServer::StartEndpoints() {
     // Refusals made before anything was done say so to clients.
     creators.push_back(std::make_unique<NothingDoneInterceptorFactory>());
     // Every end-point: a mutating method is audited wherever it is served.
-    if (AuditLog* audit = security_->audit_log(); audit != nullptr) {
+    if (security::AuditLog* audit = security_->audit_log(); audit != nullptr) {
       creators.push_back(std::make_unique<AuditInterceptorFactory>(audit));
     }
     if (role_ != nullptr) creators.push_back(std::make_unique<RoleInterceptorFactory>(role_));

@@ -40,8 +40,8 @@ absl::StatusOr<std::vector<std::string>> AgentTlsFlags(const std::string& tls_di
   names.push_back("localhost");
   if (!pem.ok() || tls::CertificateExpired(pem->cert) ||
       !tls::CheckCertificateNames(pem->cert, names, {"127.0.0.1"}).ok()) {
-    AgentCertificateSpec spec{group, {"127.0.0.1", "localhost"}};
-    auto issued = IssueAgentCertificate(tls_dir, spec);
+    security::AgentCertificateSpec spec{group, {"127.0.0.1", "localhost"}};
+    auto issued = security::IssueAgentCertificate(tls_dir, spec);
     if (!issued.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("simulate: cannot issue the certificate of agents ", group.front(),

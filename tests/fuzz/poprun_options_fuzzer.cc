@@ -30,11 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& l : lines) {
     if (!Dropped(l)) args.push_back(l);
   }
-  auto parsed = vipu::cli::poprun::ParseCommandLine(args);
+  auto parsed = vipu::poprun::ParseCommandLine(args);
   if (!parsed.ok()) return 0;
   if (parsed->num_replicas < 1 || parsed->ipus_per_replica < 1 || parsed->num_instances < 1) {
     abort();
   }
-  if (vipu::cli::poprun::SerializeConfig(*parsed).empty()) abort();
+  if (vipu::poprun::SerializeConfig(*parsed).empty()) abort();
   return 0;
 }

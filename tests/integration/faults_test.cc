@@ -415,8 +415,8 @@ vipuagent::WorkloadSpec Bert() {
 }
 
 TEST_F(FaultsTest, DataPlaneRunsOnThePartitionsMachinesAndFailsOnADownLink) {
-  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p1", 0,
-                                                      absl::Seconds(10));
+  auto client = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p1",
+                                                               0, absl::Seconds(10));
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ(client->partition_id(), "p1");
   ASSERT_EQ(client->devices().size(), 8u);
@@ -448,26 +448,26 @@ TEST_F(FaultsTest, DataPlaneRunsOnThePartitionsMachinesAndFailsOnADownLink) {
   EXPECT_THAT(std::string(failed.status().message()),
               HasSubstr(absl::StrCat("agent ", first, ": IPU ", IpuOf(p1_), " error")));
   // p2's machines are untouched: it still runs.
-  auto other = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0,
-                                                     absl::Seconds(10));
+  auto other = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0,
+                                                              absl::Seconds(10));
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_TRUE(other->Run(Bert(), 1).ok());
 }
 
 TEST_F(FaultsTest, DataPlaneAttachesFromEnvironmentOrConfigFile) {
-  ipuof::Environment env = {{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
-                            {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
-                            {"IPUOF_VIPU_API_PARTITION_ID", "p2"},
-                            {"IPUOF_VIPU_API_GCD_ID", "0"}};
-  auto client = ipuof::IpuofClient::Attach(env);
+  popdist::ipuof::Environment env = {{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+                                     {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
+                                     {"IPUOF_VIPU_API_PARTITION_ID", "p2"},
+                                     {"IPUOF_VIPU_API_GCD_ID", "0"}};
+  auto client = popdist::ipuof::IpuofClient::Attach(env);
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ(client->devices().size(), 4u);
   EXPECT_TRUE(client->Run(Bert(), 2).ok());
 
   // `vipu create partition` left the config files in HOME.
-  ipuof::Environment file_env = {
+  popdist::ipuof::Environment file_env = {
       {"IPUOF_CONFIG_PATH", server_->home() + "/.ipuof.conf.d/p1_gcd0_ipuof.conf"}};
-  auto from_file = ipuof::IpuofClient::Attach(file_env);
+  auto from_file = popdist::ipuof::IpuofClient::Attach(file_env);
   ASSERT_TRUE(from_file.ok()) << from_file.status();
   EXPECT_EQ(from_file->partition_id(), "p1");
   EXPECT_EQ(from_file->devices().size(), 8u);
@@ -501,15 +501,15 @@ TEST_F(FaultsTest, DataPlaneAttachesFromEnvironmentOrConfigFile) {
             "gcd_id:"},
            {{{"IPUOF_CONFIG_PATH", "/nonexistent/x.conf"}}, "IPUOF_CONFIG_PATH: cannot read"},
        }) {
-    auto a = ipuof::IpuofClient::Attach(c.vars, absl::Seconds(5));
+    auto a = popdist::ipuof::IpuofClient::Attach(c.vars, absl::Seconds(5));
     ASSERT_FALSE(a.ok()) << c.message;
     EXPECT_THAT(std::string(a.status().message()), HasSubstr(c.message));
   }
 }
 
 TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
-  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2", 0,
-                                                      absl::Seconds(10));
+  auto client = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2",
+                                                               0, absl::Seconds(10));
   ASSERT_TRUE(client.ok()) << client.status();
   struct Case {
     std::function<void(vipuagent::WorkloadSpec*)> mutate;
@@ -544,11 +544,11 @@ TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
 
 // The IPUs a partition's GCD 0 runs on, as "ag4.ipu3,ag4.ipu2".
 std::string DevicesOf(const ServerProcess& s, const std::string& partition) {
-  auto client =
-      ipuof::IpuofClient::AttachToPartition("127.0.0.1", s.port(), partition, 0, absl::Seconds(10));
+  auto client = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", s.port(), partition, 0,
+                                                               absl::Seconds(10));
   if (!client.ok()) return std::string(client.status().message());
   std::string out;
-  for (const ipuof::IpuofDevice& d : client->devices()) {
+  for (const popdist::ipuof::IpuofDevice& d : client->devices()) {
     absl::StrAppend(&out, out.empty() ? "" : ",", d.host, ":", d.port, "/ipu", d.ipu_id);
   }
   return out;
@@ -564,8 +564,8 @@ TEST_F(FaultsTest, RelocatablePartitionMovesOffAFaultyIpuOthersStay) {
             0);
   const int before = FirstTopologyId(*server_, "r");
   const std::string devices = DevicesOf(*server_, "r");
-  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "r", 0,
-                                                      absl::Seconds(10));
+  auto client = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "r", 0,
+                                                               absl::Seconds(10));
   ASSERT_TRUE(client.ok()) << client.status();
   auto run = client->Run(Bert(), 1);
   ASSERT_TRUE(run.ok()) << run.status();
@@ -584,8 +584,8 @@ TEST_F(FaultsTest, RelocatablePartitionMovesOffAFaultyIpuOthersStay) {
   // The other half of the same machine: the only healthy free block of 2.
   EXPECT_EQ(FirstTopologyId(*server_, "r"), before ^ 2);
   EXPECT_NE(DevicesOf(*server_, "r"), devices);
-  client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "r", 0,
-                                                 absl::Seconds(10));
+  client = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "r", 0,
+                                                          absl::Seconds(10));
   ASSERT_TRUE(client.ok()) << client.status();
   run = client->Run(Bert(), 1);
   ASSERT_TRUE(run.ok()) << run.status();
@@ -642,8 +642,8 @@ TEST(MultiIldTest, TwoIldPartitionOwnsItsGwLinks) {
   ASSERT_EQ(
       server->Vipu({"create", "partition", "one", "--size", "64", "--routing", "swnc"}).exit_code,
       0);
-  auto one_ild = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server->port(), "one", 0,
-                                                       absl::Seconds(10));
+  auto one_ild = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server->port(), "one",
+                                                                0, absl::Seconds(10));
   ASSERT_TRUE(one_ild.ok()) << one_ild.status();
   auto within = one_ild->Run(data_parallel, 1);
   ASSERT_TRUE(within.ok()) << within.status();
@@ -653,8 +653,8 @@ TEST(MultiIldTest, TwoIldPartitionOwnsItsGwLinks) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = server->Vipu({"get", "partition", "b"});
   EXPECT_THAT(r.out, HasSubstr("ILD 0: 32-63; ILD 1: 32-63")) << r.out;
-  auto client =
-      ipuof::IpuofClient::AttachToPartition("127.0.0.1", server->port(), "b", 0, absl::Seconds(10));
+  auto client = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server->port(), "b", 0,
+                                                               absl::Seconds(10));
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE(client->Run(Bert(), 1).ok());
   // Over two ILDs the gradient reduction takes a third phase, over the

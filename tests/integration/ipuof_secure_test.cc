@@ -83,12 +83,12 @@ class IpuofSecureTest : public SecurePodTest {
             {"VIPU_CLI_API_TLS_CERT", tls_ + "/client/cert.pem"},
             {"VIPU_CLI_API_TLS_KEY", tls_ + "/client/key.pem"}};
   }
-  ipuof::Environment Attaching(const std::string& partition,
-                               const std::map<std::string, std::string>& credentials) const {
-    ipuof::Environment env = {{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
-                              {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
-                              {"IPUOF_VIPU_API_PARTITION_ID", partition},
-                              {"IPUOF_VIPU_API_TIMEOUT", "20"}};
+  popdist::ipuof::Environment Attaching(
+      const std::string& partition, const std::map<std::string, std::string>& credentials) const {
+    popdist::ipuof::Environment env = {{"IPUOF_VIPU_API_HOST", "127.0.0.1"},
+                                       {"IPUOF_VIPU_API_PORT", std::to_string(server_->port())},
+                                       {"IPUOF_VIPU_API_PARTITION_ID", partition},
+                                       {"IPUOF_VIPU_API_TIMEOUT", "20"}};
     env.insert(credentials.begin(), credentials.end());
     return env;
   }
@@ -109,8 +109,8 @@ TEST_F(IpuofSecureTest, AttachesToTheServerOverTlsWithTheAccessKey) {
   CommandResult created = Vipu({"create", "partition", "p", "--size", "4"});
   ASSERT_EQ(created.exit_code, 0) << created.err;
 
-  auto client =
-      ipuof::IpuofClient::Attach(Attaching("p", Credentials(root_key_)), absl::Seconds(20), "");
+  auto client = popdist::ipuof::IpuofClient::Attach(Attaching("p", Credentials(root_key_)),
+                                                    absl::Seconds(20), "");
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ(client->partition_id(), "p");
   EXPECT_EQ(client->devices().size(), 4u);
@@ -118,23 +118,24 @@ TEST_F(IpuofSecureTest, AttachesToTheServerOverTlsWithTheAccessKey) {
   EXPECT_EQ(client->source(), absl::StrCat("V-IPU server 127.0.0.1:", server_->port()));
 
   // A wrong key, or none, is the server's refusal, code and message.
-  auto wrong =
-      ipuof::IpuofClient::Attach(Attaching("p", Credentials("not-the-key")), absl::Seconds(20), "");
+  auto wrong = popdist::ipuof::IpuofClient::Attach(Attaching("p", Credentials("not-the-key")),
+                                                   absl::Seconds(20), "");
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kUnauthenticated) << wrong.status();
   EXPECT_THAT(std::string(wrong.status().message()), HasSubstr("unauthenticated"));
   std::map<std::string, std::string> no_key = Credentials(root_key_);
   no_key.erase("VIPU_CLI_API_ACCESS_KEY");
-  auto keyless = ipuof::IpuofClient::Attach(Attaching("p", no_key), absl::Seconds(20), "");
+  auto keyless = popdist::ipuof::IpuofClient::Attach(Attaching("p", no_key), absl::Seconds(20), "");
   EXPECT_EQ(keyless.status().code(), absl::StatusCode::kUnauthenticated) << keyless.status();
   // Plaintext does not get through the handshake.
   std::map<std::string, std::string> plaintext = {{"VIPU_CLI_API_USER_ID", "root"},
                                                   {"VIPU_CLI_API_ACCESS_KEY", root_key_}};
-  auto plain = ipuof::IpuofClient::Attach(Attaching("p", plaintext), absl::Seconds(5), "");
+  auto plain = popdist::ipuof::IpuofClient::Attach(Attaching("p", plaintext), absl::Seconds(5), "");
   EXPECT_EQ(plain.status().code(), absl::StatusCode::kUnavailable) << plain.status();
   // A CA that cannot be read is named before anything is sent.
   std::map<std::string, std::string> missing_ca = Credentials(root_key_);
   missing_ca["VIPU_CLI_API_TLS_CA"] = work_ + "/absent/ca.pem";
-  auto no_ca = ipuof::IpuofClient::Attach(Attaching("p", missing_ca), absl::Seconds(5), "");
+  auto no_ca =
+      popdist::ipuof::IpuofClient::Attach(Attaching("p", missing_ca), absl::Seconds(5), "");
   EXPECT_EQ(no_ca.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(no_ca.status().message(),
             absl::StrCat("VIPU_CLI_API_TLS_CA: cannot read '", work_, "/absent/ca.pem'"));
@@ -145,7 +146,7 @@ TEST_F(IpuofSecureTest, AttachesToTheServerOverTlsWithTheAccessKey) {
                      << "\"\napi-tls-ca = \"tls/client/ca.pem\"\n"
                      << "api-tls-cert = \"tls/client/cert.pem\"\n"
                      << "api-tls-key = \"tls/client/key.pem\"\n";
-  auto from_file = ipuof::IpuofClient::Attach(Attaching("p", {}), absl::Seconds(20), hcl);
+  auto from_file = popdist::ipuof::IpuofClient::Attach(Attaching("p", {}), absl::Seconds(20), hcl);
   ASSERT_TRUE(from_file.ok()) << from_file.status();
   EXPECT_TRUE(from_file->tls());
 }
@@ -153,9 +154,9 @@ TEST_F(IpuofSecureTest, AttachesToTheServerOverTlsWithTheAccessKey) {
 TEST_F(IpuofSecureTest, RunSpeaksMutualTlsToTheMachine) {
   TlsAgent agent(tls_, "127.0.0.1:0");
   ASSERT_NE(agent.port(), 0);
-  ipuof::Environment env = Credentials(root_key_);
+  popdist::ipuof::Environment env = Credentials(root_key_);
   env["IPUOF_CONFIG_PATH"] = WriteIpuofConfig("127.0.0.1", agent.port());
-  auto client = ipuof::IpuofClient::Attach(env, absl::Seconds(5), "");
+  auto client = popdist::ipuof::IpuofClient::Attach(env, absl::Seconds(5), "");
   ASSERT_TRUE(client.ok()) << client.status();
   auto run = client->Run(vipuagent::WorkloadSpec(), 2, absl::Seconds(20));
   ASSERT_TRUE(run.ok()) << run.status();
@@ -164,16 +165,16 @@ TEST_F(IpuofSecureTest, RunSpeaksMutualTlsToTheMachine) {
   EXPECT_FALSE(agent.saw_access_key);     // the key stays with vipu-server
 
   // Plaintext to a TLS machine fails, as does TLS with another pod's CA.
-  auto plain = ipuof::IpuofClient::Attach(
+  auto plain = popdist::ipuof::IpuofClient::Attach(
       {{"IPUOF_CONFIG_PATH", WriteIpuofConfig("127.0.0.1", agent.port())}}, absl::Seconds(5), "");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->Run(vipuagent::WorkloadSpec(), 1, absl::Seconds(5)).status().code(),
             absl::StatusCode::kUnavailable);
   const std::string other = work_ + "/other";
   ASSERT_EQ(RunCommand({VIPU_SERVER_BIN, "--tls-init", other}).exit_code, 0);
-  ipuof::Environment foreign = env;
+  popdist::ipuof::Environment foreign = env;
   foreign["VIPU_CLI_API_TLS_CA"] = other + "/client/ca.pem";
-  auto untrusting = ipuof::IpuofClient::Attach(foreign, absl::Seconds(5), "");
+  auto untrusting = popdist::ipuof::IpuofClient::Attach(foreign, absl::Seconds(5), "");
   ASSERT_TRUE(untrusting.ok()) << untrusting.status();
   EXPECT_EQ(untrusting->Run(vipuagent::WorkloadSpec(), 1, absl::Seconds(5)).status().code(),
             absl::StatusCode::kUnavailable);
@@ -182,9 +183,9 @@ TEST_F(IpuofSecureTest, RunSpeaksMutualTlsToTheMachine) {
   // not among its SANs.
   TlsAgent elsewhere(tls_, "127.0.0.2:0");
   ASSERT_NE(elsewhere.port(), 0);
-  ipuof::Environment misnamed = env;
+  popdist::ipuof::Environment misnamed = env;
   misnamed["IPUOF_CONFIG_PATH"] = WriteIpuofConfig("127.0.0.2", elsewhere.port());
-  auto wrong_host = ipuof::IpuofClient::Attach(misnamed, absl::Seconds(5), "");
+  auto wrong_host = popdist::ipuof::IpuofClient::Attach(misnamed, absl::Seconds(5), "");
   ASSERT_TRUE(wrong_host.ok()) << wrong_host.status();
   EXPECT_EQ(wrong_host->Run(vipuagent::WorkloadSpec(), 1, absl::Seconds(5)).status().code(),
             absl::StatusCode::kUnavailable);
@@ -295,7 +296,7 @@ TEST_F(PoprunSecureTest, UnreadableTlsFilesAreNamed) {
 #if defined(POPDIST_SAMPLE_TRAIN_BIN)
   ASSERT_EQ(Vipu({"create", "partition", "p", "--size", "4"}).exit_code, 0);
   std::map<std::string, std::string> env = Credentials(root_key_);
-  const ipuof::Environment attaching = Attaching("p", {});
+  const popdist::ipuof::Environment attaching = Attaching("p", {});
   env.insert(attaching.begin(), attaching.end());
   env["HOME"] = server_->home();
   env["VIPU_CLI_API_TLS_CA"] = absent;

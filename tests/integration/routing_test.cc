@@ -17,7 +17,7 @@ namespace {
 // runs round each ladder column. LAMB's state is off chip and sharded, as
 // in the published runs: on chip and whole it does not fit.
 vipuagent::WorkloadSpec BertLarge16x4() {
-  fabric::model::Workload w = *fabric::model::WorkloadPreset("bert-large");
+  model::Workload w = *model::WorkloadPreset("bert-large");
   w.micro_batch = 8;
   w.grad_accum = 16;
   w.replicas = 16;
@@ -25,7 +25,7 @@ vipuagent::WorkloadSpec BertLarge16x4() {
   w.layers_per_ipu = {3, 7, 7, 7};
   w.optimizer_state_offchip = true;
   w.replicated_tensor_sharding = true;
-  return *ipuof::ToWorkloadSpec(w);
+  return *popdist::ipuof::ToWorkloadSpec(w);
 }
 
 struct RunResult {
@@ -35,8 +35,8 @@ struct RunResult {
 };
 
 RunResult RunOn(const ServerProcess& server, const std::string& partition) {
-  auto client = ipuof::IpuofClient::AttachToPartition("127.0.0.1", server.port(), partition, 0,
-                                                      absl::Seconds(10));
+  auto client = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server.port(),
+                                                               partition, 0, absl::Seconds(10));
   EXPECT_TRUE(client.ok()) << client.status();
   if (!client.ok()) return {};
   auto run = client->Run(BertLarge16x4(), 1);

@@ -102,9 +102,9 @@ TEST(SimulateRestartTest, IpuofConfigAnswersAfterSigtermAndAfterKill9) {
   // The server still gives out the same endpoints.
   r = server->Vipu({"get", "partition", "p16", "--gcd", "0", "--ipuof-configs"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto from_file = ipuof::IpuofClient::FromConfigFile(config);
+  auto from_file = popdist::ipuof::IpuofClient::FromConfigFile(config);
   ASSERT_TRUE(from_file.ok()) << from_file.status();
-  for (const ipuof::IpuofDevice& d : from_file->devices()) {
+  for (const popdist::ipuof::IpuofDevice& d : from_file->devices()) {
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat(d.port))) << "device " << d.device_id;
   }
 }
@@ -113,7 +113,7 @@ TEST(SimulateRestartTest, RememberedPortTakenByAnotherProcessStopsTheStartNaming
   auto server = ServerProcess::Start("pod4");
   CommandResult created = server->Vipu({"create", "partition", "p4", "--size", "4"});
   ASSERT_EQ(created.exit_code, 0) << created.err << created.out;
-  auto client = ipuof::IpuofClient::FromConfigFile(ConfigPath(*server, "p4"));
+  auto client = popdist::ipuof::IpuofClient::FromConfigFile(ConfigPath(*server, "p4"));
   ASSERT_TRUE(client.ok()) << client.status();
   const uint32_t port = client->devices().front().port;
   server->Stop();

@@ -4,6 +4,8 @@
 // on a 64-IPU partition exactly what the model predicts in-process. A
 // layout the IPUs cannot hold is refused in the words of `ipu-model
 // predict`; popdist_sample_train's configurations are not.
+#include "agents/workload_runner.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,7 +16,6 @@
 
 #include "absl/strings/str_format.h"
 #include "agents/wire_translation.h"
-#include "agents/workload_runner.h"
 #include "model/ipu_memory.h"
 #include "model/prediction_format.h"
 #include "model/step_predictor.h"
@@ -24,7 +25,6 @@
 namespace vipu::agents {
 namespace {
 
-namespace model = ::vipu::fabric::model;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 

@@ -1,20 +1,20 @@
 // gc-info's device list: which single and Multi IPU devices a GCD has, their
 // ids, members and DNC order, and the text they print as.
+#include "gcinfo/device_listing.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "gcinfo/device_listing.h"
-
 namespace vipu::gcinfo {
 namespace {
 
 using ::testing::ElementsAre;
 
-std::vector<ipuof::IpuofDevice> Ipus(size_t n) {
-  std::vector<ipuof::IpuofDevice> ipus;
+std::vector<popdist::ipuof::IpuofDevice> Ipus(size_t n) {
+  std::vector<popdist::ipuof::IpuofDevice> ipus;
   for (size_t i = 0; i < n; ++i) {
     // Four IPUs per machine, IPU# counting down as on an IPU-Machine.
     ipus.push_back({static_cast<uint32_t>(i), "127.0.0.1", static_cast<uint32_t>(40000 + i / 4),
@@ -72,7 +72,7 @@ TEST(GcInfoDeviceListingTest, FourIpusPrintLikeGcInfo) {
 }
 
 TEST(GcInfoDeviceListingTest, IpusOnOtherMachinesShowTheirEndpointAndV6IsBracketed) {
-  std::vector<ipuof::IpuofDevice> ipus = Ipus(8);
+  std::vector<popdist::ipuof::IpuofDevice> ipus = Ipus(8);
   ipus[0].host = "::1";
   const std::string text = DeviceListing("p8", 1, ipus, "V-IPU server h:8090");
   EXPECT_THAT(text, ::testing::HasSubstr("Partition: p8 (gcd:1) has 8 IPUs, from V-IPU server"));

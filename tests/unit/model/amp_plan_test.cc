@@ -1,11 +1,12 @@
 // Products mapped to the AMP units and tiles: channel groupings, kernels,
 // the fold of a narrow input into channels, and the split over the tiles.
-#include "gtest/gtest.h"
 #include "model/amp_plan.h"
+
+#include "gtest/gtest.h"
 #include "model/calibration.h"
 #include "model/system_spec.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 Product Conv(double batch, double in_hw, double in, double out, double kernel, double stride) {
@@ -105,4 +106,4 @@ TEST(ModelAmpPlanTest, EmptyProductCostsNothing) {
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

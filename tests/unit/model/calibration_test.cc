@@ -7,7 +7,7 @@
 #include "model/system_spec.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 Workload Bert(const char* preset, uint32_t micro_batch, uint32_t grad_accum, uint32_t replicas,
@@ -80,4 +80,4 @@ TEST(ModelCalibrationTest, ChipPeaksFollowTheClock) {
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

@@ -1,9 +1,10 @@
 // Ring collective formulas, replica layouts and the GW-Link phase of the reduction.
-#include "gtest/gtest.h"
 #include "model/collectives.h"
+
+#include "gtest/gtest.h"
 #include "model/system_spec.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 TEST(ModelCollectivesTest, RingFormulas) {
@@ -51,8 +52,8 @@ TEST(ModelCollectivesTest, ThreePhaseAddsGwLinkTime) {
 TEST(ModelCollectivesTest, CrossIldSyncFollowsTheGwTopology) {
   const SystemSpec looped = *SystemSpecForPreset("pod256");
   const SystemSpec switched = *SystemSpecForPreset("bow-pod256");
-  ASSERT_EQ(looped.cluster_topology, ClusterTopology::kLooped);
-  ASSERT_EQ(switched.cluster_topology, ClusterTopology::kSwitched);
+  ASSERT_EQ(looped.cluster_topology, fabric::ClusterTopology::kLooped);
+  ASSERT_EQ(switched.cluster_topology, fabric::ClusterTopology::kSwitched);
   EXPECT_EQ(CrossIldSyncSeconds(1, looped), 0);
   // Two ILDs are one GW step apart either way: a gather and a release.
   EXPECT_DOUBLE_EQ(CrossIldSyncSeconds(2, looped), 2 * looped.gw_link_latency_s);
@@ -101,4 +102,4 @@ TEST(ModelCollectivesTest, GwPhaseMovesAtTheGatewaysThroughputCappedByTheLinks) 
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

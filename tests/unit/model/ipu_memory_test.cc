@@ -1,17 +1,18 @@
 // EstimateMemory: each IPU's weights, gradients, optimizer state and kept
 // activations, counted from the shapes; the published configurations fit
 // and a whole BERT-Large on one IPU does not.
+#include "model/ipu_memory.h"
+
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "model/ipu_memory.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
 #include "model/validation.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 struct Counted {
@@ -230,4 +231,4 @@ TEST(ModelIpuMemoryTest, PublishedConfigurationsFit) {
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

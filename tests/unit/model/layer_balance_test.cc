@@ -1,15 +1,16 @@
 // BalanceLayers: even splits, work pinned to the first or last IPU, and PredictStep's use.
+#include "model/layer_balance.h"
+
 #include <numeric>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "model/layer_balance.h"
 #include "model/step_predictor.h"
 #include "model/system_spec.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 using ::testing::ElementsAre;
@@ -85,4 +86,4 @@ TEST(ModelLayerBalanceTest, ConvNetHeadGoesToTheLastIpu) {
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

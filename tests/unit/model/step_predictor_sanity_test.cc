@@ -6,7 +6,7 @@
 #include "model/system_spec.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 Workload BertLarge() {
@@ -227,4 +227,4 @@ TEST(ModelSanityTest, BroadcastInputsStreamOnceAMachine) {
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

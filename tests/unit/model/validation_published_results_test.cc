@@ -11,7 +11,7 @@
 #include "model/system_spec.h"
 #include "model/validation.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 TEST(ModelPublishedResultsTest, CalibrationRowsComeFirstTheSeedsThenOneRunAcrossIlds) {
@@ -168,4 +168,4 @@ TEST(ModelPublishedResultsTest, SummaryLeavesOutCalibrationAndCanLeaveOutHostPac
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

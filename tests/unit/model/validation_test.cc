@@ -12,7 +12,7 @@
 #include "model/system_spec.h"
 #include "model/workload.h"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 using ::testing::HasSubstr;
@@ -146,4 +146,4 @@ TEST(ModelWorkloadTest, UnknownSystemPreset) {
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

@@ -1,6 +1,8 @@
 // The replay: each policy on tiny traces whose start times are worked out
 // by hand, placement checked against fabric::Place itself, the metrics
 // recomputed from jobs.csv, and no IPU held twice over a long trace.
+#include "plan/replay.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -21,7 +23,6 @@
 #include "plan/generator.h"
 #include "plan/model_run_time.h"
 #include "plan/pod.h"
-#include "plan/replay.h"
 #include "plan/report.h"
 #include "plan/summary.h"
 
@@ -189,11 +190,11 @@ TEST(ReplayTest, ModelJobsRunForStepsTimesThePredictedStepAtTheirPlacedSize) {
   absl::StatusOr<ReplayResult> r = Replay(LayoutOf("pod64"), t, o);
   ASSERT_TRUE(r.ok()) << r.status();
   for (int k : {0, 1}) {
-    fabric::model::Workload w = *fabric::model::WorkloadPreset("bert-base");
+    model::Workload w = *model::WorkloadPreset("bert-base");
     w.ipus_per_replica = 4;
     w.replicas = t.jobs[k].ipus / 4;
-    absl::StatusOr<fabric::model::StepPrediction> p =
-        fabric::model::PredictStep(w, fabric::model::SystemSpecFromPod(pod->spec));
+    absl::StatusOr<model::StepPrediction> p =
+        model::PredictStep(w, model::SystemSpecFromPod(pod->spec));
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_DOUBLE_EQ(r->jobs[k].end - r->jobs[k].start, 1000 * p->step_time_s);
   }

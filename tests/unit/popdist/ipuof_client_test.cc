@@ -3,6 +3,8 @@
 // config checks, and Run against a fake machine: what goes on the wire and
 // how the machine's answers and errors come back. Also the wire form of a
 // model workload (ToWorkloadSpec).
+#include "popdist/ipuof_client.h"
+
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -16,13 +18,12 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "model/workload.h"
-#include "popdist/ipuof_client.h"
 #include "popdist/workload_spec.h"
 #include "tests/integration/daemon_process.h"
 #include "vipu_agent.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
 
-namespace vipu::ipuof {
+namespace vipu::popdist::ipuof {
 namespace {
 
 using ::testing::HasSubstr;
@@ -505,7 +506,6 @@ TEST(IpuofClientTest, RunReportsAMachineThatDoesNotAnswer) {
 }
 
 TEST(WorkloadSpecTest, SendsEveryFieldExplicitly) {
-  namespace model = ::vipu::fabric::model;
   model::Workload w = *model::WorkloadPreset("bert-large");
   w.micro_batch = 8;
   w.grad_accum = 512;
@@ -548,4 +548,4 @@ TEST(WorkloadSpecTest, SendsEveryFieldExplicitly) {
 }
 
 }  // namespace
-}  // namespace vipu::ipuof
+}  // namespace vipu::popdist::ipuof

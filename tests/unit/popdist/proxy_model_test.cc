@@ -1,12 +1,12 @@
 // Tests of the stand-in model the sample application trains: it learns, and
 // sharding its replicas across instances trains the same weights.
+#include "popdist/proxy_model.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "popdist/proxy_model.h"
-
-namespace vipu::sample {
+namespace vipu::popdist::sample {
 namespace {
 
 // Element-wise sum of the instances' shares, as allReduceSum leaves it.
@@ -71,4 +71,4 @@ TEST(ProxyModelTest, AStepWithoutSamplesChangesNothing) {
 }
 
 }  // namespace
-}  // namespace vipu::sample
+}  // namespace vipu::popdist::sample

@@ -1,12 +1,12 @@
 // poprun's launch hosts: the V-IPU server address per host and the synchronisation options.
+#include "poprun/poprun_hosts.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "poprun/poprun_hosts.h"
-
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 using ::testing::ElementsAre;
@@ -129,4 +129,4 @@ TEST(PoprunHosts, SystemProbeKnowsThisMachine) {
 }
 
 }  // namespace
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

@@ -1,14 +1,15 @@
 // poprun's mpirun command and per-instance environment, the reset rule and target options.
+#include "poprun/poprun_launch.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "poprun/poprun_launch.h"
 #include "poprun/poprun_partition.h"
 #include "poprun/poprun_target_options.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 using ::testing::ElementsAre;
@@ -188,7 +189,7 @@ TEST(PoprunLaunch, QuoteEscapesSingleQuotes) {
 // The access key reaches the instances through mpirun's environment: the
 // command (and so `ps` and poprun's log) names the variables only.
 TEST(PoprunLaunch, CredentialsAreForwardedByNameOnly) {
-  ClientConfig config;
+  cli::ClientConfig config;
   config.user_id = "alice";
   config.access_key = "s3cr3t-key";
   config.tls_ca = "/etc/vipu/tls/client/ca.pem";
@@ -219,8 +220,8 @@ TEST(PoprunLaunch, CredentialsAreForwardedByNameOnly) {
     EXPECT_EQ(*(at - 1), "-x") << name;
   }
   // Nothing set, nothing forwarded (an unauthenticated plaintext server).
-  EXPECT_TRUE(CredentialEnvironment(ClientConfig()).empty());
-  ClientConfig key_only;
+  EXPECT_TRUE(CredentialEnvironment(cli::ClientConfig()).empty());
+  cli::ClientConfig key_only;
   key_only.access_key = "k";
   EXPECT_THAT(CredentialEnvironment(key_only),
               ElementsAre(std::pair<std::string, std::string>("VIPU_CLI_API_ACCESS_KEY", "k")));
@@ -284,4 +285,4 @@ TEST(PoprunLaunch, ExplainsMpirunsRefusalToRunAsRoot) {
 }
 
 }  // namespace
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

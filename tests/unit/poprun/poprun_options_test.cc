@@ -1,4 +1,6 @@
 // poprun's option parser: spellings, booleans, integers, enums, verbosity and errors.
+#include "poprun/poprun_options.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,12 +11,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "poprun/poprun_log.h"
-#include "poprun/poprun_options.h"
 #include "poprun/poprun_partition.h"
 #include "poprun/poprun_runner.h"
 #include "poprun/poprun_validation.h"
 
-namespace vipu::cli::poprun {
+namespace vipu::poprun {
 namespace {
 
 using ::testing::ElementsAre;
@@ -262,7 +263,7 @@ TEST(PoprunOptions, InvalidSyncTypeIsRefusedNamingTheFlagAndTheAcceptedValues) {
   EXPECT_EQ(Error({"--sync-type=fast", "p"}), want);
 
   ::testing::internal::CaptureStderr();
-  const int code = RunPoprun({"--sync-type", "fast", "p"}, Environment{});
+  const int code = RunPoprun({"--sync-type", "fast", "p"}, cli::Environment{});
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "POPRUN ERROR: " + want + "\n");
   EXPECT_EQ(code, 1);
 
@@ -490,4 +491,4 @@ TEST(PoprunLog, LevelsAndFormat) {
 }
 
 }  // namespace
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

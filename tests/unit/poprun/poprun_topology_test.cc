@@ -1,9 +1,9 @@
 // poprun's --print-topology table for hosts, ILDs, instances and replicas.
-#include <gtest/gtest.h>
-
 #include "poprun/poprun_topology.h"
 
-namespace vipu::cli::poprun {
+#include <gtest/gtest.h>
+
+namespace vipu::poprun {
 namespace {
 
 // Four tables as Graphcore's poprun prints them, byte for byte.
@@ -105,4 +105,4 @@ TEST(PoprunTopology, LongLabelsWidenTheCells) {
 }
 
 }  // namespace
-}  // namespace vipu::cli::poprun
+}  // namespace vipu::poprun

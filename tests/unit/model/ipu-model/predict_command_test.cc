@@ -1,5 +1,7 @@
 // `ipu-model predict` end to end through RunIpuModel: output shapes and
 // exit code 2 with a one-line error for every invalid flag value.
+#include "model/ipu-model/predict_command.h"
+
 #include <algorithm>
 #include <ostream>
 #include <sstream>
@@ -8,10 +10,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "model/ipu-model/predict_command.h"
 #include "nlohmann/json.hpp"
 
-namespace vipu::fabric::model {
+namespace vipu::model {
 namespace {
 
 using ::testing::HasSubstr;
@@ -462,4 +463,4 @@ TEST(ModelPredictCommandTest, ValidateTabulatesEveryPublishedResult) {
 }
 
 }  // namespace
-}  // namespace vipu::fabric::model
+}  // namespace vipu::model

@@ -4,6 +4,8 @@
 // server or member), partition details, the event stream, CSRF-protected
 // actions, and a clear refusal (changing nothing) for every invalid
 // parameter.
+#include "server/console/console_http.h"
+
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -24,15 +26,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/console/console_http.h"
 #include "server/control/partition_controller.h"
+#include "server/daemon/vipu_server.h"
 #include "server/fleet/agent_driver.h"
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/cluster_links_cache.h"
 #include "server/fleet/grpc_agent_client.h"
 #include "server/ha/member_role.h"
 #include "server/security/audit_log.h"
-#include "server/daemon/vipu_server.h"
 #include "storage/store.h"
 #include "tests/unit/support/controller_harness.h"
 
@@ -67,7 +68,7 @@ class ConsoleHttpTest : public ::testing::Test {
     ConsoleOptions options;
     options.listener.address = "127.0.0.1:0";
     options.tick = absl::Hours(1);  // tests call Refresh() themselves
-    auto audit = AuditLog::Open({dir_ + "/audit.log"});
+    auto audit = security::AuditLog::Open({dir_ + "/audit.log"});
     ASSERT_TRUE(audit.ok()) << audit.status();
     audit_ = *std::move(audit);
     ConsoleDeps deps;
@@ -126,7 +127,7 @@ class ConsoleHttpTest : public ::testing::Test {
   std::string dir_;                            // the harness's directory
   storage::Store* store_ = nullptr;            // the harness's
   PartitionController* controller_ = nullptr;  // the harness's
-  std::unique_ptr<AuditLog> audit_;
+  std::unique_ptr<security::AuditLog> audit_;
   std::unique_ptr<ConsoleServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };

@@ -72,8 +72,7 @@ TEST(ConsolePredictionTest, MatchesIpuModelPredictForAWholePod) {
                         "--offchip-optimizer-state",
                         "--json"};
   std::ostringstream out, err;
-  ASSERT_EQ(fabric::model::RunIpuModel(sizeof argv / sizeof argv[0], argv, out, err), 0)
-      << err.str();
+  ASSERT_EQ(model::RunIpuModel(sizeof argv / sizeof argv[0], argv, out, err), 0) << err.str();
   const double cli = NumberOf(out.str(), "step_time_s");
   const double shown = NumberOf(console, "step_time_s");
   ASSERT_GT(cli, 0) << out.str();
@@ -138,8 +137,7 @@ TEST(ConsolePredictionTest, ALayoutThatDoesNotFitIsRefusedAsIpuModelRefusesIt) {
                         "--ipus-per-replica",
                         "1"};
   std::ostringstream out, err;
-  ASSERT_EQ(fabric::model::RunIpuModel(sizeof argv / sizeof argv[0], argv, out, err), 2)
-      << out.str();
+  ASSERT_EQ(model::RunIpuModel(sizeof argv / sizeof argv[0], argv, out, err), 2) << out.str();
   std::string refusal = err.str();
   ASSERT_THAT(refusal, StartsWith("ipu-model: memory: IPU 0 needs at least "));
   refusal = refusal.substr(std::string("ipu-model: ").size());

@@ -1,4 +1,6 @@
 // AuditLog: the JSON line, appending across reopen, size rotation and its limits, threads.
+#include "server/security/audit_log.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,10 +12,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/security/audit_log.h"
 #include "tests/unit/support/temp_dir.h"
 
-namespace vipu::server {
+namespace vipu::server::security {
 namespace {
 
 using ::testing::HasSubstr;
@@ -176,4 +177,4 @@ TEST(AuditLogTest, ConcurrentAppendsNeverInterleave) {
 }
 
 }  // namespace
-}  // namespace vipu::server
+}  // namespace vipu::server::security

@@ -1,5 +1,7 @@
 // --tls-init output checked with OpenSSL's own verifier, and the listen
 // policy that keeps an insecure server on loopback.
+#include "server/security/tls_init.h"
+
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -12,9 +14,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/security/listen_policy.h"
-#include "server/security/tls_init.h"
 
-namespace vipu::server {
+namespace vipu::server::security {
 namespace {
 
 using ::testing::HasSubstr;
@@ -205,4 +206,4 @@ TEST(ListenPolicyTest, BeyondLoopbackNeedsSecureOrExplicitInsecure) {
 }
 
 }  // namespace
-}  // namespace vipu::server
+}  // namespace vipu::server::security
