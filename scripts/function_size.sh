@@ -6,7 +6,8 @@
 #   files, i.e. all but tests/, bench/, build*/). Generated *.pb.cc files are
 #   skipped. Prints "file:line function (N lines)" for each function over the
 #   limit and exits 1 when there is any, 0 when there is none, 2 when
-#   clang-tidy could not parse a file.
+#   clang-tidy could not parse a file. The functions of `exempt` below are
+#   not listed.
 # Environment: BUILD_DIR (default build) holds compile_commands.json; JOBS
 # (default the number of cores) is how many clang-tidy processes run at once.
 set -euo pipefail
@@ -14,6 +15,15 @@ cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 max_lines=80
+# Functions allowed over the limit, as file:function. Only data tables belong
+# here: a list of literal rows reads best whole, and cut into pieces it would
+# only be harder to check against its sources. Logic never does; move it out
+# of the table instead.
+#   PublishedResults: the published figures the model is validated against,
+#   one row each with its source and configuration.
+exempt=(
+  model/validation.cc:PublishedResults
+)
 
 if [ ! -f "$build_dir/compile_commands.json" ]; then
   echo "function_size.sh: no $build_dir/compile_commands.json; configure the build first" >&2
@@ -71,14 +81,17 @@ done
 
 # A warning names the function at file:line:col; the note after it gives its
 # length (a function over another threshold only has no such note).
-report=$(cat "$out"/*.out | awk -v root="$PWD/" '
+report=$(cat "$out"/*.out | awk -v root="$PWD/" -v exempt="${exempt[*]}" '
+  BEGIN { split(exempt, names, " "); for (i in names) skip[names[i]] = 1 }
   /warning: function .* exceeds recommended size\/complexity thresholds/ {
     split($0, parts, ":")
-    where = parts[1] ":" parts[2]
-    sub("^" root, "", where)
+    file = parts[1]
+    sub("^" root, "", file)
+    where = file ":" parts[2]
     name = $0
     sub(/^[^'\'']*'\''/, "", name)
     sub(/'\''.*$/, "", name)
+    if ((file ":" name) in skip) where = ""
     next
   }
   where != "" && / note: [0-9]+ lines including whitespace and comments/ {
