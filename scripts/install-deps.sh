@@ -55,6 +55,9 @@ packages=(
   # The sanitizer build and the fuzzers (scripts/test.sh, scripts/fuzz.sh):
   # clang with libFuzzer (-fsanitize=fuzzer lives in libclang-rt).
   clang libclang-rt-14-dev
+  # scripts/function_size.sh (run by scripts/test.sh) measures every function
+  # with clang-tidy's readability-function-size.
+  clang-tidy
   # The pod console's browser tests (tests/integration/console_test.cc) load
   # the console in headless Chromium and drive it over the DevTools protocol.
   chromium

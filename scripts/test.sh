@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, builds, runs the unit and integration
-# tests; then builds again with clang under AddressSanitizer + UBSan, runs the
+# tests and checks that no function of ours but a data table is over 80
+# lines; then builds again with clang under AddressSanitizer + UBSan, runs the
 # same tests there, and replays the fuzz targets' committed corpora with the
 # fuzzers that build produced.
 set -euo pipefail
@@ -8,6 +9,9 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh build
 ctest --test-dir build --output-on-failure -j2 --timeout 300
+# After the build: clang-tidy reads build/compile_commands.json and needs the
+# headers the build generates (the gRPC stubs).
+BUILD_DIR=build scripts/function_size.sh
 if [ "${VIPU_SKIP_SANITIZERS:-0}" != 1 ]; then
   # One sanitizer build serves the tests and the fuzzers: clang, Debug (-O0
   # compiles much faster; the sanitizers instrument our code either way), with
