@@ -87,6 +87,26 @@ Workload MlperfResNet(uint32_t replicas, uint32_t micro_batch, uint32_t grad_acc
   return w;
 }
 
+// graphcore/examples nlp/bert/pytorch/configs_pretraining.yml,
+// `demo_tiny_128`: a 3-layer BERT of hidden size 64 on a 4-IPU pipeline,
+// real data read by one loader worker.
+Workload BertDemoTiny128() {
+  Workload w = *WorkloadPreset("bert-base");
+  w.name = "transformer";
+  w.transformer.hidden = 64;
+  w.transformer.layers = 3;
+  w.transformer.heads = 8;
+  w.seq_len = 128;
+  w.micro_batch = 1;
+  w.grad_accum = 16;
+  w.ipus_per_replica = 4;
+  w.layers_per_ipu = {0, 1, 1, 1};
+  w.optimizer = Optimizer::kAdam;
+  w.optimizer_state_offchip = true;
+  w.framework = Framework::kPopTorch;
+  return w;
+}
+
 PublishedResult Row(std::string name, std::string system, std::string source,
                     std::string configuration, double published, Workload w) {
   PublishedResult r;
@@ -113,6 +133,9 @@ PublishedResult CrossIldCalibrationRun() {
   return r;
 }
 
+// A table, one row per published figure, kept in one piece so that it reads
+// as the list it is (scripts/function_size.sh exempts it by name): what is
+// logic, building a workload, belongs in the helpers above.
 std::vector<PublishedResult> PublishedResults() {
   std::vector<PublishedResult> rows;
   PublishedResult base =
@@ -309,27 +332,12 @@ std::vector<PublishedResult> PublishedResults() {
     r.host_input_unpublished = true;
     rows.push_back(r);
   }
-  Workload tiny = *WorkloadPreset("bert-base");
-  tiny.name = "transformer";
-  tiny.transformer.hidden = 64;
-  tiny.transformer.layers = 3;
-  // graphcore/examples nlp/bert/pytorch/configs_pretraining.yml,
-  // `demo_tiny_128`: real data read by one loader worker.
-  tiny.transformer.heads = 8;
-  tiny.seq_len = 128;
-  tiny.micro_batch = 1;
-  tiny.grad_accum = 16;
-  tiny.ipus_per_replica = 4;
-  tiny.layers_per_ipu = {0, 1, 1, 1};
-  tiny.optimizer = Optimizer::kAdam;
-  tiny.optimizer_state_offchip = true;
-  tiny.framework = Framework::kPopTorch;
   PublishedResult demo =
       Row("BERT demo_tiny_128, 3 layers, hidden 64 (PyTorch, SDK 3.3)", "bow-pod16",
           "a public Bow Pod16 BERT tutorial (demo_tiny_128, SDK 3.3)",
           "1 x 4 IPUs, mb 1, GA 16, [0,1,1,1], AdamW off-chip, one loader "
           "worker (configs_pretraining.yml)",
-          749.6, tiny);
+          749.6, BertDemoTiny128());
   demo.host_input_unpublished = true;
   rows.push_back(demo);
   return rows;

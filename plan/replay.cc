@@ -53,6 +53,20 @@ class Simulation {
   absl::StatusOr<ReplayResult> Run();
 
  private:
+  // Sizes the state for the pod and the trace: every IPU up and free, the
+  // jobs in arrival order.
+  void Init();
+  // The job's partition size, ILDs, run time and estimate, known before
+  // anything runs. False when it can never run (too big, or its model
+  // refuses it; the outcome says why).
+  absl::StatusOr<bool> PrepareJob(uint32_t j);
+  // Every machine's first failure, when machines fail.
+  void ScheduleFirstFailures();
+  // The events in time order until no job waits or runs; `eligible`: the
+  // jobs PrepareJob let run.
+  absl::Status Loop(const std::vector<bool>& eligible);
+  // A timeline point at `t` when the pod's state changed since the last.
+  void RecordTimeline(double t);
   // The partition request the server would place for `size` IPUs: its
   // ILD count as ResolveDefaults gives it. Cached by size.
   absl::StatusOr<uint32_t> IldsFor(uint32_t size);
@@ -337,14 +351,7 @@ void Simulation::Integrate(double t0, double t1) {
   frag_weighted_ += dt * FreeIpus() / static_cast<double>(total_);
 }
 
-absl::StatusOr<ReplayResult> Simulation::Run() {
-  if (o_.faults.machine_mtbf_hours < 0 || o_.faults.repair_hours < 0 ||
-      !std::isfinite(o_.faults.machine_mtbf_hours) || !std::isfinite(o_.faults.repair_hours)) {
-    return absl::InvalidArgumentError("faults: MTBF and repair hours must be >= 0");
-  }
-  if (o_.faults.machine_mtbf_hours > 0 && o_.faults.repair_hours <= 0) {
-    return absl::InvalidArgumentError("repair-hours: must be > 0 when machines fail");
-  }
+void Simulation::Init() {
   const size_t n = trace_.jobs.size();
   total_ = layout_.num_ipus();
   masks_.allowed.assign(layout_.num_ilds(), 0);
@@ -368,60 +375,71 @@ absl::StatusOr<ReplayResult> Simulation::Run() {
   });
   rank_of_.resize(n);
   for (uint32_t k = 0; k < n; ++k) rank_of_[order_[k]] = k;
+}
 
-  // Sizes, ILDs and run times are known before anything runs: the ILDs a
-  // partition spans are the server's default for its size.
-  std::vector<bool> eligible(n, false);
-  for (uint32_t j = 0; j < n; ++j) {
-    const TraceJob& job = trace_.jobs[j];
-    JobOutcome& out = r_.jobs[j];
-    out.size = PartitionSizeFor(job.ipus);
-    if (out.size != job.ipus) ++r_.rounded;
-    if (out.size > total_ || out.size == 0) {
-      out.status = JobStatus::kTooBig;
-      out.refusal = absl::StrCat(job.ipus, " IPUs: more than the pod's ", total_);
-      continue;
-    }
-    absl::StatusOr<uint32_t> ilds = IldsFor(out.size);
-    if (!ilds.ok()) {
-      out.status = JobStatus::kTooBig;
-      out.refusal = std::string(ilds.status().message());
-      continue;
-    }
-    ilds_[j] = *ilds;
-    if (!job.model.empty()) {
-      if (!o_.model_run_time) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("job ", job.id, " names model ", job.model, " but no model is available"));
-      }
-      absl::StatusOr<double> run = o_.model_run_time(job, out.size, *ilds);
-      if (!run.ok()) {
-        out.status = JobStatus::kModelRefused;
-        out.refusal = std::string(run.status().message());
-        continue;
-      }
-      out.run = *run;
-    } else {
-      out.run = job.run;
-    }
-    if (job.requested > 0) {
-      out.estimate = job.requested;
-      ++r_.estimated_by_requested;
-    } else {
-      out.estimate = out.run;
-      ++r_.estimated_by_run;
-    }
-    eligible[j] = true;
+absl::StatusOr<bool> Simulation::PrepareJob(uint32_t j) {
+  const TraceJob& job = trace_.jobs[j];
+  JobOutcome& out = r_.jobs[j];
+  out.size = PartitionSizeFor(job.ipus);
+  if (out.size != job.ipus) ++r_.rounded;
+  if (out.size > total_ || out.size == 0) {
+    out.status = JobStatus::kTooBig;
+    out.refusal = absl::StrCat(job.ipus, " IPUs: more than the pod's ", total_);
+    return false;
   }
+  absl::StatusOr<uint32_t> ilds = IldsFor(out.size);
+  if (!ilds.ok()) {
+    out.status = JobStatus::kTooBig;
+    out.refusal = std::string(ilds.status().message());
+    return false;
+  }
+  ilds_[j] = *ilds;
+  if (!job.model.empty()) {
+    if (!o_.model_run_time) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job ", job.id, " names model ", job.model, " but no model is available"));
+    }
+    absl::StatusOr<double> run = o_.model_run_time(job, out.size, *ilds);
+    if (!run.ok()) {
+      out.status = JobStatus::kModelRefused;
+      out.refusal = std::string(run.status().message());
+      return false;
+    }
+    out.run = *run;
+  } else {
+    out.run = job.run;
+  }
+  if (job.requested > 0) {
+    out.estimate = job.requested;
+    ++r_.estimated_by_requested;
+  } else {
+    out.estimate = out.run;
+    ++r_.estimated_by_run;
+  }
+  return true;
+}
 
-  if (o_.faults.machine_mtbf_hours > 0 && n > 0) {
+void Simulation::ScheduleFirstFailures() {
+  if (o_.faults.machine_mtbf_hours > 0 && !trace_.jobs.empty()) {
     const double t0 = trace_.jobs[order_.front()].submit;
     for (uint32_t m = 0; m < layout_.cluster().agent_ids.size(); ++m) {
       faults_.push({t0 + Exponential(o_.faults.machine_mtbf_hours * 3600), fault_seq_++, m,
                     FaultKind::kFail});
     }
   }
+}
 
+void Simulation::RecordTimeline(double t) {
+  const TimelinePoint point{t, busy_, down_, static_cast<uint32_t>(queue_.size())};
+  if (r_.timeline.empty() || r_.timeline.back().busy_ipus != point.busy_ipus ||
+      r_.timeline.back().down_ipus != point.down_ipus ||
+      r_.timeline.back().queued != point.queued) {
+    r_.timeline.push_back(point);
+  }
+}
+
+absl::Status Simulation::Loop(const std::vector<bool>& eligible) {
+  const size_t n = trace_.jobs.size();
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_report = Clock::now();
   size_t next = 0;
@@ -461,12 +479,7 @@ absl::StatusOr<ReplayResult> Simulation::Run() {
       ++next;
     }
     RETURN_IF_ERROR(Schedule(t));
-    const TimelinePoint point{t, busy_, down_, static_cast<uint32_t>(queue_.size())};
-    if (r_.timeline.empty() || r_.timeline.back().busy_ipus != point.busy_ipus ||
-        r_.timeline.back().down_ipus != point.down_ipus ||
-        r_.timeline.back().queued != point.queued) {
-      r_.timeline.push_back(point);
-    }
+    RecordTimeline(t);
     ++r_.events;
     if (o_.progress && (r_.events & 1023) == 0 &&
         Clock::now() - last_report > std::chrono::seconds(1)) {
@@ -474,6 +487,28 @@ absl::StatusOr<ReplayResult> Simulation::Run() {
       o_.progress({next, n, t - trace_.jobs[order_.front()].submit});
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReplayResult> Simulation::Run() {
+  if (o_.faults.machine_mtbf_hours < 0 || o_.faults.repair_hours < 0 ||
+      !std::isfinite(o_.faults.machine_mtbf_hours) || !std::isfinite(o_.faults.repair_hours)) {
+    return absl::InvalidArgumentError("faults: MTBF and repair hours must be >= 0");
+  }
+  if (o_.faults.machine_mtbf_hours > 0 && o_.faults.repair_hours <= 0) {
+    return absl::InvalidArgumentError("repair-hours: must be > 0 when machines fail");
+  }
+  Init();
+  const size_t n = trace_.jobs.size();
+  // Sizes, ILDs and run times are known before anything runs: the ILDs a
+  // partition spans are the server's default for its size.
+  std::vector<bool> eligible(n, false);
+  for (uint32_t j = 0; j < n; ++j) {
+    ASSIGN_OR_RETURN(const bool runs, PrepareJob(j));
+    eligible[j] = runs;
+  }
+  ScheduleFirstFailures();
+  RETURN_IF_ERROR(Loop(eligible));
   for (uint32_t j = 0; j < n; ++j) {
     JobOutcome& out = r_.jobs[j];
     if (out.status == JobStatus::kDone) out.run = out.end - out.start;

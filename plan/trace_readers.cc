@@ -202,6 +202,155 @@ bool ParseTime(absl::string_view text, double* out, bool* absolute) {
   return false;
 }
 
+// The column of each key in a CSV row.
+using ColumnIndex = std::map<std::string, size_t>;
+
+// The columns of the keys in `header`: a key's mapped column in `columns`
+// (which must be there) or else the column of its own name. Refused without
+// the columns a job needs: submit, ipus and a run time.
+absl::StatusOr<ColumnIndex> LocateColumns(const std::vector<std::string>& header,
+                                          const ColumnMap& columns, const std::string& source) {
+  std::map<std::string, size_t> index_of;
+  for (size_t c = 0; c < header.size(); ++c) {
+    index_of.emplace(std::string(absl::StripAsciiWhitespace(header[c])), c);
+  }
+  ColumnIndex at;
+  for (const std::string& key : ColumnKeys()) {
+    auto mapped = columns.find(key);
+    const std::string& name = mapped != columns.end() ? mapped->second : key;
+    auto it = index_of.find(name);
+    if (it == index_of.end()) {
+      if (mapped != columns.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(source, ": column \"", name, "\" (", key, "=) is not in the header"));
+      }
+      continue;
+    }
+    at[key] = it->second;
+  }
+  // A run time named in --columns wins over one found by its own name
+  // (Helios has both duration and end_time; whoever maps end means end).
+  if (columns.count("end") && !columns.count("duration")) at.erase("duration");
+  if (columns.count("duration") && !columns.count("end")) at.erase("end");
+  const std::string all = absl::StrJoin(header, ",");
+  if (!at.count("submit")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": no submit column (map one with --columns submit=NAME); the header is: ", all));
+  }
+  if (!at.count("ipus")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": no ipus column (map one with --columns ipus=NAME); the header is: ", all));
+  }
+  const bool by_model = at.count("model") && at.count("steps");
+  if (!at.count("duration") && !at.count("end") && !by_model) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source,
+                     ": no run time: map duration=, end= (with start= or from submit), or "
+                     "model= with steps=; the header is: ",
+                     all));
+  }
+  return at;
+}
+
+// One data row of a CSV trace, with what names its fields.
+struct CsvRow {
+  const std::string& source;
+  size_t line;
+  const std::vector<std::string>& header;
+  const ColumnIndex& at;
+  const std::vector<std::string>& fields;
+
+  // The key's field, stripped; nullopt when the key has no column or the
+  // field is missing (empty, NA...).
+  std::optional<absl::string_view> Field(const std::string& key) const {
+    auto it = at.find(key);
+    if (it == at.end() || Missing(fields[it->second])) return std::nullopt;
+    return absl::StripAsciiWhitespace(fields[it->second]);
+  }
+  // Refuses the key's field, `value`, which is not the `what` expected.
+  absl::Status Bad(const std::string& key, absl::string_view value, absl::string_view what) const {
+    return LineError(source, line,
+                     absl::StrCat(key, " (column ", header[at.at(key)], "): expected ", what,
+                                  ", got \"", value, "\""));
+  }
+};
+
+// A row's numeric fields, each unset when the row does not give it.
+struct CsvNumbers {
+  std::optional<double> submit, duration, end, start, requested, ipus, steps, per_replica;
+};
+
+// Numbers first: a word in any mapped numeric field is an invalid line even
+// when the row would be skipped. *absolute is set when a time is a date.
+absl::StatusOr<CsvNumbers> ParseCsvNumbers(const CsvRow& row, bool* absolute) {
+  CsvNumbers n;
+  for (auto [key, slot, is_time] : {std::tuple{"submit", &n.submit, true},
+                                    {"duration", &n.duration, false},
+                                    {"end", &n.end, true},
+                                    {"start", &n.start, true},
+                                    {"requested", &n.requested, false},
+                                    {"ipus", &n.ipus, false},
+                                    {"steps", &n.steps, false},
+                                    {"ipus_per_replica", &n.per_replica, false}}) {
+    std::optional<absl::string_view> v = row.Field(key);
+    if (!v) continue;
+    double d = 0;
+    const bool ok = is_time ? ParseTime(*v, &d, absolute) : ParseNumber(*v, &d);
+    if (!ok) return row.Bad(key, *v, is_time ? "seconds or YYYY-MM-DD HH:MM:SS" : "a number");
+    *slot = d;
+  }
+  return n;
+}
+
+// The row's job added to `trace`, or the reason it is skipped counted there.
+absl::Status ParseCsvRow(const CsvRow& row, uint32_t ipus_per_proc, bool* absolute, Trace* trace) {
+  ASSIGN_OR_RETURN(const CsvNumbers n, ParseCsvNumbers(row, absolute));
+  if (!n.submit) return LineError(row.source, row.line, "submit: missing");
+  if (!n.ipus || !(*n.ipus > 0)) {
+    ++trace->skipped[kSkipNoIpus];
+    return absl::OkStatus();
+  }
+  if (*n.ipus * ipus_per_proc > std::numeric_limits<uint32_t>::max()) {
+    return row.Bad("ipus", *row.Field("ipus"), "at most 4294967295 IPUs");
+  }
+  TraceJob job;
+  job.submit = *n.submit;
+  job.ipus = static_cast<uint32_t>(std::ceil(*n.ipus)) * ipus_per_proc;
+  if (std::optional<absl::string_view> id = row.Field("id")) {
+    job.id = std::string(*id);
+  } else {
+    job.id = absl::StrCat("line", row.line);
+  }
+  if (std::optional<absl::string_view> user = row.Field("user")) job.user = std::string(*user);
+  if (n.requested && *n.requested > 0) job.requested = *n.requested;
+  if (n.duration) {
+    job.run = *n.duration;
+  } else if (n.end) {
+    job.run = *n.end - (n.start ? *n.start : *n.submit);
+  } else if (std::optional<absl::string_view> model = row.Field("model"); model && n.steps) {
+    if (*n.steps < 1 || *n.steps != std::floor(*n.steps)) {
+      return row.Bad("steps", *row.Field("steps"), "a whole number of steps >= 1");
+    }
+    job.model = std::string(*model);
+    job.steps = static_cast<uint64_t>(*n.steps);
+    if (n.per_replica) {
+      if (*n.per_replica < 1 || *n.per_replica != std::floor(*n.per_replica)) {
+        return row.Bad("ipus_per_replica", *row.Field("ipus_per_replica"), "a whole number >= 1");
+      }
+      job.ipus_per_replica = static_cast<uint32_t>(*n.per_replica);
+    }
+  } else {
+    ++trace->skipped[kSkipNoEnd];
+    return absl::OkStatus();
+  }
+  if (job.model.empty() && job.run < 0) {
+    ++trace->skipped[kSkipNegativeRun];
+    return absl::OkStatus();
+  }
+  trace->jobs.push_back(std::move(job));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ColumnMap> ParseColumnMap(absl::string_view spec) {
@@ -232,46 +381,7 @@ absl::StatusOr<Trace> ParseCsv(absl::string_view text, const std::string& source
   if (lines.empty()) return absl::InvalidArgumentError(absl::StrCat(source, ": no header line"));
   std::optional<std::vector<std::string>> header = SplitCsv(lines[0]);
   if (!header) return LineError(source, 1, "a quote is not closed");
-  std::map<std::string, size_t> index_of;
-  for (size_t c = 0; c < header->size(); ++c) {
-    index_of.emplace(std::string(absl::StripAsciiWhitespace((*header)[c])), c);
-  }
-  // Where each key is: its mapped column (which must exist) or its own name.
-  std::map<std::string, size_t> at;
-  for (const std::string& key : ColumnKeys()) {
-    auto mapped = columns.find(key);
-    const std::string& name = mapped != columns.end() ? mapped->second : key;
-    auto it = index_of.find(name);
-    if (it == index_of.end()) {
-      if (mapped != columns.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(source, ": column \"", name, "\" (", key, "=) is not in the header"));
-      }
-      continue;
-    }
-    at[key] = it->second;
-  }
-  // A run time named in --columns wins over one found by its own name
-  // (Helios has both duration and end_time; whoever maps end means end).
-  if (columns.count("end") && !columns.count("duration")) at.erase("duration");
-  if (columns.count("duration") && !columns.count("end")) at.erase("end");
-  const std::string all = absl::StrJoin(*header, ",");
-  if (!at.count("submit")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": no submit column (map one with --columns submit=NAME); the header is: ", all));
-  }
-  if (!at.count("ipus")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": no ipus column (map one with --columns ipus=NAME); the header is: ", all));
-  }
-  const bool by_model = at.count("model") && at.count("steps");
-  if (!at.count("duration") && !at.count("end") && !by_model) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source,
-                     ": no run time: map duration=, end= (with start= or from submit), or "
-                     "model= with steps=; the header is: ",
-                     all));
-  }
+  ASSIGN_OR_RETURN(const ColumnIndex at, LocateColumns(*header, columns, source));
 
   Trace trace;
   trace.source = source;
@@ -286,77 +396,8 @@ absl::StatusOr<Trace> ParseCsv(absl::string_view text, const std::string& source
           source, line,
           absl::StrCat("the header has ", header->size(), " fields, this row has ", row->size()));
     }
-    auto field = [&](const std::string& key) -> std::optional<absl::string_view> {
-      auto it = at.find(key);
-      if (it == at.end() || Missing((*row)[it->second])) return std::nullopt;
-      return absl::StripAsciiWhitespace((*row)[it->second]);
-    };
-    auto bad = [&](const std::string& key, absl::string_view value, absl::string_view what) {
-      return LineError(source, line,
-                       absl::StrCat(key, " (column ", (*header)[at[key]], "): expected ", what,
-                                    ", got \"", value, "\""));
-    };
-    // Numbers first: a word in any mapped numeric field is an invalid line
-    // even when the row would be skipped.
-    std::optional<double> submit, duration, end, start, requested, ipus, steps, per_replica;
-    for (auto [key, slot, is_time] : {std::tuple{"submit", &submit, true},
-                                      {"duration", &duration, false},
-                                      {"end", &end, true},
-                                      {"start", &start, true},
-                                      {"requested", &requested, false},
-                                      {"ipus", &ipus, false},
-                                      {"steps", &steps, false},
-                                      {"ipus_per_replica", &per_replica, false}}) {
-      std::optional<absl::string_view> v = field(key);
-      if (!v) continue;
-      double d = 0;
-      const bool ok = is_time ? ParseTime(*v, &d, &absolute) : ParseNumber(*v, &d);
-      if (!ok) return bad(key, *v, is_time ? "seconds or YYYY-MM-DD HH:MM:SS" : "a number");
-      *slot = d;
-    }
-    if (!submit) return LineError(source, line, "submit: missing");
-    if (!ipus || !(*ipus > 0)) {
-      ++trace.skipped[kSkipNoIpus];
-      continue;
-    }
-    if (*ipus * ipus_per_proc > std::numeric_limits<uint32_t>::max()) {
-      return bad("ipus", *field("ipus"), "at most 4294967295 IPUs");
-    }
-    TraceJob job;
-    job.submit = *submit;
-    job.ipus = static_cast<uint32_t>(std::ceil(*ipus)) * ipus_per_proc;
-    if (std::optional<absl::string_view> id = field("id")) {
-      job.id = std::string(*id);
-    } else {
-      job.id = absl::StrCat("line", line);
-    }
-    if (std::optional<absl::string_view> user = field("user")) job.user = std::string(*user);
-    if (requested && *requested > 0) job.requested = *requested;
-    if (duration) {
-      job.run = *duration;
-    } else if (end) {
-      job.run = *end - (start ? *start : *submit);
-    } else if (std::optional<absl::string_view> model = field("model"); model && steps) {
-      if (*steps < 1 || *steps != std::floor(*steps)) {
-        return bad("steps", *field("steps"), "a whole number of steps >= 1");
-      }
-      job.model = std::string(*model);
-      job.steps = static_cast<uint64_t>(*steps);
-      if (per_replica) {
-        if (*per_replica < 1 || *per_replica != std::floor(*per_replica)) {
-          return bad("ipus_per_replica", *field("ipus_per_replica"), "a whole number >= 1");
-        }
-        job.ipus_per_replica = static_cast<uint32_t>(*per_replica);
-      }
-    } else {
-      ++trace.skipped[kSkipNoEnd];
-      continue;
-    }
-    if (job.model.empty() && job.run < 0) {
-      ++trace.skipped[kSkipNegativeRun];
-      continue;
-    }
-    trace.jobs.push_back(std::move(job));
+    RETURN_IF_ERROR(
+        ParseCsvRow(CsvRow{source, line, *header, at, *row}, ipus_per_proc, &absolute, &trace));
   }
   if (absolute && !trace.jobs.empty()) {
     double origin = trace.jobs.front().submit;

@@ -88,6 +88,37 @@ class Resolver {
   std::string file_name_;
 };
 
+// The config file's settings and name: --config's, which must be there, or
+// else the system file's, which may be missing (then no settings, but its
+// name). No name when there is neither.
+struct ConfigFile {
+  std::map<std::string, std::string> settings;
+  std::string name;
+};
+
+absl::StatusOr<ConfigFile> ReadConfigFile(const ConnectionFlags& flags, const Environment& env) {
+  ConfigFile file;
+  if (flags.config_file.has_value()) {
+    if (flags.config_file->empty()) {
+      return absl::InvalidArgumentError("--config: must name a file, got an empty value");
+    }
+    file.name = *flags.config_file;
+    auto parsed = ReadHclSettings(file.name);
+    if (!parsed.ok()) return absl::InvalidArgumentError(parsed.status().message());
+    file.settings = *std::move(parsed);
+  } else if (!env.system_config_path.empty()) {
+    file.name = env.system_config_path;
+    auto parsed = ReadHclSettings(file.name);
+    // The system file is optional; a broken one is still an error.
+    if (parsed.ok()) {
+      file.settings = *std::move(parsed);
+    } else if (!absl::IsNotFound(parsed.status())) {
+      return absl::InvalidArgumentError(parsed.status().message());
+    }
+  }
+  return file;
+}
+
 absl::StatusOr<uint32_t> ParseRange(const Sourced& v, uint64_t min, uint64_t max,
                                     const char* rule) {
   uint64_t n = 0;
@@ -96,6 +127,53 @@ absl::StatusOr<uint32_t> ParseRange(const Sourced& v, uint64_t min, uint64_t max
         absl::StrCat(v.source, ": ", rule, ", got ", v.value.empty() ? "an empty value" : v.value));
   }
   return static_cast<uint32_t>(n);
+}
+
+// One TLS file setting into *out, and where it came from into *source;
+// both left alone when it is not set. Relative paths in a config file are
+// relative to that file's folder, `file_dir`; the file must be readable.
+absl::Status ResolveTlsFile(const Resolver& r, const Setting& setting,
+                            const std::optional<std::string>& flag, const std::string& file_dir,
+                            std::string* out, std::string* source) {
+  auto v = r.Find(setting, flag);
+  if (!v) return absl::OkStatus();
+  if (v->value.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(v->source, ": must name a file"));
+  }
+  std::filesystem::path path(v->value);
+  if (v->from_file && path.is_relative() && !file_dir.empty()) path = file_dir / path;
+  if (!std::ifstream(path).good()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(v->source, ": cannot read '", path.string(), "'"));
+  }
+  *out = path.string();
+  *source = v->source;
+  return absl::OkStatus();
+}
+
+// The TLS files of `config`: a client certificate comes with its key, and
+// both need the CA that checks the server.
+absl::Status ResolveTls(const Resolver& r, const ConnectionFlags& flags,
+                        const std::string& file_name, ClientConfig* config) {
+  const std::string file_dir = std::filesystem::path(file_name).parent_path().string();
+  std::string ca_source, cert_source, key_source;
+  RETURN_IF_ERROR(
+      ResolveTlsFile(r, kTlsCa, flags.api_tls_ca, file_dir, &config->tls_ca, &ca_source));
+  RETURN_IF_ERROR(
+      ResolveTlsFile(r, kTlsCert, flags.api_tls_cert, file_dir, &config->tls_cert, &cert_source));
+  RETURN_IF_ERROR(
+      ResolveTlsFile(r, kTlsKey, flags.api_tls_key, file_dir, &config->tls_key, &key_source));
+  if (config->tls_cert.empty() != config->tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        config->tls_cert.empty()
+            ? absl::StrCat(key_source, ": needs --api-tls-cert (the client certificate) too")
+            : absl::StrCat(cert_source, ": needs --api-tls-key (the certificate's key) too"));
+  }
+  if (!config->tls_cert.empty() && config->tls_ca.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        cert_source, ": needs --api-tls-ca (the CA that signed vipu-server's certificate)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -125,27 +203,8 @@ std::string ClientConfig::Target() const {
 
 absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
                                                  const Environment& env) {
-  std::map<std::string, std::string> file;
-  std::string file_name;
-  if (flags.config_file.has_value()) {
-    if (flags.config_file->empty()) {
-      return absl::InvalidArgumentError("--config: must name a file, got an empty value");
-    }
-    file_name = *flags.config_file;
-    auto parsed = ReadHclSettings(file_name);
-    if (!parsed.ok()) return absl::InvalidArgumentError(parsed.status().message());
-    file = *std::move(parsed);
-  } else if (!env.system_config_path.empty()) {
-    file_name = env.system_config_path;
-    auto parsed = ReadHclSettings(file_name);
-    // The system file is optional; a broken one is still an error.
-    if (parsed.ok()) {
-      file = *std::move(parsed);
-    } else if (!absl::IsNotFound(parsed.status())) {
-      return absl::InvalidArgumentError(parsed.status().message());
-    }
-  }
-  Resolver r(flags, env, std::move(file), file_name);
+  ASSIGN_OR_RETURN(ConfigFile file, ReadConfigFile(flags, env));
+  Resolver r(flags, env, std::move(file.settings), file.name);
 
   ClientConfig config;
   std::optional<Sourced> host = r.Find(kHost, flags.api_host);
@@ -171,40 +230,7 @@ absl::StatusOr<ClientConfig> ResolveClientConfig(const ConnectionFlags& flags,
   }
   if (auto v = r.Find(kUserId, flags.api_user_id)) config.user_id = v->value;
   if (auto v = r.Find(kAccessKey, flags.api_access_key)) config.access_key = v->value;
-
-  // TLS files: relative paths in a config file are relative to that file.
-  const std::string file_dir = std::filesystem::path(file_name).parent_path().string();
-  auto tls_file = [&](const Setting& setting, const std::optional<std::string>& flag,
-                      std::string* out, std::string* source) -> absl::Status {
-    auto v = r.Find(setting, flag);
-    if (!v) return absl::OkStatus();
-    if (v->value.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(v->source, ": must name a file"));
-    }
-    std::filesystem::path path(v->value);
-    if (v->from_file && path.is_relative() && !file_dir.empty()) path = file_dir / path;
-    if (!std::ifstream(path).good()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(v->source, ": cannot read '", path.string(), "'"));
-    }
-    *out = path.string();
-    *source = v->source;
-    return absl::OkStatus();
-  };
-  std::string ca_source, cert_source, key_source;
-  RETURN_IF_ERROR(tls_file(kTlsCa, flags.api_tls_ca, &config.tls_ca, &ca_source));
-  RETURN_IF_ERROR(tls_file(kTlsCert, flags.api_tls_cert, &config.tls_cert, &cert_source));
-  RETURN_IF_ERROR(tls_file(kTlsKey, flags.api_tls_key, &config.tls_key, &key_source));
-  if (config.tls_cert.empty() != config.tls_key.empty()) {
-    return absl::InvalidArgumentError(
-        config.tls_cert.empty()
-            ? absl::StrCat(key_source, ": needs --api-tls-cert (the client certificate) too")
-            : absl::StrCat(cert_source, ": needs --api-tls-key (the certificate's key) too"));
-  }
-  if (!config.tls_cert.empty() && config.tls_ca.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        cert_source, ": needs --api-tls-ca (the CA that signed vipu-server's certificate)"));
-  }
+  RETURN_IF_ERROR(ResolveTls(r, flags, file.name, &config));
   return config;
 }
 

@@ -147,13 +147,10 @@ absl::Status ApplyShapeFlags(const PredictFlags& f, Workload* workload) {
   return absl::OkStatus();
 }
 
-// The workload `f` describes. `assumed`, when not null, receives what was
-// taken from the model's published configuration because the run did not
-// give it, or says that the model has none.
-absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assumed) {
+// The workload `f` starts from: the named preset, or for `--model
+// transformer` (`custom`) one of the shape the flags give.
+absl::StatusOr<Workload> BaseWorkload(const PredictFlags& f, const std::string& key, bool custom) {
   Workload w;
-  const std::string key = absl::AsciiStrToLower(f.model);
-  const bool custom = key == "transformer";
   if (custom) {
     w.name = "transformer";
     w.family = ModelFamily::kTransformer;
@@ -169,16 +166,21 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
     ASSIGN_OR_RETURN(Workload preset, WorkloadPreset(key));
     w = preset;
   }
-  RETURN_IF_ERROR(ApplyShapeFlags(f, &w));
-  // What the run does not give comes from the model's published
-  // configuration, where there is one; `assumed` lists it.
-  const std::optional<PublishedConfig> published = custom ? std::nullopt : PublishedConfigFor(key);
-  std::vector<std::string> taken;
+  return w;
+}
+
+// The layout flags of `f` on `w`: the batch, the replicas and the pipeline.
+// What the run does not give comes from `published`, where there is one, and
+// is added to `taken`.
+absl::Status ApplyLayoutFlags(const PredictFlags& f,
+                              const std::optional<PublishedConfig>& published, Workload* workload,
+                              std::vector<std::string>* taken) {
+  Workload& w = *workload;
   if (f.micro_batch) {
     ASSIGN_U32(w.micro_batch, "micro_batch", *f.micro_batch);
   } else if (published) {
     w.micro_batch = published->micro_batch;
-    taken.push_back(absl::StrCat("micro-batch ", w.micro_batch));
+    taken->push_back(absl::StrCat("micro-batch ", w.micro_batch));
   }
   ASSIGN_U32(w.grad_accum, "grad_accum", f.grad_accum);
   ASSIGN_U32(w.device_iterations, "device_iterations", f.device_iterations);
@@ -187,7 +189,7 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
     ASSIGN_U32(w.ipus_per_replica, "ipus_per_replica", *f.ipus_per_replica);
   } else if (published) {
     w.ipus_per_replica = published->ipus_per_replica;
-    taken.push_back(
+    taken->push_back(
         absl::StrCat(w.ipus_per_replica, " IPU", w.ipus_per_replica == 1 ? "" : "s", " a replica"));
   }
   if (!f.layers_per_ipu.empty()) {
@@ -199,15 +201,25 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
     }
   } else if (published && !f.ipus_per_replica && !published->layers_per_ipu.empty()) {
     w.layers_per_ipu = published->layers_per_ipu;
-    taken.push_back(absl::StrCat("layers per IPU ", absl::StrJoin(w.layers_per_ipu, ",")));
+    taken->push_back(absl::StrCat("layers per IPU ", absl::StrJoin(w.layers_per_ipu, ",")));
   }
   w.packing = f.packing;
+  return absl::OkStatus();
+}
+
+// The training option flags of `f` on `w`: the optimizer, its state, RTS and
+// recomputation. What the run does not give comes from `published`, where
+// there is one, and is added to `taken`.
+absl::Status ApplyTrainingFlags(const PredictFlags& f,
+                                const std::optional<PublishedConfig>& published, Workload* workload,
+                                std::vector<std::string>* taken) {
+  Workload& w = *workload;
   if (f.optimizer) {
     ASSIGN_OR_RETURN(Optimizer opt, ParseOptimizer(*f.optimizer));
     w.optimizer = opt;
   } else if (published) {
     w.optimizer = published->optimizer;
-    taken.push_back(std::string(OptimizerName(w.optimizer)));
+    taken->push_back(std::string(OptimizerName(w.optimizer)));
   }
   if (f.offchip && f.onchip) {
     return Invalid(
@@ -217,14 +229,14 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
     w.optimizer_state_offchip = f.offchip;
   } else if (published) {
     w.optimizer_state_offchip = published->optimizer_state_offchip;
-    taken.push_back(w.optimizer_state_offchip ? "state off chip" : "state on chip");
+    taken->push_back(w.optimizer_state_offchip ? "state off chip" : "state on chip");
   }
   if (f.state_precision) {
     ASSIGN_OR_RETURN(StatePrecision precision, ParseStatePrecision(*f.state_precision));
     w.optimizer_state_precision = precision;
   } else if (published) {
     w.optimizer_state_precision = published->optimizer_state_precision;
-    taken.push_back(
+    taken->push_back(
         absl::StrCat("state in ", std::string(StatePrecisionName(w.optimizer_state_precision))));
   }
   if (f.rts && f.no_rts) return Invalid("rts: --rts and --no-rts are exclusive");
@@ -232,7 +244,7 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
     w.replicated_tensor_sharding = f.rts;
   } else if (published) {
     w.replicated_tensor_sharding = published->replicated_tensor_sharding;
-    taken.push_back(w.replicated_tensor_sharding ? "RTS" : "no RTS");
+    taken->push_back(w.replicated_tensor_sharding ? "RTS" : "no RTS");
   }
   if (f.recompute && f.no_recompute) {
     return Invalid("recompute: --recompute and --no-recompute are exclusive");
@@ -241,7 +253,7 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
     w.recompute = f.recompute;
   } else if (published) {
     w.recompute = published->recompute;
-    taken.push_back(w.recompute ? "recompute" : "no recompute");
+    taken->push_back(w.recompute ? "recompute" : "no recompute");
   }
   if (f.stage_inputs_only) {
     if (!w.recompute) {
@@ -249,17 +261,27 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
     }
     w.checkpoint_every_layer = false;
   }
-  if (assumed != nullptr) {
-    if (!published) {
-      *assumed = absl::StrCat("no published configuration for ", w.name,
-                              ": the model's own defaults (", TrainingOptionsText(w), ")");
-    } else if (taken.empty()) {
-      *assumed = "";
-    } else {
-      *assumed = absl::StrCat("Graphcore's `", published->name, "` (", published->source,
-                              ") for what the run did not give: ", absl::StrJoin(taken, ", "));
-    }
+  return absl::OkStatus();
+}
+
+// What the prediction assumed for `w`: the published configuration's
+// settings in `taken`, or the model's own defaults when it has none; empty
+// when the run gave everything.
+std::string AssumedText(const Workload& w, const std::optional<PublishedConfig>& published,
+                        const std::vector<std::string>& taken) {
+  if (!published) {
+    return absl::StrCat("no published configuration for ", w.name, ": the model's own defaults (",
+                        TrainingOptionsText(w), ")");
   }
+  if (taken.empty()) return "";
+  return absl::StrCat("Graphcore's `", published->name, "` (", published->source,
+                      ") for what the run did not give: ", absl::StrJoin(taken, ", "));
+}
+
+// The host flags of `f` on `w`: the loader's rate, the framework, the time
+// of a host call and the input streams.
+absl::Status ApplyHostFlags(const PredictFlags& f, Workload* workload) {
+  Workload& w = *workload;
   w.host_loader_samples_per_s = f.host_loader_rate;
   if (f.framework) {
     ASSIGN_OR_RETURN(Framework framework, ParseFramework(*f.framework));
@@ -271,6 +293,25 @@ absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assum
   }
   w.host_call_s = f.host_call_ms * 1e-3;
   w.replicated_input_streams = !f.broadcast_inputs;
+  return absl::OkStatus();
+}
+
+// The workload `f` describes. `assumed`, when not null, receives what was
+// taken from the model's published configuration because the run did not
+// give it, or says that the model has none.
+absl::StatusOr<Workload> BuildWorkload(const PredictFlags& f, std::string* assumed) {
+  const std::string key = absl::AsciiStrToLower(f.model);
+  const bool custom = key == "transformer";
+  ASSIGN_OR_RETURN(Workload w, BaseWorkload(f, key, custom));
+  RETURN_IF_ERROR(ApplyShapeFlags(f, &w));
+  // What the run does not give comes from the model's published
+  // configuration, where there is one; `assumed` lists it.
+  const std::optional<PublishedConfig> published = custom ? std::nullopt : PublishedConfigFor(key);
+  std::vector<std::string> taken;
+  RETURN_IF_ERROR(ApplyLayoutFlags(f, published, &w, &taken));
+  RETURN_IF_ERROR(ApplyTrainingFlags(f, published, &w, &taken));
+  if (assumed != nullptr) *assumed = AssumedText(w, published, taken);
+  RETURN_IF_ERROR(ApplyHostFlags(f, &w));
   return w;
 }
 
@@ -389,57 +430,50 @@ int RunPredict(const PredictFlags& f, std::ostream& out, std::ostream& err) {
 
 std::string Percent(double v) { return absl::StrFormat("%+.1f%%", 100 * v); }
 
-// `ipu-model validate`: every published result, its source, the model's
-// prediction and the error; the calibration rows first and marked.
-int RunValidate(bool json, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<std::vector<ValidationRow>> rows = RunValidation();
-  if (!rows.ok()) {
-    err << "ipu-model: " << rows.status().message() << "\n";
-    return kExitFailure;
+// `ipu-model validate --json`: the rows, the cross-ILD calibration and the
+// two summaries as one JSON object.
+std::string ValidationJson(const std::vector<ValidationRow>& rows, const CrossIldFit& fit,
+                           const ValidationSummary& all, const ValidationSummary& paced) {
+  std::string j = "{\"rows\":[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ValidationRow& r = rows[i];
+    absl::StrAppendFormat(
+        &j,
+        "%s{\"role\":\"%s\",\"name\":\"%s\",\"system\":\"%s\",\"source\":\"%s\","
+        "\"configuration\":\"%s\",\"options\":\"%s\",\"calibrates\":\"%s\","
+        "\"published\":%.9g,\"predicted\":%.9g,\"error\":%.9g,"
+        "\"host_input_unpublished\":%s,\"memory\":{\"fits\":%s,\"fullest_ipu\":%u,"
+        "\"needed_bytes\":%.9g,\"capacity_bytes\":%.9g}}",
+        i ? "," : "", r.result.calibration ? "calibration" : "validation", r.result.name,
+        r.result.system, r.result.source, r.result.configuration,
+        TrainingOptionsText(r.result.workload), r.result.calibrates, r.result.published,
+        r.predicted, r.error, r.result.host_input_unpublished ? "true" : "false",
+        r.fits ? "true" : "false", r.fullest_ipu, r.fullest_bytes, r.capacity_bytes);
   }
-  const ValidationSummary all = SummariseValidation(*rows, true);
-  const ValidationSummary paced = SummariseValidation(*rows, false);
-  absl::StatusOr<CrossIldFit> fit = SolveCrossIldThroughput();
-  if (!fit.ok()) {
-    err << "ipu-model: " << fit.status().message() << "\n";
-    return kExitFailure;
-  }
-  if (json) {
-    std::string j = "{\"rows\":[";
-    for (size_t i = 0; i < rows->size(); ++i) {
-      const ValidationRow& r = (*rows)[i];
-      absl::StrAppendFormat(
-          &j,
-          "%s{\"role\":\"%s\",\"name\":\"%s\",\"system\":\"%s\",\"source\":\"%s\","
-          "\"configuration\":\"%s\",\"options\":\"%s\",\"calibrates\":\"%s\","
-          "\"published\":%.9g,\"predicted\":%.9g,\"error\":%.9g,"
-          "\"host_input_unpublished\":%s,\"memory\":{\"fits\":%s,\"fullest_ipu\":%u,"
-          "\"needed_bytes\":%.9g,\"capacity_bytes\":%.9g}}",
-          i ? "," : "", r.result.calibration ? "calibration" : "validation", r.result.name,
-          r.result.system, r.result.source, r.result.configuration,
-          TrainingOptionsText(r.result.workload), r.result.calibrates, r.result.published,
-          r.predicted, r.error, r.result.host_input_unpublished ? "true" : "false",
-          r.fits ? "true" : "false", r.fullest_ipu, r.fullest_bytes, r.capacity_bytes);
-    }
-    absl::StrAppendFormat(&j,
-                          "],\"cross_ild_calibration\":{\"run\":\"%s\",\"solved_bps\":%.9g,"
-                          "\"used_bps\":%.9g,\"line_payload_bps\":%.9g,\"share_of_line\":%.9g,"
-                          "\"plausible\":%s",
-                          fit->run, fit->solved_bps, fit->used_bps, fit->line_payload_bps,
-                          fit->share_of_line, fit->plausible ? "true" : "false");
-    absl::StrAppendFormat(&j,
-                          "},\"validation\":{\"rows\":%u,\"median_abs_error\":%.9g,"
-                          "\"worst_abs_error\":%.9g},\"validation_host_input_known\":{"
-                          "\"rows\":%u,\"median_abs_error\":%.9g,\"worst_abs_error\":%.9g}}",
-                          static_cast<unsigned>(all.rows), all.median_abs_error,
-                          all.worst_abs_error, static_cast<unsigned>(paced.rows),
-                          paced.median_abs_error, paced.worst_abs_error);
-    out << j << "\n";
-    return kExitOk;
-  }
+  absl::StrAppendFormat(&j,
+                        "],\"cross_ild_calibration\":{\"run\":\"%s\",\"solved_bps\":%.9g,"
+                        "\"used_bps\":%.9g,\"line_payload_bps\":%.9g,\"share_of_line\":%.9g,"
+                        "\"plausible\":%s",
+                        fit.run, fit.solved_bps, fit.used_bps, fit.line_payload_bps,
+                        fit.share_of_line, fit.plausible ? "true" : "false");
+  absl::StrAppendFormat(&j,
+                        "},\"validation\":{\"rows\":%u,\"median_abs_error\":%.9g,"
+                        "\"worst_abs_error\":%.9g},\"validation_host_input_known\":{"
+                        "\"rows\":%u,\"median_abs_error\":%.9g,\"worst_abs_error\":%.9g}}",
+                        static_cast<unsigned>(all.rows), all.median_abs_error, all.worst_abs_error,
+                        static_cast<unsigned>(paced.rows), paced.median_abs_error,
+                        paced.worst_abs_error);
+  return j;
+}
+
+// `ipu-model validate`'s table: each row with its source, options and memory,
+// then the cross-ILD calibration and the two summaries.
+void PrintValidationText(const std::vector<ValidationRow>& rows, const CrossIldFit& fit,
+                         const ValidationSummary& all, const ValidationSummary& paced,
+                         std::ostream& out) {
   out << absl::StrFormat("%-11s %-72s %-10s %11s %11s %8s\n", "role", "run", "system", "published",
                          "predicted", "error");
-  for (const ValidationRow& r : *rows) {
+  for (const ValidationRow& r : rows) {
     out << absl::StrFormat("%-11s %-72s %-10s %11.1f %11.1f %8s%s\n",
                            r.result.calibration ? "calibration" : "validation", r.result.name,
                            r.result.system, r.result.published, r.predicted, Percent(r.error),
@@ -460,11 +494,11 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
       "  solved         %.3f GB/s a machine per direction; used %.2f GB/s\n"
       "  GW-Link line   2 x 100 GbE a machine, %.2f GB/s of RoCEv2 payload per direction\n"
       "  check          used is %.1f%% of the line payload rate: %s\n",
-      fit->run, fit->solved_bps / 1e9, fit->used_bps / 1e9, fit->line_payload_bps / 1e9,
-      100 * fit->share_of_line,
-      fit->plausible ? "physically possible (below the line rate); the gateway's forwarding, "
-                       "not the links, sets the pace"
-                     : "NOT physically possible (above the line rate)");
+      fit.run, fit.solved_bps / 1e9, fit.used_bps / 1e9, fit.line_payload_bps / 1e9,
+      100 * fit.share_of_line,
+      fit.plausible ? "physically possible (below the line rate); the gateway's forwarding, "
+                      "not the links, sets the pace"
+                    : "NOT physically possible (above the line rate)");
   out << "\n* paced by the host's real-data loader, whose rate the source does not give: the "
          "prediction is the chip-bound rate\n";
   out << absl::StrFormat("validation rows: %u, median |error| %.1f%%, worst %.1f%% (%s)\n",
@@ -473,7 +507,131 @@ int RunValidate(bool json, std::ostream& out, std::ostream& err) {
   out << absl::StrFormat("without the * rows: %u, median |error| %.1f%%, worst %.1f%% (%s)\n",
                          paced.rows, 100 * paced.median_abs_error, 100 * paced.worst_abs_error,
                          paced.worst);
+}
+
+// `ipu-model validate`: every published result, its source, the model's
+// prediction and the error; the calibration rows first and marked.
+int RunValidate(bool json, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<std::vector<ValidationRow>> rows = RunValidation();
+  if (!rows.ok()) {
+    err << "ipu-model: " << rows.status().message() << "\n";
+    return kExitFailure;
+  }
+  const ValidationSummary all = SummariseValidation(*rows, true);
+  const ValidationSummary paced = SummariseValidation(*rows, false);
+  absl::StatusOr<CrossIldFit> fit = SolveCrossIldThroughput();
+  if (!fit.ok()) {
+    err << "ipu-model: " << fit.status().message() << "\n";
+    return kExitFailure;
+  }
+  if (json) {
+    out << ValidationJson(*rows, *fit, all, paced) << "\n";
+    return kExitOk;
+  }
+  PrintValidationText(*rows, *fit, all, paced, out);
   return kExitOk;
+}
+
+// `predict`'s options of the model, its shape and the system it runs on.
+void AddModelOptions(CLI::App* app, PredictFlags* f) {
+  app->add_option("--model", f->model,
+                  "bert-base, bert-large, gpt2-small, gpt2-medium, resnet50, resnet101, "
+                  "resnet152, or transformer (with --hidden --layers --heads)")
+      ->required();
+  app->add_option("--system", f->system,
+                  "pod4, pod16, pod64, pod128, pod256 or their bow- variants")
+      ->required();
+  app->add_option(
+      "--routing", f->routing,
+      "dnc, swnc, btnc or ringswnc (default: what the server gives a partition: RINGSWNC on "
+      "whole torus ILDs)");
+  app->add_option("--hidden", f->hidden, "transformer hidden size");
+  app->add_option("--layers", f->layers, "transformer layers");
+  app->add_option("--heads", f->heads, "attention heads");
+  app->add_option("--ffn", f->ffn,
+                  "feed-forward width (default 4 x hidden, as BERT and GPT-2 have)");
+  app->add_option("--vocab", f->vocab,
+                  "vocabulary size (default the preset's: 30522, BERT's WordPiece vocabulary)");
+  app->add_option("--masked-tokens", f->masked_tokens,
+                  "MLM predictions per sequence (default 20, the published BERT "
+                  "configurations' mask_tokens at sequence length 128)");
+  app->add_flag("--decoder", f->decoder, "causal decoder (GPT-style LM head)");
+  app->add_option("--image-size", f->image_size, "convnet input size (default 224, ImageNet's)");
+  app->add_option("--classes", f->classes, "convnet classes (default 1000, ImageNet's)");
+  app->add_option("--seq-len", f->seq_len,
+                  "sequence length (default 128, the published BERT configurations' phase 1)");
+}
+
+// `predict`'s options of the training run: batch, replicas, pipeline,
+// optimizer and recomputation.
+void AddTrainingOptions(CLI::App* app, PredictFlags* f) {
+  app->add_option("--micro-batch", f->micro_batch,
+                  "samples per micro-batch (default: the model's published configuration, "
+                  "else 1)");
+  app->add_option("--grad-accum", f->grad_accum,
+                  "gradient accumulation (default 1: a scale choice, not a model property)");
+  app->add_option("--device-iterations", f->device_iterations,
+                  "iterations per host call (default 1, the published BERT configurations')");
+  app->add_option("--replicas", f->replicas,
+                  "data-parallel replicas (default 1: a scale choice, not a model property)");
+  app->add_option("--ipus-per-replica", f->ipus_per_replica,
+                  "pipeline stages (default: the published configuration's, 4 for BERT and 1 "
+                  "for ResNet-50, else 1)");
+  app->add_option("--layers-per-ipu", f->layers_per_ipu,
+                  "comma list of layers (blocks) per IPU; halves (3.5) place attention and FFN "
+                  "apart (default: the published split when --ipus-per-replica is not given, "
+                  "else balanced by time)");
+  app->add_option("--packing", f->packing,
+                  "average sequences per sample (default 1: unpacked data)");
+  app->add_option("--optimizer", f->optimizer,
+                  "sgd, sgd-momentum, adam or lamb (default: the published configuration's, "
+                  "LAMB for BERT and momentum for ResNet-50; else lamb, adam for decoders, "
+                  "momentum for convnets)");
+  app->add_flag("--offchip-optimizer-state", f->offchip,
+                "keep optimizer state in Streaming Memory (the default where the published "
+                "configuration does, BERT's)");
+  app->add_flag("--onchip-optimizer-state", f->onchip,
+                "keep optimizer state in In-Processor Memory (the default for ResNet-50 and "
+                "models with no published configuration)");
+  app->add_option("--optimizer-state-precision", f->state_precision,
+                  "fp32, fp16-first-moment or fp16 (default fp32, as every published "
+                  "configuration here keeps it; MLPerf BERT used fp16)");
+  app->add_flag("--rts", f->rts,
+                "replicated tensor sharding of optimizer state (the default where the "
+                "published configuration does, BERT's)");
+  app->add_flag("--no-rts", f->no_rts,
+                "no replicated tensor sharding (the default for ResNet-50 and models with no "
+                "published configuration)");
+  app->add_flag("--recompute", f->recompute,
+                "recompute activations per layer (default for transformers and for the "
+                "published ResNet-50 configuration, which recomputes from checkpoints)");
+  app->add_flag("--checkpoint-stage-inputs-only", f->stage_inputs_only,
+                "with recomputation, stash only each pipeline stage's input (PopART's "
+                "pipeline recomputation, the MLPerf BERT runs'); default off: every layer's "
+                "input, as the published PyTorch configurations checkpoint every layer");
+  app->add_flag("--no-recompute", f->no_recompute,
+                "keep all activations (default for convnets with no published configuration)");
+}
+
+// `predict`'s options of the host's share of a step, and of the output.
+void AddHostOptions(CLI::App* app, PredictFlags* f) {
+  app->add_option(
+      "--host-loader-rate", f->host_loader_rate,
+      "samples/s the host data pipeline delivers (default 0, not limiting: generated or "
+      "cached data; no source gives a loader's rate)");
+  app->add_option(
+      "--framework", f->framework,
+      "tf1, tf2, poptorch or popart: what the host does per call (default poptorch, the "
+      "framework of the published BERT and ResNet-50 configurations)");
+  app->add_option(
+      "--host-call-ms", f->host_call_ms,
+      "framework time per host call besides its round trips, ms (default 0: no published "
+      "figure gives it)");
+  app->add_flag("--broadcast-inputs", f->broadcast_inputs,
+                "one input stream per machine, broadcast to its replicas (default off: Poplar's "
+                "replicated streams, one per replica)");
+  app->add_flag("--json", f->json, "print JSON");
+  app->add_option("--repeat", f->repeat, "time N predictions and print the mean");
 }
 
 }  // namespace
@@ -483,98 +641,9 @@ int RunIpuModel(int argc, const char* const* argv, std::ostream& out, std::ostre
   app.require_subcommand(1);
   PredictFlags f;
   CLI::App* predict = app.add_subcommand("predict", "Predict the time of one training step");
-  predict
-      ->add_option("--model", f.model,
-                   "bert-base, bert-large, gpt2-small, gpt2-medium, resnet50, resnet101, "
-                   "resnet152, or transformer (with --hidden --layers --heads)")
-      ->required();
-  predict
-      ->add_option("--system", f.system,
-                   "pod4, pod16, pod64, pod128, pod256 or their bow- variants")
-      ->required();
-  predict->add_option(
-      "--routing", f.routing,
-      "dnc, swnc, btnc or ringswnc (default: what the server gives a partition: RINGSWNC on "
-      "whole torus ILDs)");
-  predict->add_option("--hidden", f.hidden, "transformer hidden size");
-  predict->add_option("--layers", f.layers, "transformer layers");
-  predict->add_option("--heads", f.heads, "attention heads");
-  predict->add_option("--ffn", f.ffn,
-                      "feed-forward width (default 4 x hidden, as BERT and GPT-2 have)");
-  predict->add_option("--vocab", f.vocab,
-                      "vocabulary size (default the preset's: 30522, BERT's WordPiece vocabulary)");
-  predict->add_option("--masked-tokens", f.masked_tokens,
-                      "MLM predictions per sequence (default 20, the published BERT "
-                      "configurations' mask_tokens at sequence length 128)");
-  predict->add_flag("--decoder", f.decoder, "causal decoder (GPT-style LM head)");
-  predict->add_option("--image-size", f.image_size, "convnet input size (default 224, ImageNet's)");
-  predict->add_option("--classes", f.classes, "convnet classes (default 1000, ImageNet's)");
-  predict->add_option("--seq-len", f.seq_len,
-                      "sequence length (default 128, the published BERT configurations' phase 1)");
-  predict->add_option("--micro-batch", f.micro_batch,
-                      "samples per micro-batch (default: the model's published configuration, "
-                      "else 1)");
-  predict->add_option("--grad-accum", f.grad_accum,
-                      "gradient accumulation (default 1: a scale choice, not a model property)");
-  predict->add_option("--device-iterations", f.device_iterations,
-                      "iterations per host call (default 1, the published BERT configurations')");
-  predict->add_option("--replicas", f.replicas,
-                      "data-parallel replicas (default 1: a scale choice, not a model property)");
-  predict->add_option("--ipus-per-replica", f.ipus_per_replica,
-                      "pipeline stages (default: the published configuration's, 4 for BERT and 1 "
-                      "for ResNet-50, else 1)");
-  predict->add_option("--layers-per-ipu", f.layers_per_ipu,
-                      "comma list of layers (blocks) per IPU; halves (3.5) place attention and FFN "
-                      "apart (default: the published split when --ipus-per-replica is not given, "
-                      "else balanced by time)");
-  predict->add_option("--packing", f.packing,
-                      "average sequences per sample (default 1: unpacked data)");
-  predict->add_option("--optimizer", f.optimizer,
-                      "sgd, sgd-momentum, adam or lamb (default: the published configuration's, "
-                      "LAMB for BERT and momentum for ResNet-50; else lamb, adam for decoders, "
-                      "momentum for convnets)");
-  predict->add_flag("--offchip-optimizer-state", f.offchip,
-                    "keep optimizer state in Streaming Memory (the default where the published "
-                    "configuration does, BERT's)");
-  predict->add_flag("--onchip-optimizer-state", f.onchip,
-                    "keep optimizer state in In-Processor Memory (the default for ResNet-50 and "
-                    "models with no published configuration)");
-  predict->add_option("--optimizer-state-precision", f.state_precision,
-                      "fp32, fp16-first-moment or fp16 (default fp32, as every published "
-                      "configuration here keeps it; MLPerf BERT used fp16)");
-  predict->add_flag("--rts", f.rts,
-                    "replicated tensor sharding of optimizer state (the default where the "
-                    "published configuration does, BERT's)");
-  predict->add_flag("--no-rts", f.no_rts,
-                    "no replicated tensor sharding (the default for ResNet-50 and models with no "
-                    "published configuration)");
-  predict->add_flag("--recompute", f.recompute,
-                    "recompute activations per layer (default for transformers and for the "
-                    "published ResNet-50 configuration, which recomputes from checkpoints)");
-  predict->add_flag("--checkpoint-stage-inputs-only", f.stage_inputs_only,
-                    "with recomputation, stash only each pipeline stage's input (PopART's "
-                    "pipeline recomputation, the MLPerf BERT runs'); default off: every layer's "
-                    "input, as the published PyTorch configurations checkpoint every layer");
-  predict->add_flag("--no-recompute", f.no_recompute,
-                    "keep all activations (default for convnets with no published configuration)");
-  predict->add_option(
-      "--host-loader-rate", f.host_loader_rate,
-      "samples/s the host data pipeline delivers (default 0, not limiting: generated or "
-      "cached data; no source gives a loader's rate)");
-  predict->add_option(
-      "--framework", f.framework,
-      "tf1, tf2, poptorch or popart: what the host does per call (default poptorch, the "
-      "framework of the published BERT and ResNet-50 configurations)");
-  predict->add_option(
-      "--host-call-ms", f.host_call_ms,
-      "framework time per host call besides its round trips, ms (default 0: no published "
-      "figure gives it)");
-  predict->add_flag(
-      "--broadcast-inputs", f.broadcast_inputs,
-      "one input stream per machine, broadcast to its replicas (default off: Poplar's "
-      "replicated streams, one per replica)");
-  predict->add_flag("--json", f.json, "print JSON");
-  predict->add_option("--repeat", f.repeat, "time N predictions and print the mean");
+  AddModelOptions(predict, &f);
+  AddTrainingOptions(predict, &f);
+  AddHostOptions(predict, &f);
   bool validate_json = false;
   CLI::App* validate =
       app.add_subcommand("validate", "Predict every published result and print the error of each");

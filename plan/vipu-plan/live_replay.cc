@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "vipuuser.grpc.pb.h"
 
 namespace vipu::plan {
@@ -123,20 +124,24 @@ absl::StatusOr<std::set<std::pair<uint32_t, uint32_t>>> Placed(LiveClient& clien
   return absl::InternalError(absl::StrCat("live: partition ", id, " is not listed"));
 }
 
-}  // namespace
-
-absl::StatusOr<LiveOutcome> ReplayLive(const Trace& trace, const ReplayResult& result,
-                                       const LiveOptions& options) {
-  LiveClient client(options.address);
+// OK when the server at `address` holds no partition: the replay's pod
+// starts empty.
+absl::Status CheckEmpty(LiveClient& client, const std::string& address) {
   virmgrpc::ListPartitionsReply existing;
   if (grpc::Status s = client.List(&existing); !s.ok()) {
-    return FromGrpc(s, absl::StrCat("cannot list the partitions of ", options.address));
+    return FromGrpc(s, absl::StrCat("cannot list the partitions of ", address));
   }
   if (existing.partitions_size() > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("live: ", options.address, " already holds ",
+    return absl::FailedPreconditionError(absl::StrCat("live: ", address, " already holds ",
                                                       existing.partitions_size(),
                                                       " partition(s); replay on an empty pod"));
   }
+  return absl::OkStatus();
+}
+
+// The replay's creates and removes, in its order: a create for each job it
+// started or refused, a remove when a started job's run ended.
+std::vector<Action> Actions(const Trace& trace, const ReplayResult& result) {
   std::vector<Action> actions;
   for (uint32_t j = 0; j < result.jobs.size(); ++j) {
     const JobOutcome& o = result.jobs[j];
@@ -149,6 +154,70 @@ absl::StatusOr<LiveOutcome> ReplayLive(const Trace& trace, const ReplayResult& r
     }
   }
   std::sort(actions.begin(), actions.end());
+  return actions;
+}
+
+// The (ILD, topology id) pairs of the block the replay placed a job on.
+std::set<std::pair<uint32_t, uint32_t>> Replayed(const Block& block) {
+  std::set<std::pair<uint32_t, uint32_t>> ipus;
+  for (uint32_t k = 0; k < block.num_ilds; ++k) {
+    for (uint32_t r = 0; r < block.segment; ++r) {
+      ipus.emplace(block.first_ild + k, block.start + r);
+    }
+  }
+  return ipus;
+}
+
+// Asks the server to create `job`'s partition as the replay did, `o` its
+// outcome there, and adds where the server's answer differs to
+// outcome->divergences (`who` names the job). True when the partition was
+// created, and is then in `held`; an error when the server failed otherwise
+// than by refusing.
+absl::StatusOr<bool> PlayCreate(LiveClient& client, uint32_t job, const JobOutcome& o,
+                                const std::string& who, std::set<uint32_t>* held,
+                                LiveOutcome* outcome) {
+  const std::string id = PartitionId(job);
+  grpc::Status s = client.Create(id, o.size);
+  if (o.status == JobStatus::kRefused) {
+    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++outcome->refusals;
+      return false;
+    }
+    if (s.ok()) {
+      client.Remove(id);
+      outcome->divergences.push_back(
+          absl::StrCat(who, ": the server created it where the replay refused it"));
+      return false;
+    }
+    return FromGrpc(s, absl::StrCat("create ", id));
+  }
+  if (!s.ok()) {
+    if (s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      return FromGrpc(s, absl::StrCat("create ", id));
+    }
+    outcome->divergences.push_back(absl::StrCat(who, ": the server refused it (", s.error_message(),
+                                                ") where the replay placed it"));
+    return false;
+  }
+  held->insert(job);
+  ++outcome->creates;
+  ASSIGN_OR_RETURN(const auto placed, Placed(client, id));
+  const std::set<std::pair<uint32_t, uint32_t>> replayed = Replayed(o.block);
+  if (placed != replayed) {
+    outcome->divergences.push_back(absl::StrCat(who, ": the server placed it on (ILD/topology id) ",
+                                                Positions(placed), ", the replay on ",
+                                                Positions(replayed)));
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<LiveOutcome> ReplayLive(const Trace& trace, const ReplayResult& result,
+                                       const LiveOptions& options) {
+  LiveClient client(options.address);
+  RETURN_IF_ERROR(CheckEmpty(client, options.address));
+  const std::vector<Action> actions = Actions(trace, result);
   LiveOutcome outcome;
   std::set<uint32_t> held;
   auto clean_up = [&] {
@@ -163,9 +232,7 @@ absl::StatusOr<LiveOutcome> ReplayLive(const Trace& trace, const ReplayResult& r
     std::this_thread::sleep_until(
         wall0 + std::chrono::duration_cast<Clock::duration>(
                     std::chrono::duration<double>((a.t - t0) / options.time_scale)));
-    const JobOutcome& o = result.jobs[a.job];
     const std::string id = PartitionId(a.job);
-    const std::string who = absl::StrCat("job ", trace.jobs[a.job].id, " (create ", a.seq, ")");
     if (a.kind == Kind::kRemove) {
       if (!held.count(a.job)) continue;
       if (grpc::Status s = client.Remove(id); !s.ok()) {
@@ -175,48 +242,14 @@ absl::StatusOr<LiveOutcome> ReplayLive(const Trace& trace, const ReplayResult& r
       held.erase(a.job);
       continue;
     }
-    grpc::Status s = client.Create(id, o.size);
-    if (o.status == JobStatus::kRefused) {
-      if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-        ++outcome.refusals;
-        continue;
-      }
-      if (s.ok()) {
-        client.Remove(id);
-        outcome.divergences.push_back(
-            absl::StrCat(who, ": the server created it where the replay refused it"));
-        continue;
-      }
+    const std::string who = absl::StrCat("job ", trace.jobs[a.job].id, " (create ", a.seq, ")");
+    absl::StatusOr<bool> created =
+        PlayCreate(client, a.job, result.jobs[a.job], who, &held, &outcome);
+    if (!created.ok()) {
       clean_up();
-      return FromGrpc(s, absl::StrCat("create ", id));
+      return created.status();
     }
-    if (!s.ok()) {
-      if (s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
-        clean_up();
-        return FromGrpc(s, absl::StrCat("create ", id));
-      }
-      outcome.divergences.push_back(absl::StrCat(
-          who, ": the server refused it (", s.error_message(), ") where the replay placed it"));
-      continue;
-    }
-    held.insert(a.job);
-    ++outcome.creates;
-    absl::StatusOr<std::set<std::pair<uint32_t, uint32_t>>> placed = Placed(client, id);
-    if (!placed.ok()) {
-      clean_up();
-      return placed.status();
-    }
-    std::set<std::pair<uint32_t, uint32_t>> replayed;
-    for (uint32_t k = 0; k < o.block.num_ilds; ++k) {
-      for (uint32_t r = 0; r < o.block.segment; ++r) {
-        replayed.emplace(o.block.first_ild + k, o.block.start + r);
-      }
-    }
-    if (*placed != replayed) {
-      outcome.divergences.push_back(
-          absl::StrCat(who, ": the server placed it on (ILD/topology id) ", Positions(*placed),
-                       ", the replay on ", Positions(replayed)));
-    }
+    if (!*created) continue;
     if (options.progress && Clock::now() - last_report > std::chrono::seconds(1)) {
       last_report = Clock::now();
       options.progress(i + 1, actions.size());

@@ -330,6 +330,65 @@ void AddReplayFlags(CLI::App* app, ReplayFlags* f) {
   app->add_flag("--quiet", f->quiet, "no progress on stderr");
 }
 
+// `generate`'s flags: the options as parsed, the counts as wide integers so
+// that negatives reach GeneratorOptionsFrom's checks.
+struct GenerateFlags {
+  GeneratorOptions options;
+  std::string out;
+  int64_t jobs = 0, pod_ipus = 0, max_ipus = 0, users = 0, seed = 0;
+};
+
+void AddGenerateFlags(CLI::App* app, GenerateFlags* f) {
+  app->add_option("--jobs", f->jobs, "number of jobs (1000)");
+  app->add_option("--pod-ipus", f->pod_ipus, "IPUs of the pod the load is offered to (64)");
+  app->add_option("--max-ipus", f->max_ipus, "largest job (a quarter of the pod)");
+  app->add_option("--load", f->options.load, "offered load, share of the pod's IPUs (0.9)");
+  app->add_option("--min-run", f->options.min_run_s, "shortest run, seconds (60)");
+  app->add_option("--max-run", f->options.max_run_s, "longest run, seconds (86400)");
+  app->add_option("--span-days", f->options.span_s,
+                  "spread the arrivals over this many days instead of --load");
+  app->add_option("--users", f->users, "number of users (20)");
+  app->add_option("--seed", f->seed, "seed (1)");
+  app->add_option("--out", f->out, "file to write: SWF when it ends in .swf, else CSV")->required();
+}
+
+// The generator's options from `generate`'s flags, each count checked when
+// it was given; --span-days in seconds.
+absl::StatusOr<GeneratorOptions> GeneratorOptionsFrom(const CLI::App& generate,
+                                                      const GenerateFlags& f) {
+  auto in_range = [&](const char* name, int64_t v, int64_t lo, int64_t hi) -> absl::Status {
+    if (v < lo || v > hi)
+      return Invalid(absl::StrCat(name, ": must be ", lo, "..", hi, ", got ", v));
+    return absl::OkStatus();
+  };
+  GeneratorOptions gen = f.options;
+  if (generate.count("--jobs")) {
+    RETURN_IF_ERROR(in_range("jobs", f.jobs, 1, 100000000));
+    gen.jobs = static_cast<uint64_t>(f.jobs);
+  }
+  if (generate.count("--pod-ipus")) {
+    RETURN_IF_ERROR(in_range("pod-ipus", f.pod_ipus, 1, 65536));
+    gen.pod_ipus = static_cast<uint32_t>(f.pod_ipus);
+  }
+  if (generate.count("--max-ipus")) {
+    RETURN_IF_ERROR(in_range("max-ipus", f.max_ipus, 1, 65536));
+    gen.max_ipus = static_cast<uint32_t>(f.max_ipus);
+  }
+  if (generate.count("--users")) {
+    RETURN_IF_ERROR(in_range("users", f.users, 1, 1000000));
+    gen.users = static_cast<uint32_t>(f.users);
+  }
+  if (generate.count("--seed")) {
+    RETURN_IF_ERROR(in_range("seed", f.seed, 0, INT64_MAX));
+    gen.seed = static_cast<uint64_t>(f.seed);
+  }
+  if (!(gen.span_s >= 0) || !std::isfinite(gen.span_s)) {
+    return Invalid(absl::StrCat("span-days: must be >= 0, got ", gen.span_s));
+  }
+  gen.span_s *= 86400;
+  return gen;
+}
+
 int RunGenerate(const GeneratorOptions& o, const std::string& path, std::ostream& out,
                 std::ostream& err) {
   absl::StatusOr<Trace> trace = Generate(o);
@@ -365,23 +424,10 @@ int RunVipuPlan(int argc, const char* const* argv, std::ostream& out, std::ostre
   AddReplayFlags(compare, &compare_flags);
   compare->add_option("--pods", pods, "comma list of pods")->required();
   compare->add_option("--policies", policies, "comma list of policies (fifo)");
-  GeneratorOptions gen;
-  std::string gen_out;
-  int64_t jobs = 0, pod_ipus = 0, max_ipus = 0, users = 0, gen_seed = 0;
+  GenerateFlags gen;
   CLI::App* generate =
       app.add_subcommand("generate", "Write a synthetic trace (CSV, or SWF for a .swf name)");
-  generate->add_option("--jobs", jobs, "number of jobs (1000)");
-  generate->add_option("--pod-ipus", pod_ipus, "IPUs of the pod the load is offered to (64)");
-  generate->add_option("--max-ipus", max_ipus, "largest job (a quarter of the pod)");
-  generate->add_option("--load", gen.load, "offered load, share of the pod's IPUs (0.9)");
-  generate->add_option("--min-run", gen.min_run_s, "shortest run, seconds (60)");
-  generate->add_option("--max-run", gen.max_run_s, "longest run, seconds (86400)");
-  generate->add_option("--span-days", gen.span_s,
-                       "spread the arrivals over this many days instead of --load");
-  generate->add_option("--users", users, "number of users (20)");
-  generate->add_option("--seed", gen_seed, "seed (1)");
-  generate->add_option("--out", gen_out, "file to write: SWF when it ends in .swf, else CSV")
-      ->required();
+  AddGenerateFlags(generate, &gen);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -400,37 +446,9 @@ int RunVipuPlan(int argc, const char* const* argv, std::ostream& out, std::ostre
   }
   if (app.got_subcommand(replay)) return RunReplay(replay_flags, pod, policy, out, err);
   if (app.got_subcommand(compare)) return RunCompare(compare_flags, pods, policies, out, err);
-  // generate: wide integers so that negatives reach these checks.
-  auto in_range = [&](const char* name, int64_t v, int64_t lo, int64_t hi) -> absl::Status {
-    if (v < lo || v > hi)
-      return Invalid(absl::StrCat(name, ": must be ", lo, "..", hi, ", got ", v));
-    return absl::OkStatus();
-  };
-  if (generate->count("--jobs")) {
-    if (auto s = in_range("jobs", jobs, 1, 100000000); !s.ok()) return Fail(err, s);
-    gen.jobs = static_cast<uint64_t>(jobs);
-  }
-  if (generate->count("--pod-ipus")) {
-    if (auto s = in_range("pod-ipus", pod_ipus, 1, 65536); !s.ok()) return Fail(err, s);
-    gen.pod_ipus = static_cast<uint32_t>(pod_ipus);
-  }
-  if (generate->count("--max-ipus")) {
-    if (auto s = in_range("max-ipus", max_ipus, 1, 65536); !s.ok()) return Fail(err, s);
-    gen.max_ipus = static_cast<uint32_t>(max_ipus);
-  }
-  if (generate->count("--users")) {
-    if (auto s = in_range("users", users, 1, 1000000); !s.ok()) return Fail(err, s);
-    gen.users = static_cast<uint32_t>(users);
-  }
-  if (generate->count("--seed")) {
-    if (auto s = in_range("seed", gen_seed, 0, INT64_MAX); !s.ok()) return Fail(err, s);
-    gen.seed = static_cast<uint64_t>(gen_seed);
-  }
-  if (!(gen.span_s >= 0) || !std::isfinite(gen.span_s)) {
-    return Fail(err, Invalid(absl::StrCat("span-days: must be >= 0, got ", gen.span_s)));
-  }
-  gen.span_s *= 86400;
-  return RunGenerate(gen, gen_out, out, err);
+  absl::StatusOr<GeneratorOptions> options = GeneratorOptionsFrom(*generate, gen);
+  if (!options.ok()) return Fail(err, options.status());
+  return RunGenerate(*options, gen.out, out, err);
 }
 
 }  // namespace vipu::plan

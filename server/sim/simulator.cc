@@ -73,6 +73,73 @@ std::vector<uint32_t> OtherMachinesPorts(const std::map<std::string, MachinePort
   return others;
 }
 
+// The command line of the agent process of the machines `group`, ports as
+// `assigned`.
+absl::StatusOr<std::vector<std::string>> AgentArgs(
+    const fabric::PodSpec& pod, const Simulator::Options& options,
+    const std::map<std::string, MachinePorts>& assigned, const std::vector<std::string>& group) {
+  std::vector<std::string> args = {options.agent_binary,
+                                   "--server",
+                                   options.server_address,
+                                   "--agent-ids",
+                                   absl::StrJoin(group, ","),
+                                   "--machine-type",
+                                   fabric::CliName(pod.machine_type),
+                                   "--host",
+                                   "127.0.0.1",
+                                   "--log-level",
+                                   options.log_level,
+                                   "--exit-with-parent"};
+  std::vector<uint32_t> ports;
+  std::vector<uint32_t> rdma_ports;
+  for (const std::string& id : group) {
+    ports.push_back(assigned.at(id).server);
+    rdma_ports.push_back(assigned.at(id).rdma);
+  }
+  args.push_back("--ports");
+  args.push_back(absl::StrJoin(ports, ","));
+  // Each machine holds its RDMA port too, so that no port of the pod is
+  // another's.
+  args.push_back("--rdma-ports");
+  args.push_back(absl::StrJoin(rdma_ports, ","));
+  // A port of 0 is the agent's to take above the ephemeral range, leaving
+  // alone the ports the pod's other machines come back to.
+  args.push_back("--stable-ports");
+  const std::vector<uint32_t> reserved = OtherMachinesPorts(assigned, group);
+  if (!reserved.empty()) {
+    args.push_back("--reserved-ports");
+    args.push_back(absl::StrJoin(reserved, ","));
+  }
+  if (!options.tls_dir.empty()) {
+    ASSIGN_OR_RETURN(std::vector<std::string> flags, AgentTlsFlags(options.tls_dir, group));
+    args.insert(args.end(), flags.begin(), flags.end());
+  }
+  return args;
+}
+
+// Starts the program args[0] with `args`; its pid.
+absl::StatusOr<pid_t> Spawn(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  // Children must not inherit our blocked signal mask, or SIGTERM would
+  // not reach them.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  int rc = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return absl::InternalError(
+        absl::StrCat("simulate: cannot start ", args[0], ": ", std::strerror(rc)));
+  }
+  return pid;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpec& pod,
@@ -92,68 +159,19 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
     std::vector<std::string> group(
         ids.begin() + first,
         ids.begin() + std::min<size_t>(ids.size(), first + kMachinesPerProcess));
-    std::vector<std::string> args = {options.agent_binary,
-                                     "--server",
-                                     options.server_address,
-                                     "--agent-ids",
-                                     absl::StrJoin(group, ","),
-                                     "--machine-type",
-                                     fabric::CliName(pod.machine_type),
-                                     "--host",
-                                     "127.0.0.1",
-                                     "--log-level",
-                                     options.log_level,
-                                     "--exit-with-parent"};
-    std::vector<uint32_t> ports;
-    std::vector<uint32_t> rdma_ports;
-    for (const std::string& id : group) {
-      ports.push_back(assigned.at(id).server);
-      rdma_ports.push_back(assigned.at(id).rdma);
-    }
-    args.push_back("--ports");
-    args.push_back(absl::StrJoin(ports, ","));
-    // Each machine holds its RDMA port too, so that no port of the pod is
-    // another's.
-    args.push_back("--rdma-ports");
-    args.push_back(absl::StrJoin(rdma_ports, ","));
-    // A port of 0 is the agent's to take above the ephemeral range, leaving
-    // alone the ports the pod's other machines come back to.
-    args.push_back("--stable-ports");
-    const std::vector<uint32_t> reserved = OtherMachinesPorts(assigned, group);
-    if (!reserved.empty()) {
-      args.push_back("--reserved-ports");
-      args.push_back(absl::StrJoin(reserved, ","));
-    }
-    if (!options.tls_dir.empty()) {
-      auto flags = AgentTlsFlags(options.tls_dir, group);
-      if (!flags.ok()) {
-        sim->Stop();
-        return flags.status();
-      }
-      args.insert(args.end(), flags->begin(), flags->end());
-    }
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    // Children must not inherit our blocked signal mask, or SIGTERM would
-    // not reach them.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-    int rc = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
+    absl::StatusOr<std::vector<std::string>> args = AgentArgs(pod, options, assigned, group);
+    if (!args.ok()) {
       sim->Stop();
-      return absl::InternalError(
-          absl::StrCat("simulate: cannot start ", options.agent_binary, ": ", std::strerror(rc)));
+      return args.status();
     }
-    sim->children_.push_back(pid);
+    absl::StatusOr<pid_t> pid = Spawn(*std::move(args));
+    if (!pid.ok()) {
+      sim->Stop();
+      return pid.status();
+    }
+    sim->children_.push_back(*pid);
     sim->child_agents_.push_back(absl::StrJoin(group, ","));
-    spdlog::info("simulate {}: started vipu-agent pid {} for {}", pod.name, pid,
+    spdlog::info("simulate {}: started vipu-agent pid {} for {}", pod.name, *pid,
                  absl::StrJoin(group, ","));
   }
   return sim;

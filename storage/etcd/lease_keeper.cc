@@ -109,6 +109,53 @@ void LeaseKeeper::Run() {
   if (on_lost_) on_lost_(lost);
 }
 
+bool LeaseKeeper::Answered(int64_t ttl) {
+  MutexLock lock(&mu_);
+  if (ttl <= 0) {
+    refused_ = absl::NotFoundError(absl::StrCat(
+        "etcd lease ", id_, " expired or was revoked (keep-alive answered TTL ", ttl, ")"));
+    return false;
+  }
+  // Counted from when the keep-alive left, the earliest etcd can have
+  // renewed it.
+  const absl::Time sent = pending_since_ == absl::InfiniteFuture() ? absl::Now() : pending_since_;
+  expiry_ = sent + absl::Seconds(ttl);
+  pending_since_ = absl::InfiniteFuture();
+  changed_.SignalAll();
+  return true;
+}
+
+bool LeaseKeeper::AwaitSend(absl::Time next_send, absl::Status* lost) {
+  bool send = false;
+  MutexLock lock(&mu_);
+  for (;;) {
+    const absl::Time now = absl::Now();
+    if (stopping_ || stream_broken_) break;
+    if (now >= GiveUpAt()) {
+      *lost = absl::DeadlineExceededError(absl::StrCat(
+          "etcd lease ", id_,
+          " may have expired: no keep-alive was answered in time, nor for a TTL after"));
+      break;
+    }
+    if (now >= pending_since_ + ttl_ / 3) {
+      // A member that lets a keep-alive wait a whole interval (its raft
+      // leader gone, an election under way) may hold it until the lease
+      // lapses: the next member is asked instead, on a stream of its own.
+      spdlog::warn("etcd lease {}: no answer to a keep-alive within {}; asking the next member",
+                   id_, absl::FormatDuration(ttl_ / 3));
+      break;
+    }
+    if (now >= next_send) {
+      send = true;
+      if (pending_since_ == absl::InfiniteFuture()) pending_since_ = now;
+      break;
+    }
+    changed_.WaitWithDeadline(&mu_, std::min({next_send, GiveUpAt(), pending_since_ + ttl_ / 3}));
+  }
+  if (!refused_.ok()) *lost = refused_;
+  return send;
+}
+
 absl::Status LeaseKeeper::KeepAliveOn(size_t index) {
   auto stub = etcdserverpb::Lease::NewStub(client_->channel(index));
   grpc::ClientContext context;
@@ -128,20 +175,7 @@ absl::Status LeaseKeeper::KeepAliveOn(size_t index) {
   std::thread reader([this, &stream] {
     etcdserverpb::LeaseKeepAliveResponse response;
     while (stream->Read(&response)) {
-      MutexLock lock(&mu_);
-      if (response.ttl() <= 0) {
-        refused_ = absl::NotFoundError(
-            absl::StrCat("etcd lease ", id_, " expired or was revoked (keep-alive answered TTL ",
-                         response.ttl(), ")"));
-        break;
-      }
-      // Counted from when the keep-alive left, the earliest etcd can have
-      // renewed it.
-      const absl::Time sent =
-          pending_since_ == absl::InfiniteFuture() ? absl::Now() : pending_since_;
-      expiry_ = sent + absl::Seconds(response.ttl());
-      pending_since_ = absl::InfiniteFuture();
-      changed_.SignalAll();
+      if (!Answered(response.ttl())) break;
     }
     MutexLock lock(&mu_);
     stream_broken_ = true;
@@ -153,36 +187,7 @@ absl::Status LeaseKeeper::KeepAliveOn(size_t index) {
   etcdserverpb::LeaseKeepAliveRequest request;
   request.set_id(id_);
   for (;;) {
-    bool send = false;
-    {
-      MutexLock lock(&mu_);
-      for (;;) {
-        const absl::Time now = absl::Now();
-        if (stopping_ || stream_broken_) break;
-        if (now >= GiveUpAt()) {
-          lost = absl::DeadlineExceededError(absl::StrCat(
-              "etcd lease ", id_,
-              " may have expired: no keep-alive was answered in time, nor for a TTL after"));
-          break;
-        }
-        if (now >= pending_since_ + ttl_ / 3) {
-          // A member that lets a keep-alive wait a whole interval (its raft
-          // leader gone, an election under way) may hold it until the lease
-          // lapses: the next member is asked instead, on a stream of its own.
-          spdlog::warn("etcd lease {}: no answer to a keep-alive within {}; asking the next member",
-                       id_, absl::FormatDuration(ttl_ / 3));
-          break;
-        }
-        if (now >= next_send) {
-          send = true;
-          if (pending_since_ == absl::InfiniteFuture()) pending_since_ = now;
-          break;
-        }
-        changed_.WaitWithDeadline(&mu_,
-                                  std::min({next_send, GiveUpAt(), pending_since_ + ttl_ / 3}));
-      }
-      if (!refused_.ok()) lost = refused_;
-    }
+    const bool send = AwaitSend(next_send, &lost);
     if (!send || !lost.ok()) break;
     if (!stream->Write(request)) {
       // The stream is gone; the reader sees it end too.

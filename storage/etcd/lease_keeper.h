@@ -88,6 +88,15 @@ class LeaseKeeper {
   // non-OK status when the lease is lost, OK when the stream broke (or Stop()
   // was called) and the caller should try again.
   absl::Status KeepAliveOn(size_t index);
+  // The stream's reader got etcd's answer to a keep-alive, the lease's
+  // remaining `ttl`: moves the expiry. False (and refused_ set) when the TTL
+  // says the lease is gone.
+  bool Answered(int64_t ttl) ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until the next keep-alive is due at `next_send` (true), or until
+  // the stream is to be left (false): it broke, Stop() was called, or its
+  // member left a keep-alive unanswered too long. Sets *lost, whichever it
+  // returns, when the lease is lost.
+  bool AwaitSend(absl::Time next_send, absl::Status* lost) ABSL_LOCKS_EXCLUDED(mu_);
 
   EtcdClient* const client_;
   const int64_t id_;
