@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -121,6 +122,15 @@ class FakeAgentClient : public AgentClient {
     std::vector<Call> out;
     for (Call& c : calls()) {
       if (c.op == op) out.push_back(std::move(c));
+    }
+    return out;
+  }
+  // The agents the calls of `op` for `generation` of a partition went to,
+  // in order.
+  std::vector<std::string> agents(Op op, uint64_t generation) const {
+    std::vector<std::string> out;
+    for (const Call& c : calls(op)) {
+      if (c.partition.generation == generation) out.push_back(c.agent.agent_id);
     }
     return out;
   }

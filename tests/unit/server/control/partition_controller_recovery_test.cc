@@ -1,0 +1,291 @@
+// PartitionController::ReconcileAgent, ::AwaitReconciled and ::Recover after a start.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/control/partition_controller.h"
+#include "server/control/partition_transitions.h"
+#include "tests/unit/support/controller_harness.h"
+#include "tests/unit/support/fake_agent_client.h"
+
+namespace vipu::server {
+namespace {
+
+using Op = FakeAgentClient::Op;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using ::testing::UnorderedElementsAreArray;
+
+class PartitionControllerRecoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto harness = test::ControllerHarness::Open("controller_recovery", &agents_, 2);
+    ASSERT_TRUE(harness.ok()) << harness.status();
+    h_ = *std::move(harness);
+    // Two ILDs of four machines: a size-8 partition spans two machines.
+    ASSERT_TRUE(h_->AddCluster(8, 2).ok());
+  }
+  void TearDown() override {
+    // Nothing may stay held while the controller's workers stop.
+    for (Op op : {Op::kConfigure, Op::kReset, Op::kRelease}) agents_.Succeed("", op);
+    agents_.CompleteAllHeld();
+    h_.reset();
+  }
+
+  // A partition created and settled PS_ACTIVE.
+  fabric::Partition Active(const std::string& id, uint32_t size) {
+    auto created = h_->Create(id, size);
+    EXPECT_TRUE(created.ok()) << created.status();
+    auto p = h_->Settled(id);
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!p.ok()) return {};
+    EXPECT_EQ(p->ready_state, fabric::ReadyState::kActive);
+    return *p;
+  }
+
+  fabric::Partition Get(const std::string& id) {
+    auto p = h_->controller->Get(id);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : fabric::Partition{};
+  }
+
+  fabric::Partition Settled(const std::string& id) {
+    auto p = h_->Settled(id);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : fabric::Partition{};
+  }
+
+  // Reconciles `agent` as holding `held` and waits for it to finish.
+  void Reconcile(const std::string& agent, std::vector<fabric::HeldPartition> held) {
+    h_->controller->ReconcileAgent(agent, std::move(held));
+    ASSERT_TRUE(h_->controller->AwaitReconciled(absl::Now() + absl::Seconds(10)));
+  }
+
+  // The controller stopped, as a server going down leaves it: what is
+  // committed afterwards waits for the next start's recovery.
+  void StopServer() { h_->controller->Stop(); }
+  // A new controller over the same store, recovering.
+  void StartServerAndRecover() {
+    h_->RestartController();
+    h_->controller->Recover();
+  }
+
+  static std::vector<std::string> MachinesOf(const fabric::Partition& p) {
+    return test::ControllerHarness::MachinesOf(p);
+  }
+
+  FakeAgentClient agents_;  // outlives the harness, whose driver calls it
+  std::unique_ptr<test::ControllerHarness> h_;
+};
+
+// ---- ReconcileAgent
+
+TEST_F(PartitionControllerRecoveryTest, APartitionUnknownToTheDatabaseIsReleasedOnTheAgent) {
+  Reconcile("m3", {{"ghost", 7, {0, 1}}});
+  std::vector<FakeAgentClient::Call> released = agents_.calls(Op::kRelease);
+  ASSERT_THAT(released, SizeIs(1));
+  EXPECT_EQ(released[0].agent.agent_id, "m3");
+  EXPECT_EQ(released[0].partition.partition_id, "ghost");
+  EXPECT_EQ(released[0].partition.generation, 7u);
+  EXPECT_THAT(agents_.calls(Op::kConfigure), IsEmpty());
+  EXPECT_EQ(h_->controller->reconciled(), 1u);
+}
+
+TEST_F(PartitionControllerRecoveryTest, AnActivePartitionTheAgentLostIsPushedAgainAtItsGeneration) {
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  const size_t configured = agents_.calls(Op::kConfigure).size();
+  Reconcile(machines[0], {});
+  std::vector<FakeAgentClient::Call> pushed = agents_.calls(Op::kConfigure);
+  ASSERT_GT(pushed.size(), configured);
+  pushed.erase(pushed.begin(), pushed.begin() + configured);
+  // The driver configures a partition on every machine it spans, so the
+  // others are told again too, at the same generation.
+  std::vector<std::string> to;
+  for (const FakeAgentClient::Call& c : pushed) {
+    EXPECT_EQ(c.partition.partition_id, "p1");
+    EXPECT_EQ(c.partition.generation, p.generation);
+    to.push_back(c.agent.agent_id);
+  }
+  EXPECT_THAT(to, UnorderedElementsAreArray(machines));
+  EXPECT_THAT(agents_.calls(Op::kRelease), IsEmpty());
+  fabric::Partition after = Get("p1");
+  EXPECT_EQ(after.generation, p.generation);
+  EXPECT_EQ(after.ready_state, fabric::ReadyState::kActive);
+}
+
+TEST_F(PartitionControllerRecoveryTest, AnAgentHoldingTheStoredGenerationIsLeftAlone) {
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  const size_t calls = agents_.calls().size();
+  Reconcile(machines[0], {{"p1", p.generation, {0, 1, 2, 3}}});
+  EXPECT_THAT(agents_.calls(), SizeIs(calls));
+  EXPECT_EQ(h_->controller->reconciled(), 1u);
+}
+
+TEST_F(PartitionControllerRecoveryTest, AnAgentHoldingAnOlderGenerationGetsTheStoredOne) {
+  fabric::Partition created = Active("p1", 8);
+  ASSERT_TRUE(h_->controller->Reset("p1").ok());
+  fabric::Partition p = Settled("p1");
+  ASSERT_GT(p.generation, created.generation);
+  const std::vector<std::string> machines = MachinesOf(p);
+  Reconcile(machines[0], {{"p1", created.generation, {0, 1, 2, 3}}});
+  EXPECT_THAT(agents_.agents(Op::kConfigure, p.generation), UnorderedElementsAreArray(machines));
+  // The newer configure replaces the older generation: nothing to release.
+  EXPECT_THAT(agents_.calls(Op::kRelease), IsEmpty());
+}
+
+TEST_F(PartitionControllerRecoveryTest, APartitionInErrorIsNotPushedAgain) {
+  fabric::Partition p = Active("p1", 8);
+  ASSERT_EQ(h_->controller->MarkFaulty({{"p1", p.generation, {"agent m0: down"}}}).value_or(0), 1u);
+  const size_t calls = agents_.calls().size();
+  Reconcile(MachinesOf(p)[0], {});
+  EXPECT_THAT(agents_.calls(), SizeIs(calls));
+}
+
+TEST_F(PartitionControllerRecoveryTest, AReconcileWhoseCallsFailStillFinishes) {
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  const size_t configured = agents_.calls(Op::kConfigure).size();
+  agents_.Fail("", Op::kConfigure, absl::UnavailableError("no power"));
+  agents_.Fail("", Op::kRelease, absl::UnavailableError("no power"));
+  Reconcile(machines[0], {{"ghost", 3, {4}}});
+  EXPECT_THAT(agents_.agents(Op::kRelease, 3), ElementsAre(machines[0]));
+  EXPECT_THAT(agents_.calls(Op::kConfigure), SizeIs(configured + machines.size()));
+  EXPECT_EQ(h_->controller->reconciled(), 1u);
+}
+
+TEST_F(PartitionControllerRecoveryTest, AReconcileWhoseStoreReadFailsReleasesNothingAndFinishes) {
+  h_->store->RefuseReads(absl::UnavailableError("leadership in doubt"));
+  Reconcile("m3", {{"ghost", 7, {0}}});
+  h_->store->Accept();
+  // Without the database's word, what the agent holds may be wanted.
+  EXPECT_THAT(agents_.calls(), IsEmpty());
+  EXPECT_EQ(h_->controller->reconciled(), 1u);
+}
+
+TEST_F(PartitionControllerRecoveryTest, AwaitReconciledWaitsForAReconcileInFlight) {
+  fabric::Partition p = Active("p1", 8);
+  agents_.Hang("", Op::kConfigure);
+  h_->controller->ReconcileAgent(MachinesOf(p)[0], {});
+  ASSERT_TRUE(agents_.AwaitHeld(2));
+  EXPECT_FALSE(h_->controller->AwaitReconciled(absl::InfinitePast()));
+  EXPECT_EQ(h_->controller->reconciled(), 0u);
+  agents_.CompleteAllHeld();
+  EXPECT_TRUE(h_->controller->AwaitReconciled(absl::Now() + absl::Seconds(10)));
+  EXPECT_EQ(h_->controller->reconciled(), 1u);
+}
+
+TEST_F(PartitionControllerRecoveryTest, AReconcileAfterStopCountsAsDoneAndCallsNoAgent) {
+  Active("p1", 8);
+  const size_t calls = agents_.calls().size();
+  StopServer();
+  h_->controller->ReconcileAgent("m3", {{"ghost", 7, {0}}});
+  // Dropped by the stopped queue, it must not keep readiness waiting.
+  EXPECT_TRUE(h_->controller->AwaitReconciled(absl::InfinitePast()));
+  EXPECT_EQ(h_->controller->reconciled(), 1u);
+  EXPECT_THAT(agents_.calls(), SizeIs(calls));
+}
+
+// ---- Recover
+
+TEST_F(PartitionControllerRecoveryTest, APartitionLeftCreatingIsConfiguredAndGoesActive) {
+  StopServer();
+  auto created = h_->Create("p1", 8);
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_THAT(agents_.calls(), IsEmpty());
+  StartServerAndRecover();
+  fabric::Partition p = Settled("p1");
+  EXPECT_EQ(p.ready_state, fabric::ReadyState::kActive);
+  EXPECT_EQ(p.generation, created->generation);
+  EXPECT_THAT(agents_.agents(Op::kConfigure, created->generation),
+              UnorderedElementsAreArray(MachinesOf(*created)));
+}
+
+TEST_F(PartitionControllerRecoveryTest, APartitionLeftResettingIsResetAndGoesActive) {
+  fabric::Partition active = Active("p1", 8);
+  StopServer();
+  ASSERT_TRUE(h_->controller->Reset("p1").ok());
+  const uint64_t generation = Get("p1").generation;
+  ASSERT_GT(generation, active.generation);
+  ASSERT_THAT(agents_.calls(Op::kReset), IsEmpty());
+  StartServerAndRecover();
+  fabric::Partition p = Settled("p1");
+  EXPECT_EQ(p.ready_state, fabric::ReadyState::kActive);
+  EXPECT_EQ(p.generation, generation);
+  EXPECT_THAT(agents_.agents(Op::kReset, generation),
+              UnorderedElementsAreArray(MachinesOf(active)));
+}
+
+TEST_F(PartitionControllerRecoveryTest, ARecoveredConfigureAMachineRefusesFailsThePartition) {
+  StopServer();
+  auto created = h_->Create("p1", 8);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::vector<std::string> machines = MachinesOf(*created);
+  ASSERT_EQ(machines.size(), 2u);
+  agents_.Fail(machines[1], Op::kConfigure, absl::UnavailableError("machine on fire"));
+  StartServerAndRecover();
+  fabric::Partition p = Settled("p1");
+  EXPECT_EQ(p.ready_state, fabric::ReadyState::kError);
+  EXPECT_EQ(p.operation_state, fabric::OperationState::kFailed);
+  EXPECT_THAT(p.errors, ElementsAre(absl::StrCat("agent ", machines[1], ": machine on fire")));
+}
+
+TEST_F(PartitionControllerRecoveryTest, APartitionLeftRemovingIsRemovedWhateverTheAgentsSay) {
+  fabric::Partition active = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(active);
+  StopServer();
+  ASSERT_TRUE(h_->store
+                  ->Write([](storage::WriteTxn& txn) -> absl::Status {
+                    auto p = txn.GetPartition("p1");
+                    if (!p.ok()) return p.status();
+                    ToRemoving(&*p, NowUnixMs());
+                    return txn.UpdatePartitionState(*p);
+                  })
+                  .ok());
+  agents_.Fail(machines[1], Op::kRelease, absl::UnavailableError("gone"));
+  StartServerAndRecover();
+  // Stopping runs the queued removal to its end.
+  h_->controller->Stop();
+  EXPECT_TRUE(absl::IsNotFound(h_->controller->Get("p1").status()));
+  EXPECT_THAT(agents_.agents(Op::kRelease, active.generation), UnorderedElementsAreArray(machines));
+}
+
+TEST_F(PartitionControllerRecoveryTest, ActiveAndFailedPartitionsAreLeftAlone) {
+  Active("a", 8);
+  fabric::Partition b = Active("b", 8);
+  ASSERT_EQ(h_->controller->MarkFaulty({{"b", b.generation, {"agent m2: down"}}}).value_or(0), 1u);
+  const size_t calls = agents_.calls().size();
+  StopServer();
+  StartServerAndRecover();
+  h_->controller->Stop();
+  EXPECT_THAT(agents_.calls(), SizeIs(calls));
+  EXPECT_EQ(Get("a").ready_state, fabric::ReadyState::kActive);
+  EXPECT_EQ(Get("b").ready_state, fabric::ReadyState::kError);
+}
+
+TEST_F(PartitionControllerRecoveryTest, ARecoveryThatCannotReadStartsNothingAndTheNextStartDoesIt) {
+  StopServer();
+  auto created = h_->Create("p1", 8);
+  ASSERT_TRUE(created.ok()) << created.status();
+  h_->store->RefuseReads(absl::UnavailableError("leadership in doubt"));
+  StartServerAndRecover();
+  h_->controller->Stop();
+  h_->store->Accept();
+  EXPECT_THAT(agents_.calls(), IsEmpty());
+  EXPECT_EQ(Get("p1").ready_state, fabric::ReadyState::kPending);
+
+  StartServerAndRecover();
+  fabric::Partition p = Settled("p1");
+  EXPECT_EQ(p.ready_state, fabric::ReadyState::kActive);
+  EXPECT_EQ(p.generation, created->generation);
+}
+
+}  // namespace
+}  // namespace vipu::server
