@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "base/mutex.h"
 #include "base/repeated_warning.h"
+#include "coordination/leader_election.h"
 #include "server/api/endpoints.h"
 #include "server/daemon/run_loop.h"
 #include "server/daemon/security_setup.h"
@@ -33,7 +34,6 @@
 #include "storage/etcd/etcd_client.h"
 #include "storage/etcd/etcd_layout.h"
 #include "storage/etcd/etcd_store.h"
-#include "storage/etcd/leader_election.h"
 #include "tls/credentials.h"
 #include "tls/live_certificates.h"
 
@@ -350,7 +350,7 @@ class Member : public RunningDaemon {
   std::unique_ptr<etcd::EtcdClient> client_;
   const etcd::EtcdLayout layout_;
   MemberRole role_;
-  etcd::LeaderElection election_;
+  coordination::LeaderElection election_;
   SystemdNotifier notifier_;
   std::atomic<bool> stop_{false};
   std::thread watcher_, campaigner_;

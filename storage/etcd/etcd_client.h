@@ -12,7 +12,7 @@
 // provably never left this process. Once a Txn was sent, an UNAVAILABLE or
 // DEADLINE_EXCEEDED answer means the outcome is unknown: etcd may or may not
 // have applied it. The caller must then read back (or rely on its fence, see
-// leader_election.h) before deciding what happened; the next call goes to
+// coordination/leader_election.h) before deciding what happened; the next call goes to
 // the next endpoint.
 //
 // Ownership: the client owns its gRPC channels. Objects that use a client
@@ -42,6 +42,10 @@ namespace grpc {
 class Channel;
 class ClientContext;
 }  // namespace grpc
+
+namespace vipu::coordination {
+class LeaseKeeper;
+}  // namespace vipu::coordination
 
 namespace vipu::storage::etcd {
 
@@ -223,7 +227,7 @@ class EtcdClient {
   const EtcdClientOptions& options() const { return options_; }
 
  private:
-  friend class LeaseKeeper;
+  friend class ::vipu::coordination::LeaseKeeper;
   struct Member;
 
   explicit EtcdClient(EtcdClientOptions options);

@@ -16,9 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/mutex.h"
+#include "coordination/leader_election.h"
+#include "coordination/lease_keeper.h"
 #include "storage/etcd/etcd_endpoints.h"
-#include "storage/etcd/leader_election.h"
-#include "storage/etcd/lease_keeper.h"
 #include "tests/etcd_harness.h"
 #include "tests/integration/daemon_process.h"  // FreePort
 
@@ -276,8 +276,9 @@ TEST_F(EtcdTest, TooManyOpsAndTooLargeAreRefusedAndWriteNothing) {
 TEST_F(EtcdTest, LeaseKeeperKeepsKeysAndReportsLoss) {
   StartCluster(1);
   StatusLatch lost;
-  absl::StatusOr<std::unique_ptr<LeaseKeeper>> keeper =
-      LeaseKeeper::Start(client_.get(), absl::Seconds(2), [&](absl::Status why) { lost.Set(why); });
+  absl::StatusOr<std::unique_ptr<coordination::LeaseKeeper>> keeper =
+      coordination::LeaseKeeper::Start(client_.get(), absl::Seconds(2),
+                                       [&](absl::Status why) { lost.Set(why); });
   ASSERT_TRUE(keeper.ok()) << keeper.status();
   ASSERT_TRUE(client_->Txn({}, {TxnOp::Put("/lease/k", "v", (*keeper)->id())})->succeeded);
   // Twice the TTL: only keep-alives keep the key.
@@ -294,8 +295,8 @@ TEST_F(EtcdTest, LeaseKeeperKeepsKeysAndReportsLoss) {
   EXPECT_FALSE(client_->Get("/lease/k")->has_value());
 
   // Stop() revokes; a stopped keeper's key is gone at once.
-  absl::StatusOr<std::unique_ptr<LeaseKeeper>> second =
-      LeaseKeeper::Start(client_.get(), absl::Seconds(30), nullptr);
+  absl::StatusOr<std::unique_ptr<coordination::LeaseKeeper>> second =
+      coordination::LeaseKeeper::Start(client_.get(), absl::Seconds(30), nullptr);
   ASSERT_TRUE(second.ok()) << second.status();
   ASSERT_TRUE(client_->Txn({}, {TxnOp::Put("/lease/k2", "v", (*second)->id())})->succeeded);
   EXPECT_TRUE((*second)->Stop().ok());
@@ -306,8 +307,9 @@ TEST_F(EtcdTest, LeaseKeeperKeepsKeysAndReportsLoss) {
 TEST_F(EtcdTest, LeaseKeeperReportsLossWhenEtcdIsGone) {
   StartCluster(1);
   StatusLatch lost;
-  absl::StatusOr<std::unique_ptr<LeaseKeeper>> keeper =
-      LeaseKeeper::Start(client_.get(), absl::Seconds(2), [&](absl::Status why) { lost.Set(why); });
+  absl::StatusOr<std::unique_ptr<coordination::LeaseKeeper>> keeper =
+      coordination::LeaseKeeper::Start(client_.get(), absl::Seconds(2),
+                                       [&](absl::Status why) { lost.Set(why); });
   ASSERT_TRUE(keeper.ok()) << keeper.status();
   const absl::Time known_before = (*keeper)->expiry();
   ASSERT_GT(known_before, absl::Now());
@@ -328,11 +330,11 @@ TEST_F(EtcdTest, LeaseKeeperReportsLossWhenEtcdIsGone) {
 
 TEST_F(EtcdTest, CampaignAndLeader) {
   StartCluster(1);
-  LeaderElection a(client_.get(), {"/vipu/leader", "host-a:8090", absl::Seconds(3)});
-  LeaderElection b(client_.get(), {"/vipu/leader", "host-b:8090", absl::Seconds(3)});
+  coordination::LeaderElection a(client_.get(), {"/vipu/leader", "host-a:8090", absl::Seconds(3)});
+  coordination::LeaderElection b(client_.get(), {"/vipu/leader", "host-b:8090", absl::Seconds(3)});
   EXPECT_FALSE(*a.CurrentLeader());  // nobody yet
 
-  absl::StatusOr<LeaderKey> key = a.WinLeadership(absl::Now() + absl::Seconds(10));
+  absl::StatusOr<etcd::LeaderKey> key = a.WinLeadership(absl::Now() + absl::Seconds(10));
   ASSERT_TRUE(key.ok()) << key.status();
   EXPECT_TRUE(a.is_leader());
   EXPECT_EQ(key->name, "/vipu/leader");
@@ -345,7 +347,7 @@ TEST_F(EtcdTest, CampaignAndLeader) {
   EXPECT_EQ(*b.CurrentLeader(), std::optional<std::string>("host-a:9090"));
 
   // B waits in vain while A leads, and leaves no key behind.
-  absl::StatusOr<LeaderKey> b_key = b.WinLeadership(absl::Now() + absl::Seconds(1));
+  absl::StatusOr<etcd::LeaderKey> b_key = b.WinLeadership(absl::Now() + absl::Seconds(1));
   ASSERT_FALSE(b_key.ok());
   EXPECT_EQ(b_key.status().code(), absl::StatusCode::kDeadlineExceeded) << b_key.status();
   EXPECT_FALSE(b.is_leader());
@@ -356,21 +358,21 @@ TEST_F(EtcdTest, CampaignAndLeader) {
   // A resigns: B takes over at once.
   ASSERT_TRUE(a.Resign().ok());
   EXPECT_FALSE(a.is_leader());
-  absl::StatusOr<LeaderKey> b_wins = b.WinLeadership(absl::Now() + absl::Seconds(5));
+  absl::StatusOr<etcd::LeaderKey> b_wins = b.WinLeadership(absl::Now() + absl::Seconds(5));
   ASSERT_TRUE(b_wins.ok()) << b_wins.status();
   EXPECT_EQ(*a.CurrentLeader(), std::optional<std::string>("host-b:8090"));
 }
 
 TEST_F(EtcdTest, FencedWritesOfALostLeaderChangeNothing) {
   StartCluster(1);
-  LeaderElection a(client_.get(), {"/vipu/leader", "a", absl::Seconds(3)});
-  LeaderElection b(client_.get(), {"/vipu/leader", "b", absl::Seconds(3)});
+  coordination::LeaderElection a(client_.get(), {"/vipu/leader", "a", absl::Seconds(3)});
+  coordination::LeaderElection b(client_.get(), {"/vipu/leader", "b", absl::Seconds(3)});
   // Before any leadership the fence never holds.
   EXPECT_FALSE(client_->Txn(a.Fence(), {TxnOp::Put("/state/x", "never")})->succeeded);
 
   StatusLatch a_lost;
   a.OnLost([&](absl::Status why) { a_lost.Set(why); });
-  absl::StatusOr<LeaderKey> a_key = a.WinLeadership(absl::Now() + absl::Seconds(10));
+  absl::StatusOr<etcd::LeaderKey> a_key = a.WinLeadership(absl::Now() + absl::Seconds(10));
   ASSERT_TRUE(a_key.ok()) << a_key.status();
   ASSERT_TRUE(client_->Txn(a.Fence(), {TxnOp::Put("/state/x", "from a")})->succeeded);
 
@@ -400,8 +402,8 @@ TEST_F(EtcdTest, FencedWritesOfALostLeaderChangeNothing) {
 
 TEST_F(EtcdTest, LeaseLossCancelsACampaign) {
   StartCluster(1);
-  LeaderElection a(client_.get(), {"/vipu/leader", "a", absl::Seconds(30)});
-  LeaderElection b(client_.get(), {"/vipu/leader", "b", absl::Seconds(2)});
+  coordination::LeaderElection a(client_.get(), {"/vipu/leader", "a", absl::Seconds(30)});
+  coordination::LeaderElection b(client_.get(), {"/vipu/leader", "b", absl::Seconds(2)});
   ASSERT_TRUE(a.WinLeadership(absl::Now() + absl::Seconds(10)).ok());
   absl::StatusOr<LeaderKey> b_key = absl::UnknownError("not run");
   std::thread campaign([&] { b_key = b.WinLeadership(absl::Now() + absl::Seconds(20)); });

@@ -23,8 +23,8 @@
 // Thread-safety: every method may be called from any thread. `on_lost` runs
 // on the keeper's thread; it must not destroy or Stop() its keeper (both
 // wait for that thread) and should hand long work to another thread.
-#ifndef VIPU_STORAGE_ETCD_LEASE_KEEPER_H_
-#define VIPU_STORAGE_ETCD_LEASE_KEEPER_H_
+#ifndef VIPU_COORDINATION_LEASE_KEEPER_H_
+#define VIPU_COORDINATION_LEASE_KEEPER_H_
 
 #include <cstdint>
 #include <functional>
@@ -38,7 +38,7 @@
 #include "base/mutex.h"
 #include "storage/etcd/etcd_client.h"
 
-namespace vipu::storage::etcd {
+namespace vipu::coordination {
 
 class LeaseKeeper {
  public:
@@ -49,7 +49,8 @@ class LeaseKeeper {
   // says it expired or was revoked, UNAVAILABLE or DEADLINE_EXCEEDED when etcd
   // could not be reached in time.
   static absl::StatusOr<std::unique_ptr<LeaseKeeper>> Start(
-      EtcdClient* client, absl::Duration ttl, std::function<void(absl::Status)> on_lost);
+      storage::etcd::EtcdClient* client, absl::Duration ttl,
+      std::function<void(absl::Status)> on_lost);
 
   // Stop().
   ~LeaseKeeper();
@@ -76,7 +77,7 @@ class LeaseKeeper {
   absl::Status Stop();
 
  private:
-  LeaseKeeper(EtcdClient* client, int64_t id, absl::Duration ttl, absl::Time expiry,
+  LeaseKeeper(storage::etcd::EtcdClient* client, int64_t id, absl::Duration ttl, absl::Time expiry,
               std::function<void(absl::Status)> on_lost);
 
   // The keeper thread: one stream after another until loss or Stop().
@@ -98,7 +99,7 @@ class LeaseKeeper {
   // returns, when the lease is lost.
   bool AwaitSend(absl::Time next_send, absl::Status* lost) ABSL_LOCKS_EXCLUDED(mu_);
 
-  EtcdClient* const client_;
+  storage::etcd::EtcdClient* const client_;
   const int64_t id_;
   const absl::Duration ttl_;
   const std::function<void(absl::Status)> on_lost_;
@@ -123,6 +124,6 @@ class LeaseKeeper {
   Mutex stop_mu_;
 };
 
-}  // namespace vipu::storage::etcd
+}  // namespace vipu::coordination
 
-#endif  // VIPU_STORAGE_ETCD_LEASE_KEEPER_H_
+#endif  // VIPU_COORDINATION_LEASE_KEEPER_H_

@@ -1,13 +1,13 @@
 // LeaderElection: campaign under a kept-alive lease, confirm, fence, resign.
-#include "storage/etcd/leader_election.h"
+#include "coordination/leader_election.h"
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
-namespace vipu::storage::etcd {
+namespace vipu::coordination {
 
-LeaderElection::LeaderElection(EtcdClient* client, LeaderElectionOptions options)
+LeaderElection::LeaderElection(storage::etcd::EtcdClient* client, LeaderElectionOptions options)
     : client_(client), options_(std::move(options)) {}
 
 LeaderElection::~LeaderElection() {
@@ -42,9 +42,9 @@ void LeaderElection::LeaseLost(uint64_t attempt, absl::Status why) {
   if (callback) callback(std::move(why));
 }
 
-absl::StatusOr<LeaderKey> LeaderElection::WinLeadership(absl::Time deadline) {
+absl::StatusOr<storage::etcd::LeaderKey> LeaderElection::WinLeadership(absl::Time deadline) {
   uint64_t attempt;
-  EtcdCancel cancel;
+  storage::etcd::EtcdCancel cancel;
   std::unique_ptr<LeaseKeeper> old_keeper;
   {
     MutexLock lock(&mu_);
@@ -85,13 +85,13 @@ absl::StatusOr<LeaderKey> LeaderElection::WinLeadership(absl::Time deadline) {
                          [this, attempt](absl::Status why) { LeaseLost(attempt, std::move(why)); });
   if (!keeper.ok()) return fail(nullptr, keeper.status());
 
-  absl::StatusOr<LeaderKey> key =
+  absl::StatusOr<storage::etcd::LeaderKey> key =
       client_->Campaign(options_.election, (*keeper)->id(), options_.value, deadline, &cancel);
   if (!key.ok()) return fail(*std::move(keeper), key.status());
 
   // Campaign can return after the lease lapsed; only a key that is still
   // there, ours and the one campaigned with is leadership.
-  absl::StatusOr<std::optional<KeyValue>> now = client_->Get(key->key);
+  absl::StatusOr<std::optional<storage::etcd::KeyValue>> now = client_->Get(key->key);
   if (!now.ok()) return fail(*std::move(keeper), now.status());
   if (!now->has_value() || (*now)->create_revision != key->rev ||
       (*now)->lease != (*keeper)->id()) {
@@ -123,13 +123,13 @@ absl::StatusOr<LeaderKey> LeaderElection::WinLeadership(absl::Time deadline) {
       absl::StrCat("lease lost right after winning ", options_.election, ": ", why.message()));
 }
 
-std::vector<TxnCompare> LeaderElection::Fence() const {
+std::vector<storage::etcd::TxnCompare> LeaderElection::Fence() const {
   MutexLock lock(&mu_);
   if (!key_.has_value()) {
     // No create revision is negative: a Txn with this never succeeds.
-    return {TxnCompare::CreateRevision(options_.election + "/", -1)};
+    return {storage::etcd::TxnCompare::CreateRevision(options_.election + "/", -1)};
   }
-  return {TxnCompare::CreateRevision(key_->key, key_->rev)};
+  return {storage::etcd::TxnCompare::CreateRevision(key_->key, key_->rev)};
 }
 
 bool LeaderElection::is_leader() const {
@@ -143,7 +143,7 @@ absl::Time LeaderElection::HeldUntil() const {
   return keeper_->expiry() - keeper_->ttl() / 10;
 }
 
-std::optional<LeaderKey> LeaderElection::leader_key() const {
+std::optional<storage::etcd::LeaderKey> LeaderElection::leader_key() const {
   MutexLock lock(&mu_);
   if (!leader_) return std::nullopt;
   return key_;
@@ -151,7 +151,7 @@ std::optional<LeaderKey> LeaderElection::leader_key() const {
 
 absl::Status LeaderElection::Resign() {
   std::unique_ptr<LeaseKeeper> keeper;
-  std::optional<LeaderKey> key;
+  std::optional<storage::etcd::LeaderKey> key;
   {
     MutexLock lock(&mu_);
     if (leader_) key = key_;
@@ -171,4 +171,4 @@ absl::StatusOr<std::optional<std::string>> LeaderElection::CurrentLeader() {
   return client_->LeaderValue(options_.election);
 }
 
-}  // namespace vipu::storage::etcd
+}  // namespace vipu::coordination

@@ -28,8 +28,8 @@
 // OnLost callback runs on the lease keeper's thread and must not call
 // WinLeadership() or Resign() or destroy this object there (they wait for
 // that thread); hand the news to another thread.
-#ifndef VIPU_STORAGE_ETCD_LEADER_ELECTION_H_
-#define VIPU_STORAGE_ETCD_LEADER_ELECTION_H_
+#ifndef VIPU_COORDINATION_LEADER_ELECTION_H_
+#define VIPU_COORDINATION_LEADER_ELECTION_H_
 
 #include <cstdint>
 #include <functional>
@@ -43,10 +43,10 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/mutex.h"
+#include "coordination/lease_keeper.h"
 #include "storage/etcd/etcd_client.h"
-#include "storage/etcd/lease_keeper.h"
 
-namespace vipu::storage::etcd {
+namespace vipu::coordination {
 
 struct LeaderElectionOptions {
   // The election's name, a key prefix ("<prefix>leader"); the leader key is
@@ -62,7 +62,7 @@ struct LeaderElectionOptions {
 
 class LeaderElection {
  public:
-  LeaderElection(EtcdClient* client, LeaderElectionOptions options);
+  LeaderElection(storage::etcd::EtcdClient* client, LeaderElectionOptions options);
   // Stops the lease keeper (revoking the lease, so another member can lead
   // at once) without calling the OnLost callback. Does not Resign()
   // otherwise.
@@ -78,7 +78,7 @@ class LeaderElection {
   // the deadline, UNAVAILABLE when the lease was lost while campaigning or
   // etcd could not be reached, ABORTED when the key was gone by the check.
   // On failure the attempt's lease is revoked; call again to retry.
-  absl::StatusOr<LeaderKey> WinLeadership(absl::Time deadline);
+  absl::StatusOr<storage::etcd::LeaderKey> WinLeadership(absl::Time deadline);
 
   // Sets the callback told, once per leadership, that it was lost (the
   // lease expired, was revoked, or could not be kept alive) and why. Not
@@ -90,7 +90,7 @@ class LeaderElection {
   // {CREATE(leader key) == rev}. Before the first leadership, a compare that
   // never holds; after losing it, the last leadership's, which no longer
   // holds either.
-  std::vector<TxnCompare> Fence() const;
+  std::vector<storage::etcd::TxnCompare> Fence() const;
 
   // Whether this member leads as far as it knows (a fenced Txn is the proof).
   bool is_leader() const;
@@ -101,7 +101,7 @@ class LeaderElection {
   // let another member lead and change the state.
   absl::Time HeldUntil() const;
   // The leader key while leading.
-  std::optional<LeaderKey> leader_key() const;
+  std::optional<storage::etcd::LeaderKey> leader_key() const;
 
   // Gives up leadership on a clean stop: deletes the leader key and revokes
   // the lease, so another member takes over without waiting for the TTL.
@@ -117,7 +117,7 @@ class LeaderElection {
   // The keeper of attempt `attempt` lost its lease.
   void LeaseLost(uint64_t attempt, absl::Status why);
 
-  EtcdClient* const client_;
+  storage::etcd::EtcdClient* const client_;
   const LeaderElectionOptions options_;
 
   mutable Mutex mu_;
@@ -127,14 +127,14 @@ class LeaderElection {
   uint64_t attempt_ ABSL_GUARDED_BY(mu_) = 0;
   bool campaigning_ ABSL_GUARDED_BY(mu_) = false;
   // Cancels the running Campaign when its lease is lost.
-  EtcdCancel* campaign_cancel_ ABSL_GUARDED_BY(mu_) = nullptr;
+  storage::etcd::EtcdCancel* campaign_cancel_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool lease_lost_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status lost_why_ ABSL_GUARDED_BY(mu_);
   bool leader_ ABSL_GUARDED_BY(mu_) = false;
-  std::optional<LeaderKey> key_ ABSL_GUARDED_BY(mu_);
+  std::optional<storage::etcd::LeaderKey> key_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<LeaseKeeper> keeper_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace vipu::storage::etcd
+}  // namespace vipu::coordination
 
-#endif  // VIPU_STORAGE_ETCD_LEADER_ELECTION_H_
+#endif  // VIPU_COORDINATION_LEADER_ELECTION_H_

@@ -1,5 +1,5 @@
 // LeaseKeeper: a lease kept alive over a LeaseKeepAlive stream by a thread.
-#include "storage/etcd/lease_keeper.h"
+#include "coordination/lease_keeper.h"
 
 #include <grpcpp/grpcpp.h>
 
@@ -11,7 +11,7 @@
 #include "etcd/rpc.grpc.pb.h"
 #include "spdlog/spdlog.h"
 
-namespace vipu::storage::etcd {
+namespace vipu::coordination {
 namespace {
 
 // The pause before another member is asked for a stream after one broke:
@@ -24,7 +24,8 @@ constexpr absl::Duration kRevokeTimeout = absl::Seconds(1);
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LeaseKeeper>> LeaseKeeper::Start(
-    EtcdClient* client, absl::Duration ttl, std::function<void(absl::Status)> on_lost) {
+    storage::etcd::EtcdClient* client, absl::Duration ttl,
+    std::function<void(absl::Status)> on_lost) {
   if (ttl < absl::Seconds(1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("lease TTL ", absl::FormatDuration(ttl), " is under one second"));
@@ -42,8 +43,8 @@ absl::StatusOr<std::unique_ptr<LeaseKeeper>> LeaseKeeper::Start(
   return keeper;
 }
 
-LeaseKeeper::LeaseKeeper(EtcdClient* client, int64_t id, absl::Duration ttl, absl::Time expiry,
-                         std::function<void(absl::Status)> on_lost)
+LeaseKeeper::LeaseKeeper(storage::etcd::EtcdClient* client, int64_t id, absl::Duration ttl,
+                         absl::Time expiry, std::function<void(absl::Status)> on_lost)
     : client_(client), id_(id), ttl_(ttl), on_lost_(std::move(on_lost)), expiry_(expiry) {}
 
 LeaseKeeper::~LeaseKeeper() { Stop().IgnoreError(); }
@@ -209,4 +210,4 @@ absl::Status LeaseKeeper::KeepAliveOn(size_t index) {
   return lost;
 }
 
-}  // namespace vipu::storage::etcd
+}  // namespace vipu::coordination
