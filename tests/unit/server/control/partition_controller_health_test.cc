@@ -12,6 +12,7 @@
 #include "server/control/partition_controller.h"
 #include "server/fleet/agent_registry.h"
 #include "tests/unit/support/controller_harness.h"
+#include "tests/unit/support/controller_test.h"
 #include "tests/unit/support/fake_agent_client.h"
 
 namespace vipu::server {
@@ -24,32 +25,9 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::UnorderedElementsAreArray;
 
-class PartitionControllerHealthTest : public ::testing::Test {
+class PartitionControllerHealthTest : public test::ControllerTest {
  protected:
-  void SetUp() override {
-    auto harness = test::ControllerHarness::Open("controller_health", &agents_, 2);
-    ASSERT_TRUE(harness.ok()) << harness.status();
-    h_ = *std::move(harness);
-    // Two ILDs of four machines: a size-8 partition spans two machines.
-    ASSERT_TRUE(h_->AddCluster(8, 2).ok());
-  }
-  void TearDown() override {
-    // Nothing may stay held while the controller's workers stop.
-    for (Op op : {Op::kConfigure, Op::kReset, Op::kRelease}) agents_.Succeed("", op);
-    agents_.CompleteAllHeld();
-    h_.reset();
-  }
-
-  // A partition created and settled PS_ACTIVE.
-  fabric::Partition Active(const std::string& id, uint32_t size, bool relocatable = false) {
-    auto created = h_->Create(id, size, relocatable);
-    EXPECT_TRUE(created.ok()) << created.status();
-    auto p = h_->Settled(id);
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (!p.ok()) return {};
-    EXPECT_EQ(p->ready_state, fabric::ReadyState::kActive);
-    return *p;
-  }
+  PartitionControllerHealthTest() : ControllerTest("controller_health", 2) {}
 
   // `p` marked PS_ERROR with `errors` at its generation.
   fabric::Partition Failed(const fabric::Partition& p, std::vector<std::string> errors) {
@@ -58,24 +36,6 @@ class PartitionControllerHealthTest : public ::testing::Test {
     EXPECT_EQ(marked.value_or(0), 1u);
     return Get(p.id);
   }
-
-  fabric::Partition Get(const std::string& id) {
-    auto p = h_->controller->Get(id);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : fabric::Partition{};
-  }
-
-  // Makes `agent` report IPU `ipu` in error, as its heartbeat would;
-  // returns the partition error that names it.
-  std::string FailIpu(const std::string& agent, uint32_t ipu) {
-    AgentHealth health;
-    health.ipu_errors[ipu] = "injected fault";
-    EXPECT_TRUE(h_->registry.Heartbeat(agent, absl::Now(), health));
-    return absl::StrCat("agent ", agent, ": IPU ", ipu, " error (injected fault)");
-  }
-
-  FakeAgentClient agents_;  // outlives the harness, whose driver calls it
-  std::unique_ptr<test::ControllerHarness> h_;
 };
 
 // ---- MarkFaulty

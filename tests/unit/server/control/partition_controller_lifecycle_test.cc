@@ -13,6 +13,7 @@
 #include "server/fleet/agent_registry.h"
 #include "server/security/caller.h"
 #include "tests/unit/support/controller_harness.h"
+#include "tests/unit/support/controller_test.h"
 #include "tests/unit/support/fake_agent_client.h"
 
 namespace vipu::server {
@@ -26,59 +27,9 @@ using ::testing::SizeIs;
 using ::testing::StartsWith;
 using ::testing::UnorderedElementsAreArray;
 
-class PartitionControllerLifecycleTest : public ::testing::Test {
+class PartitionControllerLifecycleTest : public test::ControllerTest {
  protected:
-  void SetUp() override {
-    // One worker: a test can hold the queue behind a job it keeps waiting.
-    auto harness = test::ControllerHarness::Open("controller_lifecycle", &agents_, 1);
-    ASSERT_TRUE(harness.ok()) << harness.status();
-    h_ = *std::move(harness);
-    // Two ILDs of four machines: a size-8 partition spans two machines.
-    ASSERT_TRUE(h_->AddCluster(8, 2).ok());
-  }
-  void TearDown() override {
-    // Nothing may stay held while the controller's workers stop.
-    for (Op op : {Op::kConfigure, Op::kReset, Op::kRelease}) agents_.Succeed("", op);
-    agents_.CompleteAllHeld();
-    h_.reset();
-  }
-
-  // A partition created and settled PS_ACTIVE.
-  fabric::Partition Active(const std::string& id, uint32_t size, bool relocatable = false) {
-    auto created = h_->Create(id, size, relocatable);
-    EXPECT_TRUE(created.ok()) << created.status();
-    auto p = h_->Settled(id);
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (!p.ok()) return {};
-    EXPECT_EQ(p->ready_state, fabric::ReadyState::kActive);
-    return *p;
-  }
-
-  fabric::Partition Get(const std::string& id) {
-    auto p = h_->controller->Get(id);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : fabric::Partition{};
-  }
-
-  fabric::Partition Settled(const std::string& id) {
-    auto p = h_->Settled(id);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : fabric::Partition{};
-  }
-
-  // Makes `agent` report IPU `ipu` in error, as its heartbeat would.
-  void FailIpu(const std::string& agent, uint32_t ipu) {
-    AgentHealth health;
-    health.ipu_errors[ipu] = "injected fault";
-    EXPECT_TRUE(h_->registry.Heartbeat(agent, absl::Now(), health));
-  }
-
-  static std::vector<std::string> MachinesOf(const fabric::Partition& p) {
-    return test::ControllerHarness::MachinesOf(p);
-  }
-
-  FakeAgentClient agents_;  // outlives the harness, whose driver calls it
-  std::unique_ptr<test::ControllerHarness> h_;
+  PartitionControllerLifecycleTest() : ControllerTest("controller_lifecycle", 1) {}
 };
 
 // ---- Reset in place

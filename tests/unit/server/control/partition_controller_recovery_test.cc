@@ -11,6 +11,7 @@
 #include "server/control/partition_controller.h"
 #include "server/control/partition_transitions.h"
 #include "tests/unit/support/controller_harness.h"
+#include "tests/unit/support/controller_test.h"
 #include "tests/unit/support/fake_agent_client.h"
 
 namespace vipu::server {
@@ -22,44 +23,9 @@ using ::testing::IsEmpty;
 using ::testing::SizeIs;
 using ::testing::UnorderedElementsAreArray;
 
-class PartitionControllerRecoveryTest : public ::testing::Test {
+class PartitionControllerRecoveryTest : public test::ControllerTest {
  protected:
-  void SetUp() override {
-    auto harness = test::ControllerHarness::Open("controller_recovery", &agents_, 2);
-    ASSERT_TRUE(harness.ok()) << harness.status();
-    h_ = *std::move(harness);
-    // Two ILDs of four machines: a size-8 partition spans two machines.
-    ASSERT_TRUE(h_->AddCluster(8, 2).ok());
-  }
-  void TearDown() override {
-    // Nothing may stay held while the controller's workers stop.
-    for (Op op : {Op::kConfigure, Op::kReset, Op::kRelease}) agents_.Succeed("", op);
-    agents_.CompleteAllHeld();
-    h_.reset();
-  }
-
-  // A partition created and settled PS_ACTIVE.
-  fabric::Partition Active(const std::string& id, uint32_t size) {
-    auto created = h_->Create(id, size);
-    EXPECT_TRUE(created.ok()) << created.status();
-    auto p = h_->Settled(id);
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (!p.ok()) return {};
-    EXPECT_EQ(p->ready_state, fabric::ReadyState::kActive);
-    return *p;
-  }
-
-  fabric::Partition Get(const std::string& id) {
-    auto p = h_->controller->Get(id);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : fabric::Partition{};
-  }
-
-  fabric::Partition Settled(const std::string& id) {
-    auto p = h_->Settled(id);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : fabric::Partition{};
-  }
+  PartitionControllerRecoveryTest() : ControllerTest("controller_recovery", 2) {}
 
   // Reconciles `agent` as holding `held` and waits for it to finish.
   void Reconcile(const std::string& agent, std::vector<fabric::HeldPartition> held) {
@@ -75,13 +41,6 @@ class PartitionControllerRecoveryTest : public ::testing::Test {
     h_->RestartController();
     h_->controller->Recover();
   }
-
-  static std::vector<std::string> MachinesOf(const fabric::Partition& p) {
-    return test::ControllerHarness::MachinesOf(p);
-  }
-
-  FakeAgentClient agents_;  // outlives the harness, whose driver calls it
-  std::unique_ptr<test::ControllerHarness> h_;
 };
 
 // ---- ReconcileAgent
