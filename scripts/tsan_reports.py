@@ -29,6 +29,10 @@ KNOWN_HANDOFFS = [
     # accepted, run and destroyed on the threads gRPC hands the call to.
     ('~RoleInterceptor', 'ServerContextBase'),
     ('RoleInterceptorFactory::CreateServerInterceptor', 'set_server_rpc_info'),
+    # And for the interceptor that sends a "nothing done" mark as
+    # retry-after-ms: made where the call is accepted, destroyed with the
+    # ServerContext on the thread that finishes it.
+    ('~NothingDoneInterceptor', 'ServerContextBase'),
     # A standby's forwarding reactor: gRPC makes it on the thread that
     # accepts the call and runs its callbacks (and OnDone) on others, one at
     # a time, through its callback handler.
