@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "server/control/partition_access.h"
 #include "server/control/partition_transitions.h"
 #include "spdlog/spdlog.h"
 
@@ -32,19 +34,65 @@ void PartitionController::Stop() {
 
 void PartitionController::ApplyIfCurrent(const std::string& id, uint64_t generation,
                                          AgentDriver::Op op) {
-  auto partition = Get(id);
-  if (!partition.ok() || partition->generation != generation) return;  // superseded
-  StartApply(*partition, op);
+  std::optional<fabric::Partition> current;
+  absl::StatusOr<std::shared_ptr<const fabric::Cluster>> cluster;
+  absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(fabric::Partition p, LoadPartition(txn, id));
+    if (p.generation != generation) return absl::OkStatus();  // superseded
+    cluster = txn.ClusterRef(p.cluster_id);
+    current = std::move(p);
+    return absl::OkStatus();
+  });
+  if (!s.ok() || !current) return;
+  StartApply(*current, PlanFor(*current, cluster), op);
 }
 
-void PartitionController::StartApply(const fabric::Partition& snapshot, AgentDriver::Op op) {
+std::shared_ptr<const PartitionPlan> PartitionController::PlanFor(
+    const fabric::Partition& p,
+    const absl::StatusOr<std::shared_ptr<const fabric::Cluster>>& cluster) const {
+  absl::StatusOr<std::shared_ptr<const ClusterLinks>> links =
+      cluster.ok() ? cluster_links_->LinksOf(*cluster) : cluster.status();
+  if (!links.ok()) {
+    spdlog::warn("partition {}: no link ports claimed: {}", p.id,
+                 std::string(links.status().message()));
+  }
+  return std::make_shared<const PartitionPlan>(
+      PlanPartition(p, *registry_, links.ok() ? links->get() : nullptr));
+}
+
+void PartitionController::StartApply(const fabric::Partition& snapshot,
+                                     std::shared_ptr<const PartitionPlan> plan,
+                                     AgentDriver::Op op) {
   // Once stopped, the operation stays pending as a crash would leave it;
   // Recover finishes it at the next start.
   if (!BeginBackground()) return;
-  driver_->ApplyAsync(op, snapshot, snapshot.generation,
-                      [this, snapshot, op](std::vector<std::string> errors) {
-                        RecordOutcome(snapshot, op, std::move(errors));
-                      });
+  driver_->ApplyAsync(op, plan, [this, snapshot, plan, op](AgentDriver::Results results) {
+    auto lost = op == AgentDriver::Op::kReset
+                    ? std::make_shared<const PartitionPlan>(MachinesThatLostIt(*plan, results))
+                    : nullptr;
+    if (lost == nullptr || lost->machines.empty()) {
+      RecordOutcome(snapshot, op, ErrorsOf(*plan, results));
+      return;
+    }
+    // Machines that lost the partition (an agent restart) get it configured
+    // afresh at the same generation; their errors are those of that.
+    std::vector<std::string> errors = ErrorsOf(*plan, results, /*lost_counts=*/false);
+    driver_->ApplyAsync(AgentDriver::Op::kConfigure, lost,
+                        [this, snapshot, op, lost, errors](AgentDriver::Results again) mutable {
+                          for (std::string& e : ErrorsOf(*lost, again)) {
+                            errors.push_back(std::move(e));
+                          }
+                          RecordOutcome(snapshot, op, std::move(errors));
+                        });
+  });
+}
+
+std::vector<std::string> PartitionController::ReleaseOn(const std::string& agent_id,
+                                                        const std::string& partition_id,
+                                                        uint64_t generation) {
+  auto plan = std::make_shared<const PartitionPlan>(
+      PlanOneMachine(agent_id, partition_id, generation, *registry_));
+  return ErrorsOf(*plan, driver_->Apply(AgentDriver::Op::kRelease, plan));
 }
 
 void PartitionController::RecordOutcome(const fabric::Partition& snapshot, AgentDriver::Op op,
@@ -82,12 +130,13 @@ void PartitionController::RecordOutcome(const fabric::Partition& snapshot, Agent
       // A newer operation or a removal overtook this one: undo what we
       // pushed. Agents refuse the release if they already hold a newer
       // generation.
-      driver_->ApplyAsync(AgentDriver::Op::kRelease, snapshot, generation,
-                          [this, id, generation](std::vector<std::string>) {
-                            spdlog::info("partition {}: generation {} superseded, released", id,
-                                         generation);
-                            EndBackground();
-                          });
+      auto plan = std::make_shared<const PartitionPlan>(
+          PlanPartition(snapshot, *registry_, /*links=*/nullptr));
+      driver_->ApplyAsync(
+          AgentDriver::Op::kRelease, std::move(plan), [this, id, generation](AgentDriver::Results) {
+            spdlog::info("partition {}: generation {} superseded, released", id, generation);
+            EndBackground();
+          });
       return;
     }
     if (errors.empty()) {

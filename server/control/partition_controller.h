@@ -16,6 +16,7 @@
 #ifndef VIPU_SERVER_CONTROL_PARTITION_CONTROLLER_H_
 #define VIPU_SERVER_CONTROL_PARTITION_CONTROLLER_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "fabric/held_partition.h"
 #include "fabric/ipuof_config.h"
 #include "fabric/types.h"
+#include "server/control/partition_plan.h"
 #include "server/control/partition_watch.h"
 #include "server/control/work_queue.h"
 #include "server/fleet/agent_driver.h"
@@ -183,10 +185,23 @@ class PartitionController {
   // (a job queued behind a newer operation does nothing).
   void ApplyIfCurrent(const std::string& id, uint64_t generation, AgentDriver::Op op);
   // Starts configuring (or resetting) the agents at the snapshot's
-  // generation and returns; the outcome is committed when they have all
-  // answered, if the partition is still at that generation, and waiting
-  // readers are told. Counted as background work until it ends.
-  void StartApply(const fabric::Partition& snapshot, AgentDriver::Op op);
+  // generation as `plan` says and returns; the outcome is committed when
+  // they have all answered, if the partition is still at that generation,
+  // and waiting readers are told. A machine that answers a reset with
+  // NOT_FOUND lost the partition and is configured afresh first. Counted as
+  // background work until it ends.
+  void StartApply(const fabric::Partition& snapshot, std::shared_ptr<const PartitionPlan> plan,
+                  AgentDriver::Op op);
+  // The plan of configuring or resetting `p`, from its cluster as the
+  // caller read it (the links give each machine its ports); a cluster that
+  // could not be read claims no ports, which the log says.
+  std::shared_ptr<const PartitionPlan> PlanFor(
+      const fabric::Partition& p,
+      const absl::StatusOr<std::shared_ptr<const fabric::Cluster>>& cluster) const;
+  // Releases `partition_id` at `generation` on `agent_id` alone and waits;
+  // the errors as ErrorsOf names them, empty on success.
+  std::vector<std::string> ReleaseOn(const std::string& agent_id, const std::string& partition_id,
+                                     uint64_t generation);
   void RecordOutcome(const fabric::Partition& snapshot, AgentDriver::Op op,
                      std::vector<std::string> errors);
   // Operations running on other threads than the work queue's (Stop waits

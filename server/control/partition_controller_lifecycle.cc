@@ -56,6 +56,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
   RETURN_IF_ERROR(fabric::ValidatePartitionRequest(request));
 
   fabric::Partition created;
+  std::shared_ptr<const fabric::Cluster> placed_in;  // as placement read it
   absl::Status status = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {
     auto existing = txn.GetPartition(request.id);
     if (existing.ok()) {
@@ -90,6 +91,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
       RETURN_IF_ERROR(txn.InsertPartition(p));
       if (shared) RETURN_IF_ERROR(txn.SetPartitionShared(p.id, true));
       created = std::move(p);
+      placed_in = std::move(view.cluster);
       return absl::OkStatus();
     }
     // The field the refusal is about: the IPUs named, or the size asked.
@@ -106,7 +108,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
   // The snapshot just committed saves reading it back; the outcome is
   // written only if the partition is still at this generation. StartApply
   // only starts the agents' calls: the reply does not wait for them.
-  StartApply(created, AgentDriver::Op::kConfigure);
+  StartApply(created, PlanFor(created, placed_in), AgentDriver::Op::kConfigure);
   return created;
 }
 
@@ -151,9 +153,11 @@ class PartitionController::Removal : public std::enable_shared_from_this<Removal
     if (!marked.ok()) return outcome_.Set(std::move(marked));
     spdlog::info("partition {}: POS_REMOVING (generation {})", id_, partition_.generation);
     auto self = shared_from_this();
+    auto plan = std::make_shared<const PartitionPlan>(
+        PlanPartition(partition_, *c_->registry_, /*links=*/nullptr));
     c_->driver_->ApplyAsync(
-        AgentDriver::Op::kRelease, partition_, partition_.generation,
-        [self](std::vector<std::string> errors) { self->Released(std::move(errors)); });
+        AgentDriver::Op::kRelease, plan,
+        [self, plan](AgentDriver::Results results) { self->Released(ErrorsOf(*plan, results)); });
   }
 
   // 3. The machines answered: delete the row; with errors and no force,
@@ -290,7 +294,7 @@ void PartitionController::ApplyMove(const std::string& id, uint64_t generation,
   // (ReconcileAgent drops what the database no longer places there).
   work_.Post([this, id, generation, left = std::move(left)] {
     for (const std::string& agent : left) {
-      for (const std::string& e : driver_->ReleaseOn(agent, id, generation)) {
+      for (const std::string& e : ReleaseOn(agent, id, generation)) {
         spdlog::warn("partition {}: release after the move: {}", id, e);
       }
     }

@@ -29,10 +29,17 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
   std::shared_ptr<Done> done(new Done{this});
   work_.Post([this, agent_id, held = std::move(held), done] {
     std::vector<fabric::Partition> wanted;
+    // The clusters of those partitions, read with them: a re-push plans
+    // each machine's link ports from its cluster's links.
+    std::map<std::string, absl::StatusOr<std::shared_ptr<const fabric::Cluster>>> clusters;
     absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
       auto list = txn.PartitionsOnAgent(agent_id);
       if (!list.ok()) return list.status();
       wanted = std::move(*list);
+      for (const fabric::Partition& p : wanted) {
+        if (!clusters.count(p.cluster_id))
+          clusters.emplace(p.cluster_id, txn.ClusterRef(p.cluster_id));
+      }
       return absl::OkStatus();
     });
     if (!s.ok()) {
@@ -49,7 +56,7 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
         if (it == wanted_generation.end()) {
           spdlog::info("reconcile agent {}: releasing {} (generation {}), unknown to the database",
                        agent_id, h.partition_id, h.generation);
-          driver_->ReleaseOn(agent_id, h.partition_id, h.generation);
+          ReleaseOn(agent_id, h.partition_id, h.generation);
         }
       }
     }
@@ -60,8 +67,9 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
       if (it != held_generation.end() && it->second == p.generation) continue;
       spdlog::info("reconcile agent {}: re-pushing partition {} (generation {})", agent_id, p.id,
                    p.generation);
+      std::shared_ptr<const PartitionPlan> plan = PlanFor(p, clusters.at(p.cluster_id));
       std::vector<std::string> errors =
-          driver_->Apply(AgentDriver::Op::kConfigure, p, p.generation);
+          ErrorsOf(*plan, driver_->Apply(AgentDriver::Op::kConfigure, plan));
       if (!errors.empty()) {
         spdlog::warn("reconcile agent {}: partition {}: {}", agent_id, p.id,
                      absl::StrJoin(errors, "; "));

@@ -76,6 +76,7 @@ absl::StatusOr<PlacementView> ViewOf(storage::ReadTxn& txn, ClusterLinksCache* c
   ASSIGN_OR_RETURN(const std::shared_ptr<const fabric::Cluster> cluster,
                    txn.ClusterRef(allocation.cluster_id));
   PlacementView view;
+  view.cluster = cluster;
   ASSIGN_OR_RETURN(view.layout, cluster_links->LayoutOf(cluster));
   ASSIGN_OR_RETURN(const auto used, txn.UsedIpus(cluster->id));
   const std::vector<bool> allowed =

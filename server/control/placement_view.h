@@ -23,6 +23,9 @@ namespace vipu::server {
 
 // What placement in an allocation sees at one moment.
 struct PlacementView {
+  // The cluster as the transaction read it (shared with the store): the
+  // plan of configuring what was placed takes its links from it.
+  std::shared_ptr<const fabric::Cluster> cluster;
   std::shared_ptr<const fabric::ClusterLayout> layout;
   fabric::IldMasks masks;
   std::vector<std::string> down;  // the allocation's agents that are not Up

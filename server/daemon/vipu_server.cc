@@ -17,7 +17,6 @@
 #include "server/api/audit_interceptor.h"
 #include "server/api/nothing_done_interceptor.h"
 #include "server/api/rpc_metrics_interceptor.h"
-#include "server/fleet/cluster_links_loader.h"
 #include "server/ha/role_interceptor.h"
 #include "server/ha/role_metrics.h"
 #include "server/metrics/state_metrics.h"
@@ -157,14 +156,16 @@ HealthMonitor::Options HealthOptions(const ServerOptions& options) {
 }  // namespace
 
 VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::DatabaseLock> lock,
-                       std::unique_ptr<storage::Store> store)
+                       std::unique_ptr<storage::Store> store, std::unique_ptr<Security> security)
     : lock_(std::move(lock)),
       options_(options),
       reconcile_deadline_(absl::Now() + absl::Milliseconds(options.reconcile_window_ms)),
       store_(std::move(store)),
+      security_(std::move(security)),
       registry_(absl::Milliseconds(options.heartbeat_ms)),
-      agent_client_(absl::Milliseconds(options.agent_deadline_ms)),
-      driver_(&registry_, &agent_client_),
+      agent_client_(absl::Milliseconds(options.agent_deadline_ms),
+                    security_->agent_channel_credentials()),
+      driver_(&agent_client_),
       controller_(store_.get(), &cluster_links_, &registry_, &driver_, options.workers),
       inventory_(store_.get()),
       registry_service_(&inventory_, &registry_, &controller_,
@@ -177,12 +178,6 @@ VipuServer::VipuServer(const ServerOptions& options, std::unique_ptr<storage::Da
   // Mutating RPCs wait for reconciliation; the hint counts down to the end
   // of the window (agent calls included).
   readiness_.Reconciling(reconcile_deadline_ + absl::Milliseconds(options.agent_deadline_ms));
-  // Simulated-pod health: partitions own their links, faults can be
-  // injected, clusters tested, and a health monitor acts on what heartbeats
-  // report.
-  driver_.set_link_ports([this](const fabric::Partition& p) {
-    return PartitionLinkPorts(&cluster_links_, store_.get(), p);
-  });
   RegisterStateMetrics(&metrics_, store_.get(), &registry_, &readiness_);
   // Lets a scraper (and a test that expects no change) see that the health
   // monitor has looked at the pod since some moment.
@@ -205,9 +200,14 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
   ASSIGN_OR_RETURN(std::unique_ptr<storage::DatabaseLock> lock,
                    storage::DatabaseLock::Acquire(options.db));
   ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store, OpenStore(options.db));
-  std::unique_ptr<VipuServer> server(new VipuServer(options, std::move(lock), std::move(store)));
-  if (pod) RETURN_IF_ERROR(CheckDatabaseHoldsPod(server->inventory_, *pod, options.db));
-  RETURN_IF_ERROR(server->StartSecurity());
+  if (pod) {
+    Inventory inventory(store.get());
+    RETURN_IF_ERROR(CheckDatabaseHoldsPod(inventory, *pod, options.db));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Security> security, Security::Start(options, store.get()));
+  std::unique_ptr<VipuServer> server(
+      new VipuServer(options, std::move(lock), std::move(store), std::move(security)));
+  server->StartServices();
   RETURN_IF_ERROR(server->StartEndpoints());
   RETURN_IF_ERROR(server->StartConsole());
   status("waiting for agents to register and reconciling them");
@@ -224,10 +224,12 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::StartLeader(
     const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
     SystemdNotifier* notifier) {
   if (notifier != nullptr) notifier->Status("leading: waiting for agents and reconciling them");
-  std::unique_ptr<VipuServer> server(new VipuServer(options, nullptr, std::move(store)));
+  ASSIGN_OR_RETURN(std::unique_ptr<Security> security, Security::Start(options, store.get()));
+  std::unique_ptr<VipuServer> server(
+      new VipuServer(options, nullptr, std::move(store), std::move(security)));
   server->role_ = role;
   AddRoleMetrics(server->metrics_, role);
-  RETURN_IF_ERROR(server->StartSecurity());
+  server->StartServices();
   RETURN_IF_ERROR(server->StartEndpoints());
   RETURN_IF_ERROR(server->StartConsole());
   server->AwaitKnownAgents();
@@ -247,9 +249,7 @@ VipuServer::~VipuServer() {
   http_.reset();
 }
 
-absl::Status VipuServer::StartSecurity() {
-  ASSIGN_OR_RETURN(security_, Security::Start(options_, store_.get()));
-  agent_client_.set_channel_credentials(security_->agent_channel_credentials());
+void VipuServer::StartServices() {
   // The services exist only with the policy that admits their calls.
   user_service_ = std::make_unique<UserService>(&controller_, &registry_, &inventory_, readiness_,
                                                 security_->access());
@@ -259,7 +259,6 @@ absl::Status VipuServer::StartSecurity() {
   // Simulated-pod health: faults can be injected and clusters tested.
   admin_service_->EnableHealthOps(&fault_injector_, &cluster_tester_);
   allocation_service_ = std::make_unique<AllocationService>(&inventory_, security_->access());
-  return absl::OkStatus();
 }
 
 EndpointSpec ListenersOf(const ServerOptions& options) {

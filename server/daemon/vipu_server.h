@@ -103,10 +103,12 @@ class VipuServer {
   absl::Status ReloadCertificates();
 
  private:
+  // `security` (Security::Start's, over `store`) must not be null.
   VipuServer(const ServerOptions& options, std::unique_ptr<storage::DatabaseLock> lock,
-             std::unique_ptr<storage::Store> store);
+             std::unique_ptr<storage::Store> store, std::unique_ptr<Security> security);
 
-  absl::Status StartSecurity();
+  // The API services, each with the security policy that admits its calls.
+  void StartServices();
   absl::Status StartEndpoints();
   absl::Status StartConsole();
   absl::Status StartSimulatedPod(const fabric::PodSpec& pod);
@@ -121,6 +123,9 @@ class VipuServer {
   const ServerOptions options_;
   const absl::Time reconcile_deadline_;
   std::unique_ptr<storage::Store> store_;
+  // Before the agent client, which dials agents with its credentials, and
+  // the services, which admit calls by its policy.
+  std::unique_ptr<Security> security_;
   ClusterLinksCache cluster_links_;  // layouts and links of the clusters, for all below
   AgentRegistry registry_;
   GrpcAgentClient agent_client_;
@@ -129,7 +134,6 @@ class VipuServer {
   Inventory inventory_;
   Readiness readiness_;
   RegistryService registry_service_;
-  std::unique_ptr<Security> security_;
   // Built with security_'s policy; before endpoints_, which serves them.
   std::unique_ptr<UserService> user_service_;
   std::unique_ptr<AdminService> admin_service_;

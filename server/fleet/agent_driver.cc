@@ -1,4 +1,4 @@
-// AgentDriver: configure, reset and release a partition on its machines in parallel.
+// AgentDriver: one operation on a partition's machines, in parallel, with a result per machine.
 #include "server/fleet/agent_driver.h"
 
 #include <atomic>
@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "base/outcome.h"
-#include "spdlog/spdlog.h"
 
 namespace vipu::server {
 
@@ -33,175 +32,65 @@ std::string DescribeAgentError(const std::string& agent_id, const absl::Status& 
   return absl::StrCat(prefix, "call failed (", code, ")");
 }
 
-std::vector<AgentDriver::MachineCall> AgentDriver::GroupByMachine(
-    const fabric::Partition& partition) {
-  std::vector<MachineCall> calls;
-  std::map<std::string, size_t> index_of;
-  for (const fabric::PartitionIpu& ipu : partition.ipus) {
-    auto [it, inserted] = index_of.try_emplace(ipu.ipu.agent_id, calls.size());
-    if (inserted) {
-      calls.emplace_back();
-      calls.back().address.agent_id = ipu.ipu.agent_id;
-    }
-    calls[it->second].ipus.push_back(ipu.ipu.ipu);
-  }
-  return calls;
-}
-
-std::vector<AgentDriver::MachineCall*> AgentDriver::Connected(
-    std::vector<MachineCall>* calls, std::vector<std::string>* errors) const {
-  std::vector<MachineCall*> connected;
-  for (MachineCall& call : *calls) {
-    std::optional<LiveAgent> agent = registry_->Get(call.address.agent_id);
-    if (!agent) {
-      errors->push_back(NotConnectedText(call.address.agent_id));
-      continue;
-    }
-    call.address.host = agent->host;
-    call.address.port = agent->port;
-    connected.push_back(&call);
-  }
-  return connected;
-}
-
-AgentDriver::ConfigPlan AgentDriver::PlanConfig(const fabric::Partition& partition,
-                                                const std::vector<MachineCall>& calls) const {
-  ConfigPlan plan;
-  if (link_ports_) {
-    auto planned = link_ports_(partition);
-    if (planned.ok()) {
-      plan.ports = std::move(*planned);
-    } else {
-      spdlog::warn("partition {}: no link ports claimed: {}", partition.id,
-                   std::string(planned.status().message()));
-    }
-  }
-  for (const MachineCall& call : calls) {
-    std::optional<LiveAgent> live = registry_->Get(call.address.agent_id);
-    if (!live || live->port == 0) continue;
-    plan.members.push_back({call.address.agent_id, live->host, live->port});
-  }
-  return plan;
-}
-
-AgentPartitionConfig AgentDriver::ConfigFor(const fabric::Partition& partition, uint64_t generation,
-                                            const MachineCall& call, const ConfigPlan& plan) {
-  AgentPartitionConfig config;
-  config.partition = {partition.id, generation};
-  config.ipus = call.ipus;
-  config.routing = partition.routing;
-  config.gw_routing = partition.gw_routing;
-  config.sync_type = partition.sync_type;
-  config.partition_size = partition.size();
-  config.num_ilds = partition.num_ilds;
-  auto ports = plan.ports.find(call.address.agent_id);
-  if (ports != plan.ports.end()) config.link_ports = ports->second;
-  config.members = plan.members;
-  return config;
-}
-
 struct AgentDriver::Operation {
-  Op op;
-  fabric::Partition partition;
-  uint64_t generation;
-  ConfigPlan plan;
-  std::vector<MachineCall> calls;
-  std::vector<MachineCall*> connected;
-  std::vector<std::string> errors;  // machines not connected, then failures
-  ApplyDone done;
+  std::shared_ptr<const PartitionPlan> plan;
+  Results results;
+  Done done;
+  // One count more than the calls, taken back once all are started, so
+  // that a call completing inside its start cannot finish the operation
+  // early. The last count-down (acquire-release) makes every callback's
+  // result visible to the thread that reports.
+  std::atomic<size_t> remaining{1};
+
+  void CountDown() {
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Done report = std::move(done);
+      report(std::move(results));
+    }
+  }
 };
 
-void AgentDriver::StartAll(const std::shared_ptr<Operation>& operation, Op op,
-                           const std::vector<MachineCall*>& calls, std::function<void()> then) {
-  // One count more than the calls, taken back once all are started, so that
-  // a call completing inside its start cannot finish the operation early.
-  auto remaining = std::make_shared<std::atomic<int>>(static_cast<int>(calls.size()) + 1);
-  auto count_down = [remaining, then = std::move(then)] {
-    if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) then();
-  };
-  const AgentPartitionRef ref{operation->partition.id, operation->generation};
-  for (MachineCall* c : calls) {
-    // Each callback writes only its own call's status; the last count-down
-    // (acquire-release) makes them all visible to `then`.
-    auto done = [c, count_down](absl::Status s) {
-      c->status = std::move(s);
-      count_down();
+void AgentDriver::ApplyAsync(Op op, std::shared_ptr<const PartitionPlan> plan, Done done) {
+  auto operation = std::make_shared<Operation>();
+  operation->plan = std::move(plan);
+  operation->done = std::move(done);
+  const std::vector<MachinePlan>& machines = operation->plan->machines;
+  operation->results.resize(machines.size());
+  size_t calls = 0;
+  for (size_t i = 0; i < machines.size(); ++i) {
+    operation->results[i].agent_id = machines[i].address.agent_id;
+    if (machines[i].connected) {
+      ++calls;
+    } else {
+      operation->results[i].status = NotConnectedError(machines[i].address.agent_id);
+    }
+  }
+  operation->remaining.fetch_add(calls, std::memory_order_relaxed);
+  for (size_t i = 0; i < machines.size(); ++i) {
+    const MachinePlan& machine = machines[i];
+    if (!machine.connected) continue;
+    // Each callback writes only its own machine's result.
+    auto finished = [operation, i](absl::Status s) {
+      operation->results[i].status = std::move(s);
+      operation->CountDown();
     };
     switch (op) {
       case Op::kConfigure:
-        client_->Configure(
-            c->address, ConfigFor(operation->partition, operation->generation, *c, operation->plan),
-            done);
+        client_->Configure(machine.address, machine.config, std::move(finished));
         break;
       case Op::kReset:
-        client_->Reset(c->address, ref, done);
+        client_->Reset(machine.address, machine.config.partition, std::move(finished));
         break;
       case Op::kRelease:
-        client_->Release(c->address, ref, done);
+        client_->Release(machine.address, machine.config.partition, std::move(finished));
         break;
     }
   }
-  count_down();
+  operation->CountDown();
 }
 
-std::vector<std::string> AgentDriver::Apply(Op op, const fabric::Partition& partition,
-                                            uint64_t generation) {
-  return vipu::Await<std::vector<std::string>>(
-      [&](ApplyDone done) { ApplyAsync(op, partition, generation, std::move(done)); });
-}
-
-void AgentDriver::ApplyAsync(Op op, const fabric::Partition& partition, uint64_t generation,
-                             ApplyDone done) {
-  auto operation = std::make_shared<Operation>();
-  operation->op = op;
-  operation->partition = partition;
-  operation->generation = generation;
-  operation->done = std::move(done);
-  operation->calls = GroupByMachine(partition);
-  operation->connected = Connected(&operation->calls, &operation->errors);
-  if (op != Op::kRelease) operation->plan = PlanConfig(partition, operation->calls);
-  StartAll(operation, op, operation->connected, [this, operation] { Conclude(operation); });
-}
-
-void AgentDriver::Conclude(const std::shared_ptr<Operation>& operation) {
-  std::vector<MachineCall*> reconfigure;
-  for (MachineCall* c : operation->connected) {
-    if (c->status.ok()) continue;
-    if (operation->op == Op::kReset && absl::IsNotFound(c->status)) {
-      reconfigure.push_back(c);
-      continue;
-    }
-    operation->errors.push_back(DescribeAgentError(c->address.agent_id, c->status));
-  }
-  auto report = [operation] {
-    ApplyDone done = std::move(operation->done);
-    done(std::move(operation->errors));
-  };
-  if (reconfigure.empty()) {
-    report();
-    return;
-  }
-  // Machines that lost the partition (an agent restart) get it configured
-  // afresh at the same generation.
-  StartAll(operation, Op::kConfigure, reconfigure, [operation, reconfigure, report] {
-    for (MachineCall* c : reconfigure) {
-      if (!c->status.ok()) {
-        operation->errors.push_back(DescribeAgentError(c->address.agent_id, c->status));
-      }
-    }
-    report();
-  });
-}
-
-std::vector<std::string> AgentDriver::ReleaseOn(const std::string& agent_id,
-                                                const std::string& partition_id,
-                                                uint64_t generation) {
-  std::optional<LiveAgent> agent = registry_->Get(agent_id);
-  if (!agent) return {NotConnectedText(agent_id)};
-  absl::Status s =
-      client_->ReleaseSync({agent_id, agent->host, agent->port}, {partition_id, generation});
-  if (!s.ok()) return {DescribeAgentError(agent_id, s)};
-  return {};
+AgentDriver::Results AgentDriver::Apply(Op op, std::shared_ptr<const PartitionPlan> plan) {
+  return vipu::Await<Results>([&](Done done) { ApplyAsync(op, std::move(plan), std::move(done)); });
 }
 
 }  // namespace vipu::server

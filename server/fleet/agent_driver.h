@@ -1,19 +1,18 @@
 // Drives the agents of a partition through an AgentClient: configure, reset
-// and release its IPUs on every machine it spans, in parallel, with the
-// client's deadline.
+// or release it on every machine of a plan, in parallel, with the client's
+// deadline, and answer with each machine's outcome. What each machine is
+// told is decided before (control plans it from the placement); what the
+// outcomes mean is decided after, by the caller.
 #ifndef VIPU_SERVER_FLEET_AGENT_DRIVER_H_
 #define VIPU_SERVER_FLEET_AGENT_DRIVER_H_
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "fabric/types.h"
 #include "server/fleet/agent_client.h"
 #include "server/fleet/agent_registry.h"
 
@@ -28,78 +27,58 @@ std::optional<AgentAddress> AgentAddressOf(const AgentRegistry& registry,
 // "agent <id>: ", and "call failed (<code in words>)" for an empty one.
 std::string DescribeAgentError(const std::string& agent_id, const absl::Status& status);
 
-// Does not own `registry` or `client`, which must outlive it. Thread-safe
-// once set_link_ports has been called (or never is).
+// One machine's part of an operation on a partition.
+struct MachinePlan {
+  // agent_id always; host and port only when `connected`.
+  AgentAddress address;
+  // Registered when planned: a machine that is not gets no call.
+  bool connected = false;
+  // What a configure tells it (its IPUs, the link ports it owns, the other
+  // members); config.partition is the partition and generation every
+  // operation names.
+  AgentPartitionConfig config;
+};
+
+// What an operation tells each machine of one partition, in the order the
+// partition lists its IPUs' machines.
+struct PartitionPlan {
+  std::vector<MachinePlan> machines;
+};
+
+// One machine's outcome: OK, the agent's refusal or the call's failure, or
+// NotConnectedError for a machine planned as not connected.
+struct MachineResult {
+  std::string agent_id;
+  absl::Status status;
+};
+
+// Does not own `client`, which must outlive it. Thread-safe.
 class AgentDriver {
  public:
-  AgentDriver(const AgentRegistry* registry, AgentClient* client)
-      : registry_(registry), client_(client) {}
+  explicit AgentDriver(AgentClient* client) : client_(client) {}
 
   enum class Op { kConfigure, kReset, kRelease };
 
-  // Applies `op` for the partition at `generation` on every machine holding
-  // its IPUs, waiting for all of them. Returns one message per machine that
-  // failed, naming the machine; empty when all succeeded. kReset falls back
-  // to kConfigure on a machine that no longer holds the partition (it lost
-  // it in a restart).
-  std::vector<std::string> Apply(Op op, const fabric::Partition& partition, uint64_t generation);
-  // Apply without waiting: `done` gets what Apply would return, exactly
-  // once, on the thread that completes the last machine's call (the calling
-  // thread when no call could be started). The partition is copied.
-  using ApplyDone = std::function<void(std::vector<std::string> errors)>;
-  void ApplyAsync(Op op, const fabric::Partition& partition, uint64_t generation, ApplyDone done);
+  using Results = std::vector<MachineResult>;
+  using Done = std::function<void(Results results)>;
 
-  // Owned link ports per machine of a partition (fabric::PartitionPorts),
-  // sent with ConfigurePartition together with every member's address.
-  using PortsFn = std::function<absl::StatusOr<std::map<std::string, std::vector<uint32_t>>>(
-      const fabric::Partition&)>;
-  // Unset: no ports are claimed (agents then check no link ownership).
-  void set_link_ports(PortsFn fn) { link_ports_ = std::move(fn); }
-
-  // Release of a partition that `agent_id` holds but the database does not
-  // want there (reconciliation). Returns the failure as Apply does.
-  std::vector<std::string> ReleaseOn(const std::string& agent_id, const std::string& partition_id,
-                                     uint64_t generation);
+  // Applies `op` on every machine of `plan` at once. `done` gets one result
+  // per machine, in the plan's order, exactly once: on the thread that
+  // completes the last machine's call, or the calling thread when no call
+  // was started (every machine not connected, or none at all). The plan is
+  // shared, not copied: the caller may keep it to read the results by.
+  void ApplyAsync(Op op, std::shared_ptr<const PartitionPlan> plan, Done done);
+  // ApplyAsync, waiting for the results.
+  Results Apply(Op op, std::shared_ptr<const PartitionPlan> plan);
 
   // The client the driver calls agents through.
   AgentClient* client() const { return client_; }
 
  private:
-  // One machine's part of an operation.
-  struct MachineCall {
-    AgentAddress address;  // agent_id always; host and port once connected
-    std::vector<uint32_t> ipus;
-    absl::Status status;
-  };
-  // What every machine is told on configure besides its IPUs.
-  struct ConfigPlan {
-    std::map<std::string, std::vector<uint32_t>> ports;  // by agent id
-    std::vector<AgentPartitionMember> members;
-  };
-
-  // The partition's IPUs grouped by machine, in the partition's order.
-  static std::vector<MachineCall> GroupByMachine(const fabric::Partition& partition);
-  // The machines the registry knows, with their addresses; a "not
-  // connected" error for each of the others.
-  std::vector<MachineCall*> Connected(std::vector<MachineCall>* calls,
-                                      std::vector<std::string>* errors) const;
-  ConfigPlan PlanConfig(const fabric::Partition& partition,
-                        const std::vector<MachineCall>& calls) const;
-  static AgentPartitionConfig ConfigFor(const fabric::Partition& partition, uint64_t generation,
-                                        const MachineCall& call, const ConfigPlan& plan);
   // One Apply in flight: what its callbacks share.
   struct Operation;
-  // Starts `op` on each of `calls` in parallel; `then` runs once all
-  // completed, each with its status.
-  void StartAll(const std::shared_ptr<Operation>& operation, Op op,
-                const std::vector<MachineCall*>& calls, std::function<void()> then);
-  // The machines' answers are in: reconfigure those that lost a partition
-  // being reset, then report.
-  void Conclude(const std::shared_ptr<Operation>& operation);
 
-  const AgentRegistry* registry_;
-  AgentClient* client_;
-  PortsFn link_ports_;
+  AgentClient* const client_;
 };
 
 }  // namespace vipu::server

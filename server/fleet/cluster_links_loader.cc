@@ -1,10 +1,9 @@
-// LoadClusterLinks and PartitionLinkPorts: cluster links read through the database.
+// LoadClusterLinks: cluster links read through the database.
 #include "server/fleet/cluster_links_loader.h"
 
 #include <utility>
 
 #include "base/status_macros.h"
-#include "fabric/link_topology.h"
 
 namespace vipu::server {
 
@@ -19,13 +18,6 @@ absl::StatusOr<std::shared_ptr<const ClusterLinks>> LoadClusterLinks(
   });
   RETURN_IF_ERROR(s);
   return cache->LinksOf(cluster);
-}
-
-absl::StatusOr<std::map<std::string, std::vector<uint32_t>>> PartitionLinkPorts(
-    ClusterLinksCache* cache, storage::Store* store, const fabric::Partition& partition) {
-  ASSIGN_OR_RETURN(std::shared_ptr<const ClusterLinks> links,
-                   LoadClusterLinks(cache, store, partition.cluster_id));
-  return fabric::PartitionPorts(links->topology, partition);
 }
 
 }  // namespace vipu::server

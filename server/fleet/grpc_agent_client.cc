@@ -278,8 +278,11 @@ auto Translated(AgentClient::DoneWith<T> done) {
 
 }  // namespace
 
-GrpcAgentClient::GrpcAgentClient(absl::Duration deadline)
-    : deadline_(deadline), calls_(std::make_unique<CallTracker>()) {}
+GrpcAgentClient::GrpcAgentClient(absl::Duration deadline,
+                                 std::shared_ptr<grpc::ChannelCredentials> credentials)
+    : deadline_(deadline),
+      calls_(std::make_unique<CallTracker>()),
+      credentials_(std::move(credentials)) {}
 
 GrpcAgentClient::~GrpcAgentClient() { calls_->CancelAndWait(); }
 

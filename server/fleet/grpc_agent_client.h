@@ -26,22 +26,18 @@ class CallTracker;
 // goes when no agent was last seen at its address.
 //
 // Owns its channels and the state of its calls in flight.
-// Thread-safe, except set_channel_credentials. Must outlive the callbacks
+// Thread-safe. Must outlive the callbacks
 // of the calls made to it: destroying it cancels the calls still in flight
 // and waits until gRPC has freed the state of every call, so that no gRPC
 // thread is still tearing a call down once it is gone.
 class GrpcAgentClient : public AgentClient {
  public:
-  explicit GrpcAgentClient(absl::Duration deadline);
+  // Calls time out after `deadline`. Secure mode: channels to agents use
+  // `credentials` (mutual TLS with the server's certificate) and verify the
+  // agent's certificate against the agent id
+  // (GRPC_SSL_TARGET_NAME_OVERRIDE_ARG), not its host. Null: plaintext.
+  GrpcAgentClient(absl::Duration deadline, std::shared_ptr<grpc::ChannelCredentials> credentials);
   ~GrpcAgentClient() override;
-
-  // Secure mode: channels to agents use `credentials` (mutual TLS with the
-  // server's certificate) and verify the agent's certificate against the
-  // agent id (GRPC_SSL_TARGET_NAME_OVERRIDE_ARG), not its host. Null:
-  // plaintext. Set before the first call.
-  void set_channel_credentials(std::shared_ptr<grpc::ChannelCredentials> credentials) {
-    credentials_ = std::move(credentials);
-  }
 
   // The channel calls to `agent` use, created when needed; records that
   // the agent is at that address now (tests look at the sharing).
@@ -76,7 +72,7 @@ class GrpcAgentClient : public AgentClient {
 
   const absl::Duration deadline_;
   std::unique_ptr<CallTracker> calls_;  // before the channels: it goes after them
-  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   vipu::Mutex mu_;
   std::map<std::string, std::string> address_of_ ABSL_GUARDED_BY(mu_);  // agent id -> host:port
   std::map<std::string, Channel> channels_ ABSL_GUARDED_BY(mu_);        // host:port -> channel

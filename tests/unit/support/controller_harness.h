@@ -43,7 +43,7 @@ class ControllerHarness {
     auto store = storage::SqliteStore::Open(h->dir.File("vipu.db"));
     if (!store.ok()) return store.status();
     h->store = std::make_unique<RefusingStore>(*std::move(store));
-    h->driver = std::make_unique<server::AgentDriver>(&h->registry, client);
+    h->driver = std::make_unique<server::AgentDriver>(client);
     h->controller = std::make_unique<server::PartitionController>(
         h->store.get(), &h->cluster_links, &h->registry, h->driver.get(), workers);
     return h;

@@ -59,8 +59,8 @@ class RegistryBatchTest : public ::testing::Test {
     store_ = std::move(*store);
     inventory_ = std::make_unique<Inventory>(store_.get());
     registry_ = std::make_unique<AgentRegistry>(absl::Milliseconds(250));
-    agent_client_ = std::make_unique<GrpcAgentClient>(absl::Seconds(1));
-    driver_ = std::make_unique<AgentDriver>(registry_.get(), agent_client_.get());
+    agent_client_ = std::make_unique<GrpcAgentClient>(absl::Seconds(1), /*credentials=*/nullptr);
+    driver_ = std::make_unique<AgentDriver>(agent_client_.get());
     controller_ = std::make_unique<PartitionController>(store_.get(), &cluster_links_,
                                                         registry_.get(), driver_.get(), 2);
     service_ = std::make_unique<RegistryService>(inventory_.get(), registry_.get(),

@@ -122,7 +122,8 @@ class ConsoleHttpTest : public ::testing::Test {
     return all.ok() ? all->size() : 0;
   }
 
-  GrpcAgentClient agent_client_{absl::Milliseconds(200)};  // outlives the harness
+  GrpcAgentClient agent_client_{absl::Milliseconds(200),
+                                /*credentials=*/nullptr};  // outlives the harness
   std::unique_ptr<test::ControllerHarness> harness_;
   std::string dir_;                            // the harness's directory
   storage::Store* store_ = nullptr;            // the harness's

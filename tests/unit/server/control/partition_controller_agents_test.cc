@@ -2,6 +2,7 @@
 // each machine is asked, and the partition state that follows from what
 // the agents answer, in whatever order they answer.
 #include <atomic>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "fabric/link_topology.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/control/partition_controller.h"
@@ -77,6 +79,12 @@ class PartitionAgentsTest : public ::testing::Test {
     return Settled(id);
   }
 
+  static std::vector<std::string> AllMachines() {
+    std::vector<std::string> ids;
+    for (int i = 0; i < 8; ++i) ids.push_back(absl::StrCat("m", i));
+    return ids;
+  }
+
   static std::vector<std::string> MachinesOf(const fabric::Partition& p) {
     std::vector<std::string> machines;
     for (const fabric::PartitionIpu& ipu : p.ipus) {
@@ -107,6 +115,16 @@ TEST_F(PartitionAgentsTest, CreateConfiguresEveryMachineThenGoesActive) {
   EXPECT_EQ(p.operation_state, fabric::OperationState::kIdle);
   EXPECT_TRUE(p.errors.empty());
 
+  // The ports each machine owns come from the cluster placement saw.
+  auto cluster = harness_->cluster_links.LinksOf(fabric::Cluster{
+      "c", AllMachines(), 2, fabric::IldTopology::kTorus, fabric::ClusterTopology::kSwitched});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::map<std::string, std::vector<uint32_t>> owned =
+      fabric::PartitionPorts((*cluster)->topology, p);
+  size_t ports = 0;
+  for (const auto& [agent, list] : owned) ports += list.size();
+  EXPECT_GT(ports, 0u) << "two machines of one ILD share IPU-Links";
+
   std::vector<FakeAgentClient::Call> configured = agents_.calls(Op::kConfigure);
   EXPECT_THAT(AgentsCalled(configured), UnorderedElementsAreArray(machines));
   for (const auto& c : configured) {
@@ -121,6 +139,7 @@ TEST_F(PartitionAgentsTest, CreateConfiguresEveryMachineThenGoesActive) {
     std::vector<std::string> members;
     for (const auto& m : c.config.members) members.push_back(m.agent_id);
     EXPECT_THAT(members, UnorderedElementsAreArray(machines));
+    EXPECT_EQ(c.config.link_ports, owned[c.agent.agent_id]);
   }
   EXPECT_TRUE(agents_.calls(Op::kReset).empty());
   EXPECT_TRUE(agents_.calls(Op::kRelease).empty());
@@ -188,6 +207,28 @@ TEST_F(PartitionAgentsTest, ResetConfiguresAMachineThatLostThePartition) {
   ASSERT_EQ(configured.size(), 3u);  // both at create, then the one that lost it
   EXPECT_EQ(configured[2].agent.agent_id, machines[0]);
   EXPECT_EQ(configured[2].partition.generation, p.generation);
+  // Told again all it was told at create: its IPUs, ports and members.
+  const FakeAgentClient::Call& first =
+      configured[0].agent.agent_id == machines[0] ? configured[0] : configured[1];
+  EXPECT_EQ(configured[2].config.ipus, first.config.ipus);
+  EXPECT_EQ(configured[2].config.link_ports, first.config.link_ports);
+  EXPECT_EQ(configured[2].config.members.size(), 2u);
+}
+
+TEST_F(PartitionAgentsTest, AResetWhoseReconfigureFailsNamesThatFailureOnly) {
+  std::vector<std::string> machines;
+  ASSERT_EQ(CreateSettled("p1", &machines).ready_state, fabric::ReadyState::kActive);
+  ASSERT_EQ(machines.size(), 2u);
+  agents_.Fail(machines[0], Op::kReset, absl::NotFoundError("partition not held"));
+  agents_.Fail(machines[0], Op::kConfigure, absl::ResourceExhaustedError("out of memory"));
+  agents_.Fail(machines[1], Op::kReset, absl::UnavailableError("link training failed"));
+  ASSERT_TRUE(controller_->Reset("p1").ok());
+  fabric::Partition p = Settled("p1");
+  EXPECT_EQ(p.ready_state, fabric::ReadyState::kError);
+  // The reset's own failure first, then the reconfigure's; the NOT_FOUND
+  // that led to the reconfigure is no error of the partition.
+  EXPECT_THAT(p.errors, ElementsAre(absl::StrCat("agent ", machines[1], ": link training failed"),
+                                    absl::StrCat("agent ", machines[0], ": out of memory")));
 }
 
 TEST_F(PartitionAgentsTest, StopWaitsForAConfigureInFlightAndStartsNoOther) {

@@ -90,7 +90,7 @@ class PartitionLayoutTest : public ::testing::Test {
     return agents;
   }
 
-  GrpcAgentClient agent_client_{absl::Seconds(1)};  // outlives the harness
+  GrpcAgentClient agent_client_{absl::Seconds(1), /*credentials=*/nullptr};  // outlives the harness
   std::unique_ptr<test::ControllerHarness> harness_;
   storage::Store* store_ = nullptr;            // the harness's
   PartitionController* controller_ = nullptr;  // the harness's

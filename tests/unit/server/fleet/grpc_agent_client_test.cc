@@ -1,6 +1,8 @@
 // GrpcAgentClient's channels: one per agent address, shared by the machines a
 // shared-port vipu-agent serves there, released when no agent uses it; and
 // what its destruction does to the calls still in flight.
+#include "server/fleet/grpc_agent_client.h"
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,13 +16,12 @@
 #include "gtest/gtest.h"
 #include "server/fleet/agent_driver.h"
 #include "server/fleet/agent_registry.h"
-#include "server/fleet/grpc_agent_client.h"
 
 namespace vipu::server {
 namespace {
 
 TEST(AgentChannelsTest, AgentsAtOneAddressShareOneChannel) {
-  GrpcAgentClient client(absl::Seconds(1));
+  GrpcAgentClient client(absl::Seconds(1), /*credentials=*/nullptr);
   auto m0 = client.ChannelAtForTesting({"m0", "127.0.0.1", 7000});
   auto m1 = client.ChannelAtForTesting({"m1", "127.0.0.1", 7000});
   auto other = client.ChannelAtForTesting({"m2", "127.0.0.1", 7001});
@@ -32,7 +33,7 @@ TEST(AgentChannelsTest, AgentsAtOneAddressShareOneChannel) {
 
 TEST(AgentChannelsTest, AddressOfLooksTheAgentUpInTheRegistry) {
   AgentRegistry registry(absl::Seconds(1));
-  GrpcAgentClient client(absl::Seconds(1));
+  GrpcAgentClient client(absl::Seconds(1), /*credentials=*/nullptr);
   EXPECT_FALSE(AgentAddressOf(registry, "m0").has_value());
   LiveAgent a;
   a.id = "m0";
@@ -49,7 +50,7 @@ TEST(AgentChannelsTest, AddressOfLooksTheAgentUpInTheRegistry) {
 }
 
 TEST(AgentChannelsTest, ACallUsesTheChannelOfItsAddress) {
-  GrpcAgentClient client(absl::Milliseconds(100));
+  GrpcAgentClient client(absl::Milliseconds(100), /*credentials=*/nullptr);
   auto shared = client.ChannelAtForTesting({"m0", "127.0.0.1", 1});
   // Nobody listens on port 1: the call fails, but it went over (and
   // counted as a user of) the channel of its address.
@@ -60,7 +61,7 @@ TEST(AgentChannelsTest, ACallUsesTheChannelOfItsAddress) {
 }
 
 TEST(AgentChannelsTest, AnAddressNoAgentUsesAnyMoreLosesItsChannel) {
-  GrpcAgentClient client(absl::Seconds(1));
+  GrpcAgentClient client(absl::Seconds(1), /*credentials=*/nullptr);
   auto shared = client.ChannelAtForTesting({"m0", "127.0.0.1", 7000});
   client.ChannelAtForTesting({"m1", "127.0.0.1", 7000});
   // m0 moves: m1 still uses the old address, so its channel stays.
@@ -110,7 +111,7 @@ TEST(AgentChannelsTest, DestroyingTheClientCancelsCallsInFlightAndWaitsForThem) 
   std::mutex mu;
   {
     // The deadline is far beyond any test timeout: only the cancel can end these calls.
-    GrpcAgentClient client(absl::Hours(1));
+    GrpcAgentClient client(absl::Hours(1), /*credentials=*/nullptr);
     for (int i = 0; i < 3; ++i) {
       client.Release({absl::StrCat("m", i), "127.0.0.1", silent.port()}, {"p", 1},
                      [&](absl::Status s) {

@@ -2,6 +2,8 @@
 // serves every machine on one port (as a shared-port vipu-agent does): who
 // is told, how many calls run at once, that Push never waits for agents,
 // and that a late answer for an older registration is not recorded.
+#include "server/fleet/topology_push.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <condition_variable>
@@ -17,7 +19,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/fleet/grpc_agent_client.h"
-#include "server/fleet/topology_push.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::server {
@@ -172,7 +173,7 @@ class TopologyPushTest : public ::testing::Test {
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   AgentRegistry registry_{absl::Seconds(10)};
-  GrpcAgentClient client_{absl::Seconds(5)};
+  GrpcAgentClient client_{absl::Seconds(5), /*credentials=*/nullptr};
   std::shared_ptr<const ClusterLinks> links_;
   std::vector<std::string> ids_;
   std::unique_ptr<TopologyPusher> pusher_;
