@@ -1,18 +1,13 @@
-// SqliteStore: opening checks, the group-commit writer thread, the read pool
-// and online backup.
+// SqliteStore: opening checks, how a group of writes commits (one transaction,
+// a savepoint per write), the read pool and online backup.
 #include "storage/sqlite_store.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <deque>
-#include <exception>
-#include <future>
 #include <memory>
-#include <thread>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -21,18 +16,14 @@
 #include "absl/time/time.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
-#include "base/thread_name.h"
 #include "spdlog/spdlog.h"
 #include "storage/connection.h"
 #include "storage/membership_cache.h"
 #include "storage/schema.h"
+#include "storage/write_queue.h"
 
 namespace vipu::storage {
 namespace {
-
-// Set on the writer thread: a Write from inside a callback would wait on
-// the thread that has to run it.
-thread_local bool tls_on_writer_thread = false;
 
 absl::Status ValidateOptions(const StoreOptions& options) {
   if (options.group_commit_window_us < 0) {
@@ -105,18 +96,10 @@ class SqliteStore::Impl {
  public:
   Impl(StoreOptions options, std::unique_ptr<Connection> writer,
        std::vector<std::unique_ptr<Connection>> readers)
-      : options_(options), writer_(std::move(writer)), readers_(std::move(readers)) {
+      : writer_(std::move(writer)),
+        readers_(std::move(readers)),
+        queue_(QueueOptions(options), [this](WriteQueue::Group& group) { RunGroup(group); }) {
     for (auto& reader : readers_) free_readers_.push_back(reader.get());
-    thread_ = std::thread([this] { WriterLoop(); });
-    NameThread(thread_, "vipu-writer");
-  }
-
-  ~Impl() {
-    {
-      vipu::MutexLock lock(&mu_);
-      stopping_ = true;
-    }
-    thread_.join();  // the writer drains the queue before it exits
   }
 
   absl::Status Read(const std::function<absl::Status(ReadTxn&)>& fn) {
@@ -130,29 +113,8 @@ class SqliteStore::Impl {
     return status.ok() ? end : status;
   }
 
-  absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn) {
-    if (tls_on_writer_thread) {
-      return absl::FailedPreconditionError("Store::Write called from inside a Write callback");
-    }
-    Pending pending;
-    pending.fn = &fn;
-    std::future<absl::Status> done = pending.done.get_future();
-    if (!Enqueue(&pending)) return absl::UnavailableError("store is closing");
-    return done.get();
-  }
-
-  void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
-                  std::function<void(absl::Status)> done) {
-    auto pending = std::make_unique<Pending>();
-    pending->owned_fn = std::move(fn);
-    pending->fn = &pending->owned_fn;
-    pending->callback = std::move(done);
-    if (Enqueue(pending.get())) {
-      pending.release();  // Finish deletes it once its callback has run
-      return;
-    }
-    pending->callback(absl::UnavailableError("store is closing"));
-  }
+  WriteQueue& queue() { return queue_; }
+  const WriteQueue& queue() const { return queue_; }
 
   absl::Status Backup(const std::string& path) {
     Lease lease(this);
@@ -195,34 +157,14 @@ class SqliteStore::Impl {
     return absl::OkStatus();
   }
 
-  uint64_t commits() const { return commits_.load(); }
-  void SetCommitObserver(std::function<void(double, size_t)> observer) {
-    vipu::MutexLock lock(&observer_mu_);
-    commit_observer_ = std::move(observer);
-  }
-  uint64_t writes() const { return writes_.load(); }
-  uint64_t pending_writes() const {
-    vipu::MutexLock lock(&mu_);
-    return queue_.size();
-  }
   uint64_t membership_epoch() const { return membership_.epoch(); }
 
  private:
-  // A queued write. A Write waits on `done`; a WriteAsync owns its function
-  // and is owned by the queue until its callback has run.
-  struct Pending {
-    const std::function<absl::Status(WriteTxn&)>* fn = nullptr;
-    std::promise<absl::Status> done;
-    std::function<absl::Status(WriteTxn&)> owned_fn;
-    std::function<void(absl::Status)> callback;
-  };
-
-  // False when the store is closing (nothing was queued).
-  bool Enqueue(Pending* pending) ABSL_LOCKS_EXCLUDED(mu_) {
-    vipu::MutexLock lock(&mu_);
-    if (stopping_) return false;
-    queue_.push_back(pending);
-    return true;
+  static WriteQueueOptions QueueOptions(const StoreOptions& options) {
+    WriteQueueOptions queue;
+    queue.thread_name = "vipu-writer";
+    queue.gather_window = absl::Microseconds(options.group_commit_window_us);
+    return queue;
   }
 
   // A read connection borrowed from the pool; ends any open transaction.
@@ -251,51 +193,45 @@ class SqliteStore::Impl {
     ::close(fd);
   }
 
-  void WriterLoop() {
-    tls_on_writer_thread = true;
-    std::vector<Pending*> group;
-    while (true) {
-      {
-        vipu::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &Impl::HasWorkOrStopping));
-        if (queue_.empty()) return;  // stopping, and everything queued is done
-        if (options_.group_commit_window_us > 0 && !stopping_) {
-          // Gathers the writes of the window into this group; closing ends it.
-          mu_.AwaitWithTimeout(absl::Condition(&stopping_),
-                               absl::Microseconds(options_.group_commit_window_us));
-        }
-        group.assign(queue_.begin(), queue_.end());
-        queue_.clear();
-      }
-      RunGroup(group);
-    }
-  }
-
-  // One transaction for the whole group, one SAVEPOINT per callback.
-  void RunGroup(const std::vector<Pending*>& group) {
+  // One transaction for the whole group, one SAVEPOINT per callback;
+  // answers each callback after the COMMIT or ROLLBACK.
+  void RunGroup(WriteQueue::Group& group) {
     Connection& conn = *writer_;
-    std::vector<absl::Status> results(group.size());
     const auto started = std::chrono::steady_clock::now();
     // Before the group's snapshot; the change (if any) ends after its
     // COMMIT or ROLLBACK, before any callback hears of the outcome.
     const uint64_t epoch = membership_.epoch();
     MembershipChange change(&membership_);
+    std::vector<absl::Status> results(group.size());
     absl::Status begin = conn.Exec("BEGIN IMMEDIATE");
     if (!begin.ok()) {
       spdlog::error("storage: {}", std::string(begin.message()));
-      Finish(group, std::vector<absl::Status>(group.size(), begin));
-      return;
+      results.assign(group.size(), begin);
+    } else if (absl::Status lost = RunCallbacks(group, epoch, &change, &results); !lost.ok()) {
+      spdlog::error("storage: {}", std::string(lost.message()));
+    } else {
+      Commit(group, started, &results);
     }
-    absl::Status lost;  // set when SQLite rolled back the whole transaction
+    change.Finish();
+    for (size_t i = 0; i < group.size(); ++i) group.Answer(i, std::move(results[i]));
+  }
+
+  // Runs each callback of the group in its own SAVEPOINT, its outcome in
+  // (*results)[i]. Returns an error when SQLite rolled back the whole
+  // transaction, which every write of the group then has for its answer.
+  absl::Status RunCallbacks(WriteQueue::Group& group, uint64_t epoch, MembershipChange* change,
+                            std::vector<absl::Status>* results) {
+    Connection& conn = *writer_;
+    absl::Status lost;
     for (size_t i = 0; i < group.size(); ++i) {
       if (!lost.ok()) {
-        results[i] = lost;
+        (*results)[i] = lost;
         continue;
       }
       absl::Status status = conn.Exec("SAVEPOINT write");
       if (status.ok()) {
-        SqliteTxn txn(&conn, &membership_, epoch, &change);
-        status = RunCallback(*group[i]->fn, txn);
+        SqliteTxn txn(&conn, &membership_, epoch, change);
+        status = group.Run(i, txn);
         if (sqlite3_get_autocommit(conn.db())) {
           // An I/O error or the like ended the transaction: nothing of the
           // group so far survives. The cause keeps its code, so that a full
@@ -304,94 +240,56 @@ class SqliteStore::Impl {
                               absl::StrCat("write transaction rolled back by SQLite: ",
                                            status.ok() ? "" : status.message()));
           for (size_t j = 0; j <= i; ++j) {
-            if (results[j].ok()) results[j] = lost;
+            if ((*results)[j].ok()) (*results)[j] = lost;
           }
-          if (!status.ok()) results[i] = status;
+          if (!status.ok()) (*results)[i] = status;
           continue;
         }
         if (status.ok()) status = conn.Exec("RELEASE write");
         if (!status.ok()) conn.Exec("ROLLBACK TO write; RELEASE write").IgnoreError();
       }
-      results[i] = status;
+      (*results)[i] = status;
     }
-    if (lost.ok()) {
-      bool any_ok = false;
-      for (const absl::Status& s : results) any_ok = any_ok || s.ok();
-      if (!any_ok) {
-        conn.Exec("ROLLBACK").IgnoreError();
-      } else if (absl::Status commit = conn.Exec("COMMIT"); commit.ok()) {
-        commits_.fetch_add(1);
-        spdlog::debug("storage: committed a group of {} writes", group.size());
-        vipu::MutexLock lock(&observer_mu_);
-        if (commit_observer_) {
-          commit_observer_(
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
-              group.size());
-        }
-      } else {
-        spdlog::error("storage: commit of {} writes failed: {}", group.size(),
-                      std::string(commit.message()));
-        if (!sqlite3_get_autocommit(conn.db())) conn.Exec("ROLLBACK").IgnoreError();
-        for (absl::Status& s : results) {
-          if (s.ok()) s = commit;
-        }
-      }
+    return lost;
+  }
+
+  // Commits the group's transaction, or rolls it back when every callback
+  // failed; a failed COMMIT becomes the answer of every write that was OK.
+  void Commit(WriteQueue::Group& group, std::chrono::steady_clock::time_point started,
+              std::vector<absl::Status>* results) {
+    Connection& conn = *writer_;
+    bool any_ok = false;
+    for (const absl::Status& s : *results) any_ok = any_ok || s.ok();
+    if (!any_ok) {
+      conn.Exec("ROLLBACK").IgnoreError();
+    } else if (absl::Status commit = conn.Exec("COMMIT"); commit.ok()) {
+      spdlog::debug("storage: committed a group of {} writes", group.size());
+      group.Committed(absl::FromChrono(std::chrono::steady_clock::now() - started), group.size());
     } else {
-      spdlog::error("storage: {}", std::string(lost.message()));
-    }
-    change.Finish();
-    Finish(group, results);
-  }
-
-  static absl::Status RunCallback(const std::function<absl::Status(WriteTxn&)>& fn, WriteTxn& txn) {
-    try {
-      return fn(txn);
-    } catch (const std::exception& e) {
-      return absl::InternalError(absl::StrCat("write callback threw: ", e.what()));
-    } catch (...) {
-      return absl::InternalError("write callback threw a non-standard exception");
-    }
-  }
-
-  void Finish(const std::vector<Pending*>& group, const std::vector<absl::Status>& results) {
-    writes_.fetch_add(group.size());
-    for (size_t i = 0; i < group.size(); ++i) {
-      if (group[i]->callback) {
-        std::unique_ptr<Pending> owned(group[i]);
-        owned->callback(results[i]);
-      } else {
-        // The waiting Write returns and destroys its Pending: not touched after.
-        group[i]->done.set_value(results[i]);
+      spdlog::error("storage: commit of {} writes failed: {}", group.size(),
+                    std::string(commit.message()));
+      if (!sqlite3_get_autocommit(conn.db())) conn.Exec("ROLLBACK").IgnoreError();
+      for (absl::Status& s : *results) {
+        if (s.ok()) s = commit;
       }
     }
   }
 
-  const StoreOptions options_;
   // Declared before the connections: the writer thread uses it until it stops.
   MembershipCache membership_;
   std::unique_ptr<Connection> writer_;
   std::vector<std::unique_ptr<Connection>> readers_;
 
-  bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || !queue_.empty();
-  }
   bool HasFreeReader() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool_mu_) {
     return !free_readers_.empty();
   }
 
-  mutable vipu::Mutex mu_;
-  std::deque<Pending*> queue_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
-
   vipu::Mutex pool_mu_;
   std::vector<Connection*> free_readers_ ABSL_GUARDED_BY(pool_mu_);
 
-  std::atomic<uint64_t> commits_{0};
-  std::atomic<uint64_t> writes_{0};
-
-  vipu::Mutex observer_mu_;
-  std::function<void(double, size_t)> commit_observer_ ABSL_GUARDED_BY(observer_mu_);
+  // Last: destroyed first, so the writer thread has answered every queued
+  // write and stopped before the connections and the cache go.
+  WriteQueue queue_;
 };
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
@@ -430,19 +328,19 @@ absl::Status SqliteStore::Read(const std::function<absl::Status(ReadTxn&)>& fn) 
   return impl_->Read(fn);
 }
 absl::Status SqliteStore::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
-  return impl_->Write(fn);
+  return impl_->queue().Write(fn);
 }
 void SqliteStore::WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
                              std::function<void(absl::Status)> done) {
-  impl_->WriteAsync(std::move(fn), std::move(done));
+  impl_->queue().WriteAsync(std::move(fn), std::move(done));
 }
 absl::Status SqliteStore::Backup(const std::string& path) { return impl_->Backup(path); }
-uint64_t SqliteStore::commits() const { return impl_->commits(); }
-uint64_t SqliteStore::writes() const { return impl_->writes(); }
-uint64_t SqliteStore::pending_writes() const { return impl_->pending_writes(); }
+uint64_t SqliteStore::commits() const { return impl_->queue().commits(); }
+uint64_t SqliteStore::writes() const { return impl_->queue().writes(); }
+uint64_t SqliteStore::pending_writes() const { return impl_->queue().pending_writes(); }
 uint64_t SqliteStore::MembershipEpochForTesting() const { return impl_->membership_epoch(); }
 void SqliteStore::SetCommitObserver(std::function<void(double seconds, size_t writes)> observer) {
-  impl_->SetCommitObserver(std::move(observer));
+  impl_->queue().SetCommitObserver(std::move(observer));
 }
 
 }  // namespace vipu::storage

@@ -125,9 +125,10 @@ struct StoreOptions {
 };
 
 // Owns the SQLite connections (one writer, a pool of readers), the writer
-// thread and the membership cache. Thread-safe, as Store says. The file is
-// meant to have one writing process (storage/database_lock.h): the cache
-// trusts that nobody else changes clusters or allocations.
+// thread (a WriteQueue, storage/write_queue.h) and the membership cache.
+// Thread-safe, as Store says. The file is meant to have one writing process
+// (storage/database_lock.h): the cache trusts that nobody else changes
+// clusters or allocations.
 class SqliteStore final : public Store {
  public:
   // Opens or creates the file: WAL, synchronous=FULL, foreign_keys=ON,

@@ -1,14 +1,14 @@
-// EtcdStore: loading the state from etcd, and the writer thread that turns
-// groups of write callbacks into fenced etcd transactions.
+// EtcdStore: loading the state from etcd, and how a group of write callbacks
+// becomes fenced etcd transactions.
 #include "storage/etcd/etcd_store.h"
 
 #include <atomic>
-#include <deque>
-#include <future>
+#include <memory>
 #include <optional>
 #include <random>
-#include <thread>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -20,6 +20,7 @@
 #include "spdlog/spdlog.h"
 #include "storage/etcd/etcd_layout.h"
 #include "storage/etcd/etcd_state.h"
+#include "storage/write_queue.h"
 
 namespace vipu::storage::etcd {
 namespace {
@@ -31,12 +32,6 @@ constexpr int64_t kRetryAfterMs = 200;
 // Write callbacks taken from the queue at once; a group is committed
 // earlier when its keys reach a transaction's limit.
 constexpr size_t kMaxBatch = 256;
-
-struct Item {
-  std::function<absl::Status(WriteTxn&)> fn;
-  std::function<void(absl::Status)> done;
-  absl::Status status;
-};
 
 // Puts every decoded record of `kvs` under the state prefix into `state`.
 absl::Status LoadState(const EtcdLayout& layout, const RangeResult& range, EtcdState* state) {
@@ -100,15 +95,6 @@ class EtcdStore::Impl {
   Impl(EtcdClient* client, EtcdStoreOptions options)
       : client_(client), options_(std::move(options)), layout_(options_.prefix) {}
 
-  ~Impl() {
-    {
-      MutexLock lock(&mu_);
-      stopping_ = true;
-      cv_.SignalAll();
-    }
-    if (writer_.joinable()) writer_.join();
-  }
-
   absl::Status Load() {
     ASSIGN_OR_RETURN(RangeResult range, client_->RangePrefix(layout_.prefix()));
     bool formatted = false;
@@ -149,7 +135,9 @@ class EtcdStore::Impl {
       MutexLock lock(&snapshot_mu_);
       snapshot_ = std::shared_ptr<const EtcdState>(std::move(state));
     }
-    writer_ = std::thread([this] { WriterLoop(); });
+    // Only now: the writer commits onto what was loaded.
+    queue_ = std::make_unique<WriteQueue>(QueueOptions(),
+                                          [this](WriteQueue::Group& group) { RunBatch(group); });
     return absl::OkStatus();
   }
 
@@ -164,46 +152,11 @@ class EtcdStore::Impl {
     return fn(txn);
   }
 
-  void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
-                  std::function<void(absl::Status)> done) {
-    if (absl::Status may = MayAnswer(); !may.ok()) {
-      done(std::move(may));
-      return;
-    }
-    {
-      MutexLock lock(&mu_);
-      if (!stopping_) {
-        queue_.push_back(Item{std::move(fn), std::move(done), absl::OkStatus()});
-        pending_.fetch_add(1, std::memory_order_relaxed);
-        cv_.Signal();
-        return;
-      }
-    }
-    done(absl::UnavailableError("the store is closing"));
-  }
-
-  absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn) {
-    if (std::this_thread::get_id() == writer_id_.load()) {
-      return absl::FailedPreconditionError("Store::Write called from inside a Write callback");
-    }
-    // A future (libstdc++, which ThreadSanitizer sees) rather than abseil's
-    // Notification: Debian's abseil is not instrumented, and the caller's
-    // stack that `fn` reads must be seen handed back.
-    auto finished = std::make_shared<std::promise<absl::Status>>();
-    std::future<absl::Status> result = finished->get_future();
-    WriteAsync(fn, [finished](absl::Status s) { finished->set_value(std::move(s)); });
-    return result.get();
-  }
-
-  uint64_t commits() const { return commits_.load(std::memory_order_relaxed); }
-  uint64_t writes() const { return writes_.load(std::memory_order_relaxed); }
-  uint64_t pending_writes() const { return pending_.load(std::memory_order_relaxed); }
+  // Set once Load has succeeded, which Open requires before it hands the
+  // store out.
+  WriteQueue& queue() { return *queue_; }
+  const WriteQueue& queue() const { return *queue_; }
   size_t loaded_keys() const { return loaded_keys_; }
-
-  void SetCommitObserver(std::function<void(double, size_t)> observer) {
-    MutexLock lock(&observer_mu_);
-    observer_ = std::move(observer);
-  }
 
   // OK while this member may answer from its copy: the store is not broken
   // and the leadership surely holds. The refusals are made before anything
@@ -228,72 +181,52 @@ class EtcdStore::Impl {
   }
 
  private:
-  void WriterLoop() {
-    writer_id_.store(std::this_thread::get_id());
-    while (true) {
-      std::vector<Item> batch;
-      {
-        MutexLock lock(&mu_);
-        while (queue_.empty() && !stopping_) cv_.Wait(&mu_);
-        if (queue_.empty()) return;
-        while (!queue_.empty() && batch.size() < kMaxBatch) {
-          batch.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-        pending_.fetch_sub(batch.size(), std::memory_order_relaxed);
-      }
-      RunBatch(batch);
-    }
+  WriteQueueOptions QueueOptions() {
+    WriteQueueOptions queue;
+    queue.thread_name = "etcd-writer";
+    queue.max_group_size = kMaxBatch;
+    // Refused before anything is queued, so the refusal says nothing was done.
+    queue.admit = [this] { return MayAnswer(); };
+    return queue;
   }
 
   // Runs the callbacks in order, committing whenever the keys changed so
   // far fill a transaction, and once at the end.
-  void RunBatch(std::vector<Item>& batch) {
+  void RunBatch(WriteQueue::Group& batch) {
+    std::vector<absl::Status> results(batch.size());
     size_t group_start = 0;
     std::set<TouchedKey> touched;
     absl::Time began = absl::Now();
     for (size_t i = 0; i < batch.size(); ++i) {
-      Item& item = batch[i];
       if (!broken_.ok()) {
-        item.status = broken_;
+        results[i] = broken_;
         continue;
       }
       EtcdTxn txn(&work_);
-      item.status = RunCallback(item.fn, txn);
-      writes_.fetch_add(1, std::memory_order_relaxed);
-      if (!item.status.ok()) {
+      results[i] = batch.Run(i, txn);
+      if (!results[i].ok()) {
         txn.Rollback();
         continue;
       }
       touched.insert(txn.touched().begin(), txn.touched().end());
       if (touched.size() >= options_.max_ops_per_txn) {
-        Commit(batch, group_start, i + 1, touched, began);
+        Commit(batch, results, group_start, i + 1, touched, began);
         group_start = i + 1;
         touched.clear();
         began = absl::Now();
       }
     }
-    Commit(batch, group_start, batch.size(), touched, began);
+    Commit(batch, results, group_start, batch.size(), touched, began);
   }
 
-  // A callback that throws fails like one that returns an error.
-  static absl::Status RunCallback(const std::function<absl::Status(WriteTxn&)>& fn, EtcdTxn& txn) {
-    try {
-      return fn(txn);
-    } catch (const std::exception& e) {
-      return absl::InternalError(absl::StrCat("write callback threw: ", e.what()));
-    } catch (...) {
-      return absl::InternalError("write callback threw a non-standard exception");
-    }
-  }
-
-  // Writes the keys of items [from, to) to etcd, then tells each item.
-  void Commit(std::vector<Item>& batch, size_t from, size_t to, const std::set<TouchedKey>& keys,
-              absl::Time began) {
+  // Writes the keys of writes [from, to) to etcd, then answers each write
+  // (`results` holds what its callback returned).
+  void Commit(WriteQueue::Group& batch, std::vector<absl::Status>& results, size_t from, size_t to,
+              const std::set<TouchedKey>& keys, absl::Time began) {
     if (from == to) return;
     absl::Status failure = keys.empty() ? absl::OkStatus() : WriteKeys(keys);
     if (failure.ok()) {
-      if (!keys.empty()) Publish(to - from, began);
+      if (!keys.empty()) Publish(batch, to - from, began);
     } else {
       // What the callbacks changed never reached etcd (or may not have):
       // back to the last published state.
@@ -301,9 +234,8 @@ class EtcdStore::Impl {
       work_.Seal();
     }
     for (size_t i = from; i < to; ++i) {
-      Item& item = batch[i];
-      if (!failure.ok() && item.status.ok()) item.status = failure;
-      item.done(std::move(item.status));
+      if (!failure.ok() && results[i].ok()) results[i] = failure;
+      batch.Answer(i, std::move(results[i]));
     }
   }
 
@@ -441,16 +373,14 @@ class EtcdStore::Impl {
     return why;
   }
 
-  void Publish(size_t writes, absl::Time began) {
+  void Publish(WriteQueue::Group& batch, size_t writes, absl::Time began) {
     work_.Seal();
     auto snapshot = std::make_shared<const EtcdState>(work_);
     {
       MutexLock lock(&snapshot_mu_);
       snapshot_ = std::move(snapshot);
     }
-    commits_.fetch_add(1, std::memory_order_relaxed);
-    MutexLock lock(&observer_mu_);
-    if (observer_) observer_(absl::ToDoubleSeconds(absl::Now() - began), writes);
+    batch.Committed(absl::Now() - began, writes);
   }
 
   std::shared_ptr<const EtcdState> CurrentSnapshot() {
@@ -463,16 +393,8 @@ class EtcdStore::Impl {
   const EtcdLayout layout_;
   size_t loaded_keys_ = 0;
 
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-
   Mutex snapshot_mu_;
   std::shared_ptr<const EtcdState> snapshot_ ABSL_GUARDED_BY(snapshot_mu_);
-
-  Mutex observer_mu_;
-  std::function<void(double, size_t)> observer_ ABSL_GUARDED_BY(observer_mu_);
 
   // The writer thread's own: its working state and whether it gave up.
   EtcdState work_;
@@ -485,12 +407,10 @@ class EtcdStore::Impl {
   uint64_t commits_made_ = 0;
   // Set with broken_, for the readers.
   std::atomic<bool> lost_{false};
-  std::atomic<std::thread::id> writer_id_{};
 
-  std::atomic<uint64_t> commits_{0};
-  std::atomic<uint64_t> writes_{0};
-  std::atomic<uint64_t> pending_{0};
-  std::thread writer_;
+  // Last: destroyed first, so the writer thread has answered every queued
+  // write and stopped before the state it commits into goes.
+  std::unique_ptr<WriteQueue> queue_;
 };
 
 absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdClient* client,
@@ -509,21 +429,21 @@ absl::Status EtcdStore::Read(const std::function<absl::Status(ReadTxn&)>& fn) {
 }
 absl::Status EtcdStore::Answerable() const { return impl_->MayAnswer(); }
 absl::Status EtcdStore::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
-  return impl_->Write(fn);
+  return impl_->queue().Write(fn);
 }
 void EtcdStore::WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
                            std::function<void(absl::Status)> done) {
-  impl_->WriteAsync(std::move(fn), std::move(done));
+  impl_->queue().WriteAsync(std::move(fn), std::move(done));
 }
 absl::Status EtcdStore::Backup(const std::string& /*path*/) {
   return absl::FailedPreconditionError(
       "the state is in etcd: back it up with `etcdctl snapshot save FILE` (docs/ha.md)");
 }
-uint64_t EtcdStore::commits() const { return impl_->commits(); }
-uint64_t EtcdStore::writes() const { return impl_->writes(); }
-uint64_t EtcdStore::pending_writes() const { return impl_->pending_writes(); }
+uint64_t EtcdStore::commits() const { return impl_->queue().commits(); }
+uint64_t EtcdStore::writes() const { return impl_->queue().writes(); }
+uint64_t EtcdStore::pending_writes() const { return impl_->queue().pending_writes(); }
 void EtcdStore::SetCommitObserver(std::function<void(double, size_t)> observer) {
-  impl_->SetCommitObserver(std::move(observer));
+  impl_->queue().SetCommitObserver(std::move(observer));
 }
 size_t EtcdStore::loaded_keys() const { return impl_->loaded_keys(); }
 

@@ -69,7 +69,8 @@ struct EtcdStoreOptions {
 // next leader loads what etcd has.
 // Reads and writes are refused the same way once held_until has passed.
 //
-// Owns its writer thread; does not own the client, which must outlive it.
+// Owns its writer thread (a WriteQueue, storage/write_queue.h); does not own
+// the client, which must outlive it.
 // Thread-safe: every method may be called from any thread, but not Write
 // from inside a Write callback.
 class EtcdStore final : public Store {
