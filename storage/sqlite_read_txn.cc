@@ -6,8 +6,8 @@
 #include "base/status_macros.h"
 #include "storage/connection.h"
 #include "storage/membership_cache.h"
+#include "storage/sqlite_partition_columns.h"
 #include "storage/sqlite_store.h"
-#include "storage/string_list_codec.h"
 
 namespace vipu::storage {
 namespace {
@@ -19,48 +19,8 @@ using fabric::IpuRef;
 using fabric::Partition;
 using fabric::PartitionIpu;
 
-#define PARTITION_COLUMNS                                                                      \
-  "id, cluster_id, allocation_id, owner, routing, gw_routing, sync_type, num_gcds, num_ilds, " \
-  "num_replicas, reconfigurable, disable_auto_reset, relocatable, ready_state, "               \
-  "operation_state, errors, generation, max_auto_reset_retries, auto_reset_retry_count, "      \
-  "last_auto_reset_unix_ms, created_unix_ms, updated_unix_ms"
 #define IPU_COLUMNS \
   "pi.partition_id, pi.agent_id, pi.ipu, pi.ild, pi.ild_routing, pi.topology_id, pi.routing_id"
-
-// Fills `p` (default-constructed, in place in the result) from a row of
-// PARTITION_COLUMNS.
-absl::Status FillPartition(const Statement& row, Partition* p) {
-  p->id = row.ColumnView(0);
-  p->cluster_id = row.ColumnView(1);
-  p->allocation_id = row.ColumnView(2);
-  p->owner = row.ColumnView(3);
-  p->routing = static_cast<fabric::RoutingType>(row.ColumnInt(4));
-  p->gw_routing = static_cast<fabric::GwRoutingType>(row.ColumnInt(5));
-  p->sync_type = static_cast<fabric::SyncType>(row.ColumnInt(6));
-  p->num_gcds = static_cast<uint32_t>(row.ColumnInt(7));
-  p->num_ilds = static_cast<uint32_t>(row.ColumnInt(8));
-  p->num_replicas = static_cast<uint32_t>(row.ColumnInt(9));
-  p->reconfigurable = row.ColumnInt(10) != 0;
-  p->disable_auto_reset = row.ColumnInt(11) != 0;
-  p->relocatable = row.ColumnInt(12) != 0;
-  p->ready_state = static_cast<fabric::ReadyState>(row.ColumnInt(13));
-  p->operation_state = static_cast<fabric::OperationState>(row.ColumnInt(14));
-  p->generation = static_cast<uint64_t>(row.ColumnInt(16));
-  p->max_auto_reset_retries = static_cast<uint32_t>(row.ColumnInt(17));
-  p->auto_reset_retry_count = static_cast<uint32_t>(row.ColumnInt(18));
-  p->last_auto_reset_unix_ms = row.ColumnInt(19);
-  p->created_unix_ms = row.ColumnInt(20);
-  p->updated_unix_ms = row.ColumnInt(21);
-  std::string_view errors_text = row.ColumnView(15);
-  if (errors_text == "[]") return absl::OkStatus();  // the common case, without the parser
-  absl::StatusOr<std::vector<std::string>> errors = DecodeStringList(errors_text);
-  if (!errors.ok()) {
-    return absl::InternalError(absl::StrCat(
-        "partition ", p->id, ": errors column is corrupt: ", errors.status().message()));
-  }
-  p->errors = *std::move(errors);
-  return absl::OkStatus();
-}
 
 // Moves `run` (the IPUs of one partition, in position order) into `ipus`
 // with one allocation, instead of growing `ipus` row by row.
@@ -93,7 +53,7 @@ absl::StatusOr<std::vector<Partition>> LoadPartitions(Connection* conn,
     while (true) {
       ASSIGN_OR_RETURN(bool row, stmt.Step());
       if (!row) break;
-      RETURN_IF_ERROR(FillPartition(stmt, &partitions.emplace_back()));
+      RETURN_IF_ERROR(ReadPartitionRow(stmt, &partitions.emplace_back()));
     }
   }
   if (partitions.empty()) return partitions;
@@ -316,9 +276,11 @@ absl::StatusOr<std::string> SqliteTxn::AllocationOfAgent(std::string_view agent_
 }
 
 absl::StatusOr<Partition> SqliteTxn::GetPartition(std::string_view id) {
+  static const std::string* const partitions_sql =
+      new std::string(SelectPartitionsSql("WHERE id = ?1"));
   ASSIGN_OR_RETURN(
       std::vector<Partition> found,
-      LoadPartitions(conn_, "SELECT " PARTITION_COLUMNS " FROM partitions WHERE id = ?1",
+      LoadPartitions(conn_, *partitions_sql,
                      "SELECT " IPU_COLUMNS
                      " FROM partition_ipus pi WHERE pi.partition_id = ?1 ORDER BY pi.position",
                      id));
@@ -330,34 +292,34 @@ absl::StatusOr<Partition> SqliteTxn::GetPartition(std::string_view id) {
 }
 
 absl::StatusOr<std::vector<Partition>> SqliteTxn::ListPartitions(std::string_view allocation_id) {
+  static const std::string* const all_sql = new std::string(SelectPartitionsSql("ORDER BY id"));
+  static const std::string* const of_allocation_sql =
+      new std::string(SelectPartitionsSql("WHERE allocation_id = ?1 ORDER BY id"));
   if (allocation_id.empty()) {
-    return LoadPartitions(conn_, "SELECT " PARTITION_COLUMNS " FROM partitions ORDER BY id",
+    return LoadPartitions(conn_, *all_sql,
                           "SELECT " IPU_COLUMNS
                           " FROM partition_ipus pi ORDER BY pi.partition_id, pi.position",
                           "", "SELECT COUNT(*) FROM partitions");
   }
-  return LoadPartitions(
-      conn_, "SELECT " PARTITION_COLUMNS " FROM partitions WHERE allocation_id = ?1 ORDER BY id",
-      // IN (...) walks the primary key in order: no sort.
-      "SELECT " IPU_COLUMNS
-      " FROM partition_ipus pi WHERE pi.partition_id IN"
-      " (SELECT id FROM partitions WHERE allocation_id = ?1)"
-      " ORDER BY pi.partition_id, pi.position",
-      allocation_id, "SELECT COUNT(*) FROM partitions WHERE allocation_id = ?1");
+  return LoadPartitions(conn_, *of_allocation_sql,
+                        // IN (...) walks the primary key in order: no sort.
+                        "SELECT " IPU_COLUMNS
+                        " FROM partition_ipus pi WHERE pi.partition_id IN"
+                        " (SELECT id FROM partitions WHERE allocation_id = ?1)"
+                        " ORDER BY pi.partition_id, pi.position",
+                        allocation_id, "SELECT COUNT(*) FROM partitions WHERE allocation_id = ?1");
 }
 
 absl::StatusOr<std::vector<Partition>> SqliteTxn::PartitionsOnAgent(std::string_view agent_id) {
+  static const std::string* const partitions_sql = new std::string(SelectPartitionsSql(
+      "WHERE id IN (SELECT partition_id FROM partition_ipus WHERE agent_id = ?1) ORDER BY id"));
   if (agent_id.empty()) return std::vector<Partition>();
-  return LoadPartitions(
-      conn_,
-      "SELECT " PARTITION_COLUMNS
-      " FROM partitions WHERE id IN"
-      " (SELECT partition_id FROM partition_ipus WHERE agent_id = ?1) ORDER BY id",
-      "SELECT " IPU_COLUMNS
-      " FROM partition_ipus pi WHERE pi.partition_id IN"
-      " (SELECT partition_id FROM partition_ipus WHERE agent_id = ?1)"
-      " ORDER BY pi.partition_id, pi.position",
-      agent_id);
+  return LoadPartitions(conn_, *partitions_sql,
+                        "SELECT " IPU_COLUMNS
+                        " FROM partition_ipus pi WHERE pi.partition_id IN"
+                        " (SELECT partition_id FROM partition_ipus WHERE agent_id = ?1)"
+                        " ORDER BY pi.partition_id, pi.position",
+                        agent_id);
 }
 
 absl::StatusOr<int64_t> SqliteTxn::CountPartitionsInCluster(std::string_view cluster_id) {

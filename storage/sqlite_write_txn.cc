@@ -10,9 +10,9 @@
 #include "base/status_macros.h"
 #include "storage/connection.h"
 #include "storage/membership_cache.h"
+#include "storage/sqlite_partition_columns.h"
 #include "storage/sqlite_store.h"
 #include "storage/still_used.h"
-#include "storage/string_list_codec.h"
 
 namespace vipu::storage {
 namespace {
@@ -49,31 +49,6 @@ absl::StatusOr<Users> FindUsers(Connection* conn, std::string_view sql, std::str
     users.first = stmt.ColumnText(1);
   }
   return users;
-}
-
-void BindPartitionRow(Statement& stmt, const Partition& p) {
-  stmt.BindText(1, p.id)
-      .BindText(2, p.cluster_id)
-      .BindTextOrNull(3, p.allocation_id)
-      .BindText(4, p.owner)
-      .BindInt(5, static_cast<int64_t>(p.routing))
-      .BindInt(6, static_cast<int64_t>(p.gw_routing))
-      .BindInt(7, static_cast<int64_t>(p.sync_type))
-      .BindInt(8, p.num_gcds)
-      .BindInt(9, p.num_ilds)
-      .BindInt(10, p.num_replicas)
-      .BindInt(11, p.reconfigurable ? 1 : 0)
-      .BindInt(12, p.disable_auto_reset ? 1 : 0)
-      .BindInt(13, p.relocatable ? 1 : 0)
-      .BindInt(14, static_cast<int64_t>(p.ready_state))
-      .BindInt(15, static_cast<int64_t>(p.operation_state))
-      .BindText(16, EncodeStringList(p.errors))
-      .BindInt(17, static_cast<int64_t>(p.generation))
-      .BindInt(18, p.max_auto_reset_retries)
-      .BindInt(19, p.auto_reset_retry_count)
-      .BindInt(20, p.last_auto_reset_unix_ms)
-      .BindInt(21, p.created_unix_ms)
-      .BindInt(22, p.updated_unix_ms);
 }
 
 // Names what a failed partition row insert/update refers to.
@@ -333,16 +308,7 @@ absl::Status SqliteTxn::InsertPartition(const Partition& partition) {
   Savepoint sp(conn_, "insert_partition");
   RETURN_IF_ERROR(sp.status());
   {
-    ASSIGN_OR_RETURN(
-        Statement stmt,
-        conn_->Prepare(
-            "INSERT INTO partitions (id, cluster_id, allocation_id, owner, routing, gw_routing,"
-            " sync_type, num_gcds, num_ilds, num_replicas, reconfigurable, disable_auto_reset,"
-            " relocatable, ready_state, operation_state, errors, generation, "
-            "max_auto_reset_retries,"
-            " auto_reset_retry_count, last_auto_reset_unix_ms, created_unix_ms, updated_unix_ms)"
-            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-            " ?18, ?19, ?20, ?21, ?22)"));
+    ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(InsertPartitionSql()));
     BindPartitionRow(stmt, partition);
     absl::Status s = stmt.Run();
     if (absl::IsAlreadyExists(s)) {
@@ -369,15 +335,7 @@ absl::Status SqliteTxn::UpdatePartition(const Partition& partition) {
 }
 
 absl::Status SqliteTxn::UpdatePartitionState(const Partition& partition) {
-  ASSIGN_OR_RETURN(
-      Statement stmt,
-      conn_->Prepare(
-          "UPDATE partitions SET cluster_id = ?2, allocation_id = ?3, owner = ?4, routing = ?5,"
-          " gw_routing = ?6, sync_type = ?7, num_gcds = ?8, num_ilds = ?9, num_replicas = ?10,"
-          " reconfigurable = ?11, disable_auto_reset = ?12, relocatable = ?13, ready_state = ?14,"
-          " operation_state = ?15, errors = ?16, generation = ?17, max_auto_reset_retries = ?18,"
-          " auto_reset_retry_count = ?19, last_auto_reset_unix_ms = ?20, created_unix_ms = ?21,"
-          " updated_unix_ms = ?22 WHERE id = ?1"));
+  ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(UpdatePartitionSql()));
   BindPartitionRow(stmt, partition);
   absl::Status s = stmt.Run();
   if (!s.ok()) return PartitionReferenceError(conn_, partition, s);
