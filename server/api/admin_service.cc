@@ -170,7 +170,8 @@ grpc::Status AdminService::Backup(grpc::ServerContext* context,
                                   vipuadmin::BackupReply* reply) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"backup", /*admin=*/true, /*mutating=*/true}));
-  if (store_ == nullptr) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "backup: disabled");
+  if (operations_.backup_store == nullptr)
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "backup: disabled");
   namespace fs = std::filesystem;
   const std::string& path = request->path();
   auto invalid = [&](const std::string& rule) {
@@ -193,19 +194,20 @@ grpc::Status AdminService::Backup(grpc::ServerContext* context,
   if (fs::is_directory(target, ec)) {
     return invalid(absl::StrCat("is a directory, expected a file name: '", path, "'"));
   }
-  if (fs::exists(target, ec) && fs::equivalent(target, fs::path(db_path_), ec)) {
-    return invalid(absl::StrCat("is the live database ", db_path_, "; choose another file"));
+  if (fs::exists(target, ec) && fs::equivalent(target, fs::path(operations_.db_path), ec)) {
+    return invalid(
+        absl::StrCat("is the live database ", operations_.db_path, "; choose another file"));
   }
   // Its journal, shared memory and lock file: a copy over the lock file
   // would let a second server start on the live database.
   for (const char* suffix : {"-wal", "-shm", ".lock"}) {
-    const fs::path companion(db_path_ + suffix);
+    const fs::path companion(operations_.db_path + suffix);
     if (fs::exists(target, ec) && fs::equivalent(target, companion, ec)) {
       return invalid(absl::StrCat("is ", companion.string(), ", a file of the live database ",
-                                  db_path_, "; choose another file"));
+                                  operations_.db_path, "; choose another file"));
     }
   }
-  if (absl::Status s = store_->Backup(path); !s.ok()) {
+  if (absl::Status s = operations_.backup_store->Backup(path); !s.ok()) {
     spdlog::warn("backup to {} failed: {}", path, s.ToString());
     return wire::ToGrpc(s);
   }

@@ -19,28 +19,34 @@
 namespace vipu::server {
 
 // Borrows everything it is given, which must outlive it. Thread-safe: gRPC
-// runs its RPCs at once and it keeps no state of its own; Enable* must come
-// before it serves (without them, those RPCs are UNIMPLEMENTED).
+// runs its RPCs at once and it keeps no state of its own.
 class AdminService final : public vipuadmin::AdminService::Service {
  public:
+  // What the RPCs beyond the inventory work on; each left null makes its
+  // RPCs UNIMPLEMENTED.
+  struct Operations {
+    // Backup writes online copies of `backup_store`, whose file is
+    // `db_path` (never a backup target).
+    storage::Store* backup_store = nullptr;
+    std::string db_path;
+    // Fault injection and cluster tests (admin_service_health.cc).
+    FaultInjector* faults = nullptr;
+    ClusterTester* tester = nullptr;
+  };
+
   // Everything passed in is the caller's and must outlive this. A removed
   // cluster's layout and links are dropped from `cluster_links`. Mutating
   // RPCs are refused (UNAVAILABLE + retry-after-ms) until `readiness` says
   // ready; `access` admits every RPC (an admin user with --secure).
   AdminService(Inventory* inventory, const AgentRegistry* registry,
                ClusterLinksCache* cluster_links, const Readiness& readiness,
-               security::AccessControl& access)
+               security::AccessControl& access, Operations operations)
       : inventory_(inventory),
         registry_(registry),
         cluster_links_(cluster_links),
         readiness_(readiness),
-        access_(access) {}
-  // Backup writes online copies of `store` (whose file is `db_path`, never
-  // a backup target); unset: Backup is UNIMPLEMENTED.
-  void EnableBackup(storage::Store* store, std::string db_path) {
-    store_ = store;
-    db_path_ = std::move(db_path);
-  }
+        access_(access),
+        operations_(std::move(operations)) {}
 
   grpc::Status CreateAgent(grpc::ServerContext*, const vipuadmin::CreateAgentRequest*,
                            vipuadmin::CreateAgentReply*) override;
@@ -61,12 +67,6 @@ class AdminService final : public vipuadmin::AdminService::Service {
   grpc::Status RemoveAllocation(grpc::ServerContext*, const vipuadmin::RemoveAllocationRequest*,
                                 vipuadmin::RemoveAllocationReply*) override;
 
-  // Fault injection and cluster tests (admin_service_health.cc);
-  // unset: UNIMPLEMENTED.
-  void EnableHealthOps(FaultInjector* faults, ClusterTester* tester) {
-    faults_ = faults;
-    tester_ = tester;
-  }
   grpc::Status InjectFault(grpc::ServerContext*, const vipuadmin::InjectFaultRequest*,
                            vipuadmin::InjectFaultReply*) override;
   grpc::Status TestCluster(grpc::ServerContext*, const vipuadmin::TestClusterRequest*,
@@ -83,10 +83,7 @@ class AdminService final : public vipuadmin::AdminService::Service {
   ClusterLinksCache* cluster_links_;
   const Readiness& readiness_;
   security::AccessControl& access_;
-  FaultInjector* faults_ = nullptr;
-  ClusterTester* tester_ = nullptr;
-  storage::Store* store_ = nullptr;
-  std::string db_path_;
+  const Operations operations_;
 };
 
 // Borrows `inventory` and the access gate, which must outlive it.

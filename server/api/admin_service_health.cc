@@ -11,7 +11,7 @@ grpc::Status AdminService::InjectFault(grpc::ServerContext* context,
                                        vipuadmin::InjectFaultReply* reply) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"inject fault", /*admin=*/true, /*mutating=*/true}));
-  if (faults_ == nullptr) {
+  if (operations_.faults == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "fault injection is not enabled");
   }
   if (!vipuadmin::FaultKind_IsValid(request->kind())) {
@@ -24,7 +24,7 @@ grpc::Status AdminService::InjectFault(grpc::ServerContext* context,
   if (request->has_ipu()) fault.ipu = request->ipu();
   if (request->has_link()) fault.link = request->link();
   fault.duration_ms = request->duration_ms();
-  GRPC_ASSIGN_OR_RETURN(auto description, faults_->Inject(fault));
+  GRPC_ASSIGN_OR_RETURN(auto description, operations_.faults->Inject(fault));
   reply->set_description(description);
   return grpc::Status::OK;
 }
@@ -34,10 +34,11 @@ grpc::Status AdminService::TestCluster(grpc::ServerContext* context,
                                        vipuadmin::TestClusterReply* reply) {
   GRPC_RETURN_IF_ERROR(
       security::AdmitCall(access_, context, {"test cluster", /*admin=*/true, /*mutating=*/true}));
-  if (tester_ == nullptr) {
+  if (operations_.tester == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "cluster tests are not enabled");
   }
-  GRPC_ASSIGN_OR_RETURN(auto results, tester_->Run(request->cluster_id(), request->force()));
+  GRPC_ASSIGN_OR_RETURN(auto results,
+                        operations_.tester->Run(request->cluster_id(), request->force()));
   reply->set_cluster_id(request->cluster_id());
   for (const TestOutcome& t : results) {
     vipuadmin::TestResult* r = reply->add_results();

@@ -253,11 +253,12 @@ void VipuServer::StartServices() {
   // The services exist only with the policy that admits their calls.
   user_service_ = std::make_unique<UserService>(&controller_, &registry_, &inventory_, readiness_,
                                                 security_->access());
-  admin_service_ = std::make_unique<AdminService>(&inventory_, &registry_, &cluster_links_,
-                                                  readiness_, security_->access());
-  admin_service_->EnableBackup(store_.get(), options_.db);
-  // Simulated-pod health: faults can be injected and clusters tested.
-  admin_service_->EnableHealthOps(&fault_injector_, &cluster_tester_);
+  // Online backups of the database, fault injection and cluster tests.
+  AdminService::Operations operations{store_.get(), options_.db, &fault_injector_,
+                                      &cluster_tester_};
+  admin_service_ =
+      std::make_unique<AdminService>(&inventory_, &registry_, &cluster_links_, readiness_,
+                                     security_->access(), std::move(operations));
   allocation_service_ = std::make_unique<AllocationService>(&inventory_, security_->access());
 }
 

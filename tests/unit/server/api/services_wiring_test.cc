@@ -21,14 +21,16 @@ using security::AccessControl;
 static_assert(!std::is_constructible_v<UserService, PartitionController*, const AgentRegistry*>);
 static_assert(!std::is_constructible_v<UserService, PartitionController*, const AgentRegistry*,
                                        Inventory*, const Readiness&, std::nullptr_t>);
-static_assert(!std::is_constructible_v<AdminService, Inventory*, const AgentRegistry*,
-                                       ClusterLinksCache*>);
+static_assert(
+    !std::is_constructible_v<AdminService, Inventory*, const AgentRegistry*, ClusterLinksCache*>);
 static_assert(!std::is_constructible_v<AdminService, Inventory*, const AgentRegistry*,
                                        ClusterLinksCache*, const Readiness&, std::nullptr_t>);
+static_assert(
+    !std::is_constructible_v<AdminService, Inventory*, const AgentRegistry*, ClusterLinksCache*,
+                             const Readiness&, std::nullptr_t, AdminService::Operations>);
 static_assert(!std::is_constructible_v<AllocationService, Inventory*>);
 static_assert(!std::is_constructible_v<AllocationService, Inventory*, std::nullptr_t>);
-static_assert(!std::is_constructible_v<UserAdminService, security::UserDirectory*,
-                                       std::nullptr_t>);
+static_assert(!std::is_constructible_v<UserAdminService, security::UserDirectory*, std::nullptr_t>);
 // The policy itself comes only from one of its two named factories.
 static_assert(!std::is_constructible_v<AccessControl, bool, security::Authenticator*,
                                        security::RateLimiter*>);
