@@ -155,8 +155,7 @@ absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
     machines_.push_back(std::make_unique<SimulatedMachine>(id, options_.machine_type));
     shared.push_back(machines_.back().get());
   }
-  services_.push_back(AgentService::SharedPort(shared));
-  if (channel_credentials_) services_.back()->set_tls(channel_credentials_);
+  services_.push_back(AgentService::SharedPort(shared, Peers()));
   const std::string address = HostPort(options_.host, options_.ports[0]);
   int port = 0;
   std::vector<uint32_t> rdma = options_.rdma_ports;
@@ -185,6 +184,11 @@ absl::Status AgentProcess::ServeSharedPort(std::ostream& announce) {
   return absl::OkStatus();
 }
 
+PeerPolicy AgentProcess::Peers() const {
+  return channel_credentials_ ? PeerPolicy::ServerCallsFromTheServerOnly(channel_credentials_)
+                              : PeerPolicy::PlaintextAdmittingEveryone();
+}
+
 absl::Status AgentProcess::ServeEachMachine(std::ostream& announce) {
   servers_.reserve(options_.agent_ids.size());
   std::vector<uint32_t> rdma = options_.rdma_ports;
@@ -193,8 +197,7 @@ absl::Status AgentProcess::ServeEachMachine(std::ostream& announce) {
     const std::string& id = options_.agent_ids[i];
     machines_.push_back(std::make_unique<SimulatedMachine>(id, options_.machine_type));
     services_.push_back(
-        std::make_unique<AgentService>(machines_.back().get(), [this, i] { Crash(i); }));
-    if (channel_credentials_) services_.back()->set_tls(channel_credentials_);
+        std::make_unique<AgentService>(machines_.back().get(), Peers(), [this, i] { Crash(i); }));
     const std::string address = HostPort(options_.host, options_.ports[i]);
     int port = 0;
     std::unique_ptr<grpc::Server> server =

@@ -81,6 +81,9 @@ class AgentProcess {
   void Crash(size_t index);
   void JoinCrashThreads() ABSL_LOCKS_EXCLUDED(crash_mu_);
   void ShutdownServers();
+  // The services' peer policy: the server's calls from the server only once
+  // TLS is set up (--tls-dir), everyone's in plaintext.
+  PeerPolicy Peers() const;
 
   // Members in the order they are started.
   const AgentOptions options_;

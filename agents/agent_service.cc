@@ -144,20 +144,22 @@ void FillWorkloadReply(const SimulatedMachine& machine, const PartitionConfig& c
 
 }  // namespace
 
-AgentService::AgentService(SimulatedMachine* machine, std::function<void()> on_crash)
+AgentService::AgentService(SimulatedMachine* machine, PeerPolicy peers,
+                           std::function<void()> on_crash)
     : AgentService(std::vector<SimulatedMachine*>{machine},
-                   /*shared_port=*/false, std::move(on_crash)) {}
+                   /*shared_port=*/false, std::move(peers), std::move(on_crash)) {}
 
 std::unique_ptr<AgentService> AgentService::SharedPort(
-    const std::vector<SimulatedMachine*>& machines) {
+    const std::vector<SimulatedMachine*>& machines, PeerPolicy peers) {
   // An injected crash only marks the machine crashed: the port serves on.
   return std::unique_ptr<AgentService>(
-      new AgentService(machines, /*shared_port=*/true, /*on_crash=*/nullptr));
+      new AgentService(machines, /*shared_port=*/true, std::move(peers), /*on_crash=*/nullptr));
 }
 
 AgentService::AgentService(std::vector<SimulatedMachine*> machines, bool shared_port,
-                           std::function<void()> on_crash)
+                           PeerPolicy peers, std::function<void()> on_crash)
     : shared_port_(shared_port),
+      peer_policy_(std::move(peers)),
       machines_(SortedById(std::move(machines))),
       by_id_(IndexById(machines_)),
       on_crash_(std::move(on_crash)) {}
@@ -235,7 +237,7 @@ grpc::Status AgentService::Gate(const SimulatedMachine& machine, grpc::ServerCon
 grpc::Status AgentService::RequireServer(const SimulatedMachine& machine,
                                          const grpc::ServerContext* context,
                                          const char* call) const {
-  if (!peer_credentials_) return grpc::Status::OK;
+  if (!peer_policy_.secure()) return grpc::Status::OK;
   std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
   if (tls::PeerHasName(auth.get(), tls::kServerCertificateUri)) return grpc::Status::OK;
   const std::string peer = tls::DescribePeer(auth.get());
@@ -410,11 +412,12 @@ std::shared_ptr<vipuagent::Agent::Stub> AgentService::PeerStub(const PartitionMe
   vipu::MutexLock lock(&mu_);
   auto& stub = peers_[address];
   if (!stub) {
-    if (peer_credentials_) {
+    if (peer_policy_.secure()) {
       // The other machine proves its agent id (SAN DNS:<agent-id>).
       grpc::ChannelArguments args;
       args.SetSslTargetNameOverride(member.agent_id);
-      stub = vipuagent::Agent::NewStub(grpc::CreateCustomChannel(address, peer_credentials_, args));
+      stub = vipuagent::Agent::NewStub(
+          grpc::CreateCustomChannel(address, peer_policy_.credentials(), args));
     } else {
       stub = vipuagent::Agent::NewStub(
           grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));

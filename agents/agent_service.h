@@ -12,7 +12,7 @@
 //
 // Borrows its machines, which must outlive it; owns the stubs it dials other
 // machines with. Thread safety: the RPCs may run concurrently, as gRPC calls
-// them; set_tls must come before the service serves.
+// them.
 #ifndef VIPU_AGENTS_AGENT_SERVICE_H_
 #define VIPU_AGENTS_AGENT_SERVICE_H_
 
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "agents/peer_policy.h"
 #include "agents/simulated_machine.h"
 #include "base/mutex.h"
 #include "grpcpp/security/credentials.h"
@@ -35,10 +36,12 @@ class AgentService final : public vipuagent::Agent::Service {
  public:
   // One machine on its own port; a request naming another agent id is
   // refused (FAILED_PRECONDITION), so a stale address cannot act on the
-  // wrong machine. `machine` must outlive the service. `on_crash` runs
-  // (once, after the reply is on its way) when a crash is injected: the
+  // wrong machine. `machine` must outlive the service. `peers` says who may
+  // make the server's calls and how other machines are dialed. `on_crash`
+  // runs (once, after the reply is on its way) when a crash is injected: the
   // process decides how the machine stops serving.
-  explicit AgentService(SimulatedMachine* machine, std::function<void()> on_crash = nullptr);
+  AgentService(SimulatedMachine* machine, PeerPolicy peers,
+               std::function<void()> on_crash = nullptr);
 
   // Every machine in `machines` (distinct agent ids, each outliving the
   // service) behind one port. A request is served by the machine its
@@ -48,19 +51,8 @@ class AgentService final : public vipuagent::Agent::Service {
   // machines here share) goes to the first machine, by id, that holds the
   // partition, NOT_FOUND when none does. An injected crash marks the
   // machine crashed: it refuses calls while the others serve on.
-  static std::unique_ptr<AgentService> SharedPort(const std::vector<SimulatedMachine*>& machines);
-
-  // Secure mode. Control calls (configure, reset, release, topology, faults,
-  // link tests: everything that changes the machine or is the server's to
-  // ask) are then accepted only from a peer whose certificate is the
-  // server's (tls::kServerCertificateUri), others get PERMISSION_DENIED;
-  // data-plane calls (GetInfo, RunWorkload, CheckPartition) from any
-  // certificate of the pod CA, which the listener already checked. Other
-  // machines are dialed with `peer_credentials`, verifying their
-  // certificate against their agent id. Set before the service serves.
-  void set_tls(std::shared_ptr<grpc::ChannelCredentials> peer_credentials) {
-    peer_credentials_ = std::move(peer_credentials);
-  }
+  static std::unique_ptr<AgentService> SharedPort(const std::vector<SimulatedMachine*>& machines,
+                                                  PeerPolicy peers);
 
   grpc::Status GetInfo(grpc::ServerContext* context, const vipuagent::GetInfoRequest* request,
                        vipuagent::GetInfoReply* reply) override;
@@ -92,7 +84,7 @@ class AgentService final : public vipuagent::Agent::Service {
                               vipuagent::CheckPartitionReply* reply) override;
 
  private:
-  AgentService(std::vector<SimulatedMachine*> machines, bool shared_port,
+  AgentService(std::vector<SimulatedMachine*> machines, bool shared_port, PeerPolicy peers,
                std::function<void()> on_crash);
 
   // The machine to serve a request naming `agent_id`, in `*machine`. On its
@@ -115,10 +107,10 @@ class AgentService final : public vipuagent::Agent::Service {
   std::shared_ptr<vipuagent::Agent::Stub> PeerStub(const PartitionMember& member);
 
   const bool shared_port_;
+  const PeerPolicy peer_policy_;
   const std::vector<SimulatedMachine*> machines_;  // sorted by agent id
   const std::unordered_map<std::string, SimulatedMachine*> by_id_;
   const std::function<void()> on_crash_;
-  std::shared_ptr<grpc::ChannelCredentials> peer_credentials_;
   vipu::Mutex mu_;
   // By host:port, for every machine served here: a shared-port peer's
   // certificate names every agent id behind its port.

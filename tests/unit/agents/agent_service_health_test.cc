@@ -65,7 +65,8 @@ class HealthServiceTest : public ::testing::Test {
 
   SimulatedMachine machine_{"ag1", fabric::MachineType::kM2000};
   bool crashed_ = false;
-  AgentService service_{&machine_, [this] { crashed_ = true; }};
+  AgentService service_{&machine_, PeerPolicy::PlaintextAdmittingEveryone(),
+                        [this] { crashed_ = true; }};
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<vipuagent::Agent::Stub> stub_;

@@ -27,7 +27,7 @@ class SharedPortServiceTest : public ::testing::Test {
       machines_.push_back(std::make_unique<SimulatedMachine>(id, fabric::MachineType::kM2000));
       machines.push_back(machines_.back().get());
     }
-    service_ = AgentService::SharedPort(machines);
+    service_ = AgentService::SharedPort(machines, PeerPolicy::PlaintextAdmittingEveryone());
     grpc::ServerBuilder builder;
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int port = 0;

@@ -82,7 +82,7 @@ class AgentServiceTest : public ::testing::Test {
   }
 
   SimulatedMachine machine_{"ag1", fabric::MachineType::kBow};
-  AgentService service_{&machine_};
+  AgentService service_{&machine_, PeerPolicy::PlaintextAdmittingEveryone()};
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<vipuagent::Agent::Stub> stub_;
 };
