@@ -55,6 +55,9 @@ bool HealthMonitor::AwaitTopologyPushedForTesting(absl::Time deadline) {
 }
 
 void HealthMonitor::CheckOnce() {
+  // Outcomes of finished operations the store refused are written again
+  // first: their partitions are PS_PENDING and the pass leaves them alone.
+  controller_->RecordRefusedOutcomes(absl::Now());
   std::vector<std::shared_ptr<const fabric::Cluster>> clusters;
   std::vector<fabric::Partition> partitions;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {

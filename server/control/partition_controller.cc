@@ -2,6 +2,8 @@
 // outcome.
 #include "server/control/partition_controller.h"
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -29,6 +31,9 @@ void PartitionController::Stop() {
   // Jobs may have started operations that finish on other threads.
   vipu::MutexLock lock(&background_mu_);
   stopped_ = true;
+  // Outcomes still refused are left for the next start's Recover.
+  background_ -= static_cast<int>(refused_.size());
+  refused_.clear();
   while (background_ > 0) background_idle_.Wait(&background_mu_);
 }
 
@@ -96,7 +101,7 @@ std::vector<std::string> PartitionController::ReleaseOn(const std::string& agent
 }
 
 void PartitionController::RecordOutcome(const fabric::Partition& snapshot, AgentDriver::Op op,
-                                        std::vector<std::string> errors) {
+                                        std::vector<std::string> errors, int attempts) {
   const std::string id = snapshot.id;
   const uint64_t generation = snapshot.generation;
   // Set by the write and read in its callback, both on the writer thread.
@@ -115,16 +120,29 @@ void PartitionController::RecordOutcome(const fabric::Partition& snapshot, Agent
     ToOutcome(&*current, errors, NowUnixMs());
     return txn.UpdatePartitionState(*current);
   };
-  store_->WriteAsync(std::move(record), [this, snapshot, op, errors, superseded](absl::Status s) {
+  store_->WriteAsync(std::move(record), [this, snapshot, op, errors, superseded,
+                                         attempts](absl::Status s) {
     const std::string& id = snapshot.id;
     const uint64_t generation = snapshot.generation;
     // Whatever the outcome, readers waiting for this partition look again.
     watch_.Announce(id);
     if (!s.ok()) {
-      spdlog::error("partition {}: could not record outcome of generation {}: {}", id, generation,
-                    s.ToString());
-      EndBackground();
+      // Said once; the retries that fail too only to the debug log.
+      if (attempts == 0) {
+        spdlog::error(
+            "partition {}: could not record outcome of generation {}: {}; it stays PS_PENDING "
+            "until the outcome is written, tried again every second",
+            id, generation, s.ToString());
+      } else {
+        spdlog::debug("partition {}: outcome of generation {} refused again ({} times): {}", id,
+                      generation, attempts + 1, s.ToString());
+      }
+      KeepRefused({snapshot, op, errors, absl::Now(), attempts + 1});
       return;
+    }
+    if (attempts > 0) {
+      spdlog::info("partition {}: outcome of generation {} recorded after {} refusals", id,
+                   generation, attempts);
     }
     if (*superseded) {
       // A newer operation or a removal overtook this one: undo what we
@@ -148,6 +166,40 @@ void PartitionController::RecordOutcome(const fabric::Partition& snapshot, Agent
     }
     EndBackground();
   });
+}
+
+void PartitionController::KeepRefused(RefusedOutcome refused) {
+  vipu::MutexLock lock(&background_mu_);
+  if (stopped_) {
+    if (--background_ == 0) background_idle_.SignalAll();
+    return;
+  }
+  refused_.push_back(std::move(refused));
+}
+
+size_t PartitionController::RecordRefusedOutcomes(absl::Time now, absl::Duration retry_after) {
+  std::vector<RefusedOutcome> due;
+  {
+    vipu::MutexLock lock(&background_mu_);
+    auto not_due = std::partition(refused_.begin(), refused_.end(), [&](const RefusedOutcome& r) {
+      return now - r.refused_at < retry_after;
+    });
+    std::move(not_due, refused_.end(), std::back_inserter(due));
+    refused_.erase(not_due, refused_.end());
+  }
+  // Each is still counted as background work: RecordOutcome ends it, or
+  // keeps it again.
+  for (RefusedOutcome& r : due) {
+    RecordOutcome(r.snapshot, r.op, std::move(r.errors), r.attempts);
+  }
+  return due.size();
+}
+
+bool PartitionController::AwaitRefusedOutcomesForTesting(size_t n, absl::Time deadline) {
+  vipu::MutexLock lock(&background_mu_);
+  auto counted = [this, n]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(background_mu_) { return refused_.size() == n; };
+  return background_mu_.AwaitWithDeadline(absl::Condition(&counted), deadline);
 }
 
 bool PartitionController::BeginBackground() {

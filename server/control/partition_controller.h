@@ -156,7 +156,21 @@ class PartitionController {
   // Reconciliations finished since start (tests, logs).
   uint64_t reconciled() const;
 
-  // Waits for queued background work (tests, shutdown).
+  // Writes again the outcomes the store refused to record (a full disk, a
+  // store that may not answer), each at most once per `retry_after` since
+  // it was last refused; until one is written, its partition stays
+  // PS_PENDING although its agents have answered. The health monitor asks
+  // on every pass. Returns how many it tried.
+  size_t RecordRefusedOutcomes(absl::Time now, absl::Duration retry_after = absl::Seconds(1))
+      ABSL_LOCKS_EXCLUDED(background_mu_);
+  // Waits until `n` refused outcomes wait to be written again, or
+  // `deadline` passes; true when they do.
+  bool AwaitRefusedOutcomesForTesting(size_t n, absl::Time deadline)
+      ABSL_LOCKS_EXCLUDED(background_mu_);
+
+  // Waits for queued background work (tests, shutdown). Refused outcomes
+  // not yet written are dropped: their partitions stay PS_PENDING, as a
+  // crash would leave them, and the next start's Recover finishes them.
   void Stop();
 
  private:
@@ -202,12 +216,26 @@ class PartitionController {
   // the errors as ErrorsOf names them, empty on success.
   std::vector<std::string> ReleaseOn(const std::string& agent_id, const std::string& partition_id,
                                      uint64_t generation);
+  // Commits the outcome, or keeps it to write again when the store refuses;
+  // `attempts` counts the refusals so far.
   void RecordOutcome(const fabric::Partition& snapshot, AgentDriver::Op op,
-                     std::vector<std::string> errors);
+                     std::vector<std::string> errors, int attempts = 0);
   // Operations running on other threads than the work queue's (Stop waits
   // for them). Begin is false once stopped: nothing may start then.
   bool BeginBackground() ABSL_LOCKS_EXCLUDED(background_mu_);
   void EndBackground() ABSL_LOCKS_EXCLUDED(background_mu_);
+  // An outcome the store refused to write: kept for RecordRefusedOutcomes,
+  // still counted as background work.
+  struct RefusedOutcome {
+    fabric::Partition snapshot;
+    AgentDriver::Op op;
+    std::vector<std::string> errors;
+    absl::Time refused_at;
+    int attempts = 0;  // refusals so far
+  };
+  // Keeps `refused` to be written again, or ends its background work once
+  // stopped.
+  void KeepRefused(RefusedOutcome refused) ABSL_LOCKS_EXCLUDED(background_mu_);
 
   storage::Store* store_;
   ClusterLinksCache* cluster_links_;
@@ -226,6 +254,7 @@ class PartitionController {
   vipu::Mutex background_mu_;
   int background_ ABSL_GUARDED_BY(background_mu_) = 0;  // Converges not yet ended
   bool stopped_ ABSL_GUARDED_BY(background_mu_) = false;
+  std::vector<RefusedOutcome> refused_ ABSL_GUARDED_BY(background_mu_);
   vipu::CondVar background_idle_;
 
   WorkQueue work_;  // last: its threads stop before the members above go

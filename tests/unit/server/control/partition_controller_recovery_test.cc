@@ -256,5 +256,53 @@ TEST_F(PartitionControllerRecoveryTest, ARecoveryThatCannotReadStartsNothingAndT
   EXPECT_EQ(p.generation, created->generation);
 }
 
+// Waits until `n` refused outcomes are kept, or 10 s pass.
+bool AwaitRefused(PartitionController& controller, size_t n) {
+  return controller.AwaitRefusedOutcomesForTesting(n, absl::Now() + absl::Seconds(10));
+}
+
+TEST_F(PartitionControllerRecoveryTest, AnOutcomeTheStoreRefusedIsWrittenOnceItTakesWritesAgain) {
+  agents_.Hang("", Op::kConfigure);
+  auto created = h_->Create("p1", 8);
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_TRUE(agents_.AwaitHeld(2));
+  h_->store->RefuseWrites(absl::ResourceExhaustedError("the disk of the database is full"));
+  agents_.Succeed("", Op::kConfigure);
+  agents_.CompleteAllHeld();
+  ASSERT_TRUE(AwaitRefused(*h_->controller, 1));
+  EXPECT_EQ(Get("p1").ready_state, fabric::ReadyState::kPending);
+
+  // Not tried again before a second has passed since the refusal; then
+  // tried, and refused again while the disk is full.
+  EXPECT_EQ(h_->controller->RecordRefusedOutcomes(absl::Now()), 0u);
+  EXPECT_EQ(h_->controller->RecordRefusedOutcomes(absl::Now() + absl::Seconds(2)), 1u);
+  ASSERT_TRUE(AwaitRefused(*h_->controller, 1));
+  EXPECT_EQ(Get("p1").ready_state, fabric::ReadyState::kPending);
+
+  h_->store->Accept();
+  EXPECT_EQ(h_->controller->RecordRefusedOutcomes(absl::Now() + absl::Seconds(2)), 1u);
+  fabric::Partition p = Settled("p1");
+  EXPECT_EQ(p.ready_state, fabric::ReadyState::kActive);
+  EXPECT_EQ(p.generation, created->generation);
+  EXPECT_TRUE(AwaitRefused(*h_->controller, 0));
+  // The agents were not asked again: only the record was missing.
+  EXPECT_THAT(agents_.calls(Op::kConfigure), SizeIs(2));
+}
+
+TEST_F(PartitionControllerRecoveryTest, StopLeavesARefusedOutcomeToTheNextStartsRecovery) {
+  agents_.Hang("", Op::kConfigure);
+  ASSERT_TRUE(h_->Create("p1", 8).ok());
+  ASSERT_TRUE(agents_.AwaitHeld(2));
+  h_->store->RefuseWrites(absl::ResourceExhaustedError("the disk of the database is full"));
+  agents_.Succeed("", Op::kConfigure);
+  agents_.CompleteAllHeld();
+  ASSERT_TRUE(AwaitRefused(*h_->controller, 1));
+  h_->controller->Stop();  // returns: the refused outcome is not waited for
+  h_->store->Accept();
+  EXPECT_EQ(Get("p1").ready_state, fabric::ReadyState::kPending);
+  StartServerAndRecover();
+  EXPECT_EQ(Settled("p1").ready_state, fabric::ReadyState::kActive);
+}
+
 }  // namespace
 }  // namespace vipu::server
