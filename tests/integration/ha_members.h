@@ -50,6 +50,7 @@
 #include "tests/integration/harness.h"
 #include "tests/integration/network_lab.h"
 #include "version.grpc.pb.h"
+#include "vipuuser.grpc.pb.h"
 #include "wire/metadata_keys.h"
 
 namespace vipu::testing {
@@ -183,8 +184,11 @@ class HaMembers {
     return leader;
   }
 
-  // The leader once one says so and every other started member names it,
-  // so that a call through any member reaches it; -1 after `timeout`.
+  // The leader once one says so, every other started member names it, and a
+  // call through each of them reaches it; -1 after `timeout`. Naming the
+  // leader is not enough: a standby that forwarded a call while the new
+  // leader's listeners were still starting refuses calls to it ("does not
+  // answer") until its channel's reconnect backoff has passed.
   int AwaitAgreedLeader(absl::Duration timeout) const {
     int leader = -1;
     WaitFor(
@@ -192,12 +196,26 @@ class HaMembers {
           leader = Leader();
           if (leader < 0) return false;
           for (int i = 0; i < size(); ++i) {
-            if (i != leader && Started(i) && LeaderNamedBy(i) != addresses_[leader]) return false;
+            if (i == leader || !Started(i)) continue;
+            if (LeaderNamedBy(i) != addresses_[leader] || !ReachesLeader(i)) return false;
           }
           return true;
         },
         timeout);
     return leader;
+  }
+
+  // Whether a read through member i reaches a leader: a standby forwards it,
+  // and any answer but UNAVAILABLE or a lapsed deadline is the leader's (a
+  // refusal of the caller included).
+  bool ReachesLeader(int i) const {
+    auto stub = virmgrpc::UserService::NewStub(grpc::CreateChannel(addresses_[i], credentials_));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    virmgrpc::ListPartitionsRequest req;
+    virmgrpc::ListPartitionsReply reply;
+    const grpc::StatusCode code = stub->ListPartitions(&ctx, req, &reply).error_code();
+    return code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED;
   }
 
   // Starts one vipu-agent process serving machines ag1..ag4, given every
