@@ -73,10 +73,6 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
       if (!errors.empty()) {
         spdlog::warn("reconcile agent {}: partition {}: {}", agent_id, p.id,
                      absl::StrJoin(errors, "; "));
-        // The machines do not hold what the database says is active: the
-        // partition fails naming them, as a configure that failed would,
-        // rather than stay PS_ACTIVE where it cannot run.
-        if (BeginBackground()) RecordOutcome(p, AgentDriver::Op::kConfigure, std::move(errors));
       }
     }
   });
