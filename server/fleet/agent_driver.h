@@ -71,9 +71,6 @@ class AgentDriver {
   // ApplyAsync, waiting for the results.
   Results Apply(Op op, std::shared_ptr<const PartitionPlan> plan);
 
-  // The client the driver calls agents through.
-  AgentClient* client() const { return client_; }
-
  private:
   // One Apply in flight: what its callbacks share.
   struct Operation;
