@@ -68,7 +68,12 @@ class _SubDataset:
             generator.manual_seed(self._seed)
         else:
             generator.set_state(self._generator_state)
-        self._order = torch.randperm(len(self._dataset), generator=generator)
+        order = torch.randperm(len(self._dataset), generator=generator)
+        if self._order is None:
+            # Shared, so that persistent workers see each epoch's order.
+            self._order = order.share_memory_()
+        else:
+            self._order.copy_(order)
         self._generator_state = generator.get_state()
 
     def swap_range(self):

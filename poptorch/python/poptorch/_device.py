@@ -7,9 +7,13 @@ the IPUoF client), whose contract is:
     _pod.configured() -> bool
         an IPUoF attachment is configured for this process (the
         IPUOF_VIPU_API_* variables, IPUOF_CONFIG_PATH, or ~/.ipuof.conf.d/);
-    _pod.Attachment(num_ipus: int)
-        attaches num_ipus IPUs of the partition's GCD; raises RuntimeError
-        with the pod's words when refused;
+    _pod.Attachment(num_ipus: int, device_id: int = -1)
+        attaches num_ipus IPUs of the partition's GCD; device_id, when not
+        -1, is the device the program chose (Options.useIpuId, or
+        popdist.getDeviceId() under popdist.poptorch.Options), as gc-info
+        numbers them; raises RuntimeError with the pod's words when
+        refused. device_id is only passed when chosen, so a module without
+        the argument still works for programs that choose none;
     Attachment.description: str
         e.g. "partition p1, GCD 0, 4 IPUs on 1 machine";
     Attachment.run(workload: dict, steps: int) -> list[float]
@@ -92,9 +96,10 @@ class Device:
     """One attachment to the partition's IPUs (or the IPU Model) for one
     wrapped model. Not thread-safe; the wrapper owns it."""
 
-    def __init__(self, num_ipus, use_ipu_model):
+    def __init__(self, num_ipus, use_ipu_model, device_id=None):
         self.num_ipus = num_ipus
         self.ipu_model = use_ipu_model
+        self.device_id = device_id
         self.description = (f"IPU Model ({num_ipus} IPU(s) computed on the CPU, no pod)" if use_ipu_model
                             else f"{num_ipus} IPU(s), not attached")
         self._handle = None
@@ -116,7 +121,10 @@ class Device:
         try:
             if pod is None or not pod.configured():
                 raise _no_device(self.num_ipus)
-            self._handle = pod.Attachment(self.num_ipus)
+            if self.device_id is None:
+                self._handle = pod.Attachment(self.num_ipus)
+            else:
+                self._handle = pod.Attachment(self.num_ipus, device_id=self.device_id)
         except RuntimeError as e:
             if isinstance(e, Error):
                 raise

@@ -45,6 +45,12 @@ class NotProvidedError(Error, AttributeError):
     """A name of Graphcore's PopTorch that open V-IPU's PopTorch lacks."""
 
 
+# Shown as poptorch.Error (the name programs catch), not where it is defined.
+for _cls in (Error, RecoverableError, UnrecoverableError, NotProvidedError):
+    _cls.__module__ = "poptorch"
+del _cls
+
+
 def createPoptorchError(msg):
     """PopTorch's helper: an `Error` raised from the Python side."""
     return Error(msg, "poptorch_py_error")

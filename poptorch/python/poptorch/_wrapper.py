@@ -47,6 +47,7 @@ Any error during a run detaches the device; the next call attaches again.
 import collections
 import copy
 import datetime
+import logging
 import math
 import time
 import weakref
@@ -236,12 +237,13 @@ class PoplarExecutor:
         stages, ipus = self._options._execution_strategy._stages_and_ipus(blocks)
         ipus = max(ipus, self._options._ipus_per_replica_hint or 1)
         self._check_pipeline(stages)
-        input_bytes = sum(host_input(t).element_size() * (t[0].numel() if t.dim() else 0)
+        # Bytes as sent: long inputs travel as int32.
+        input_bytes = sum((4 if t.dtype == torch.int64 else host_input(t).element_size()) * t[0].numel()
                           for t in batches.micro_leaves() if t.dim())
         workload = describe(self._user_model, probe, options=self._options, optimizer=self._optimizer,
                             training=self._training, micro_batch=batches.micro_batch,
                             input_bytes_per_sample=input_bytes, ipus_per_replica=ipus)
-        device = Device(self._device_ipus(ipus), self._use_ipu_model())
+        device = Device(self._device_ipus(ipus), self._use_ipu_model(), self._options._values.get("ipu_id"))
         if self._options.connection_type != enums.ConnectionType.Never:
             device.attach()
         self._device = device
@@ -468,7 +470,13 @@ class PoplarExecutor:
             for m, flag in saved_modes:
                 m.training = flag
         samples = iterations * accumulation * batches.groups * batches.micro_batch
-        self._stats.record(iterations, samples, step_times, time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        self._stats.record(iterations, samples, step_times, wall)
+        if logger.isEnabledFor(logging.DEBUG):
+            ipu = (", ".join(f"{t * 1e3:.3f}" for t in step_times) + " ms (modelled)") if step_times else \
+                "not modelled"
+            logger.debug("%s: %d steps, %d samples; IPU time per step %s; CPU wall %.3f ms", type(model).__name__,
+                         iterations, samples, ipu, wall * 1e3)
         return combine_outputs(outputs, out_spec, mode, options.output_return_period, replicas, steps)
 
     @staticmethod
