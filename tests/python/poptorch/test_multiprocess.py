@@ -48,8 +48,16 @@ def poprun_like(command, instances, replicas, extra_env=None):
     return subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=DEADLINE_S)
 
 
-@unittest.skipIf(_mpi_missing(), f"skipped: {_mpi_missing()}")
 class MultiProcessTest(unittest.TestCase):
+    def setUp(self):
+        # As the C++ tests do (cannot_run.h): skip saying why, or fail where
+        # every test must run.
+        missing = _mpi_missing()
+        if missing and os.environ.get("VIPU_TESTS_MUST_RUN") == "1":
+            self.fail(f"cannot run here, but VIPU_TESTS_MUST_RUN=1 says every test must run: {missing}")
+        if missing:
+            self.skipTest(f"skipped: {missing}")
+
     def test_two_instances_train_as_one_with_all_replicas(self):
         out_dir = tempfile.mkdtemp(prefix="poptorch-mp-")
         self.addCleanup(shutil.rmtree, out_dir, True)
