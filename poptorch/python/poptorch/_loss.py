@@ -46,8 +46,9 @@ MULTIPLE_LOSSES = ("Multiple independent losses found in graph. Graph must have 
                    "Wrap final graph loss in poptorch.identity_loss.")
 
 _state = threading.local()
-_patched = False
 _patch_lock = threading.Lock()
+_originals = {}
+_active = 0
 
 
 class _Recorder:
@@ -61,7 +62,9 @@ class _Recorder:
 
 def _record(value):
     recorder = getattr(_state, "recorder", None)
-    if recorder is not None:
+    # A loss computed with gradients off (a metric under torch.no_grad())
+    # cannot start backpropagation: it is not a loss node of ours.
+    if recorder is not None and torch.is_grad_enabled():
         recorder.add(value)
 
 
@@ -71,34 +74,45 @@ def _wrap(function):
         out = function(*args, **kwargs)
         _record(out)
         return out
-    loss_function.__wrapped_by_poptorch__ = True
     return loss_function
 
 
-def _install():
-    """Wraps torch.nn.functional's losses once; the wrappers record only on
-    a thread that is running a training model."""
-    global _patched
+def _patch():
+    """Wraps torch.nn.functional's losses while some thread runs a
+    training model, and only then: TorchScript, for one, cannot compile
+    the wrappers."""
+    global _active
     with _patch_lock:
-        if _patched:
-            return
-        for name in _LOSS_FUNCTIONS:
-            function = getattr(F, name, None)
-            if function is not None and not getattr(function, "__wrapped_by_poptorch__", False):
-                setattr(F, name, _wrap(function))
-        _patched = True
+        if _active == 0:
+            for name in _LOSS_FUNCTIONS:
+                function = getattr(F, name, None)
+                if function is not None:
+                    _originals[name] = function
+                    setattr(F, name, _wrap(function))
+        _active += 1
+
+
+def _unpatch():
+    global _active
+    with _patch_lock:
+        _active -= 1
+        if _active == 0:
+            for name, function in _originals.items():
+                setattr(F, name, function)
+            _originals.clear()
 
 
 @contextlib.contextmanager
 def recording():
     """Records the losses computed on this thread; yields the recorder."""
-    _install()
     previous = getattr(_state, "recorder", None)
     recorder = _Recorder()
     _state.recorder = recorder
+    _patch()
     try:
         yield recorder
     finally:
+        _unpatch()
         _state.recorder = previous
 
 

@@ -194,6 +194,23 @@ class LossRulesTest(unittest.TestCase):
         self._reference_step(reference, lambda o, t: F.mse_loss(o, t) + F.l1_loss(o, t), x, y)
         assert_same_weights(self, model, reference)
 
+    def test_a_metric_computed_without_gradients_is_not_a_loss(self):
+        def with_metric(out, y):
+            with torch.no_grad():
+                metric = F.l1_loss(out, y)
+            return F.mse_loss(out, y), metric
+        model, reference, trained, x, y = self._train(with_metric)
+        trained(x, y)
+        self._reference_step(reference, F.mse_loss, x, y)
+        assert_same_weights(self, model, reference)
+
+    def test_loss_functions_are_torchs_own_outside_a_run(self):
+        original = F.mse_loss
+        _, _, trained, x, y = self._train(lambda out, y: F.mse_loss(out, y))
+        trained(x, y)
+        self.assertIs(F.mse_loss, original)
+        self.assertFalse(hasattr(F.cross_entropy, "__wrapped__"))
+
     def test_loss_need_not_be_an_output(self):
         model, reference, trained, x, y = self._train(lambda out, y: out + 0 * torch.nn.MSELoss()(out, y))
         trained(x, y)
