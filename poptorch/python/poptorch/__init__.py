@@ -51,9 +51,9 @@ __all__ = [
 
 
 def ipuHardwareIsAvailable(num_ipus=1):
-    """True when the pod module is built and an IPUoF attachment to a
-    partition with num_ipus IPUs is configured (poprun, or the IPUOF_*
-    variables). False without the pod module, which can reach no IPUs."""
+    """True when an IPUoF attachment is configured for this process
+    (poprun, the IPUOF_* variables or ~/.ipuof.conf.d/), as the pod module
+    sees it (with a GCD of at least num_ipus IPUs when it says)."""
     return _hardware_available(num_ipus)
 
 

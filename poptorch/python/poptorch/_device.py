@@ -65,11 +65,13 @@ def attachment_configured():
 
 
 def hardware_available(num_ipus=1):
-    """True when the pod module is built, an attachment is configured and
-    (when the module says) the GCD has num_ipus IPUs."""
+    """Whether an attachment is configured: the pod module's configured()
+    (and, when it says, a GCD of at least num_ipus IPUs), or without the
+    module the same environment check, so that a program learns at attach
+    time, in words, that the module is missing."""
     pod = native()
     if pod is None:
-        return False
+        return attachment_configured()
     try:
         if not pod.configured():
             return False
