@@ -244,18 +244,23 @@ class PoplarExecutor:
                             training=self._training, micro_batch=batches.micro_batch,
                             input_bytes_per_sample=input_bytes, ipus_per_replica=ipus)
         device = Device(self._device_ipus(ipus), self._use_ipu_model(), self._options._values.get("ipu_id"))
+        processes = self._options.Distributed.numProcesses
+        reducer = None
+        if self._training and processes > 1:
+            reducer = GradientReducer(processes, self._options.Distributed.processId)
+            reducer.check()
+        signature = InputSignature(self._user_model, args, kwargs)
+        # Attaching is the last step that can fail, so that a refusal leaves
+        # nothing attached or compiled.
         if self._options.connection_type != enums.ConnectionType.Never:
             device.attach()
         self._device = device
+        self._reducer = reducer
         self._buffers = DeviceBuffers(self._user_model, self._options.replication_factor, self._training)
         if mutated:
             self._buffers.activate()
-        processes = self._options.Distributed.numProcesses
-        if self._training and processes > 1:
-            self._reducer = GradientReducer(processes, self._options.Distributed.processId)
-            self._reducer.check()
-        self._executable = _Executable(InputSignature(self._user_model, args, kwargs), loss_index, loss_count,
-                                       workload, modes, datetime.timedelta(seconds=time.perf_counter() - start))
+        self._executable = _Executable(signature, loss_index, loss_count, workload, modes,
+                                       datetime.timedelta(seconds=time.perf_counter() - start))
         for hook in list(PoplarExecutor._postcompile_hooks.values()):
             hook()
         logger.debug("Compiled %s for %s: %s", type(self._user_model).__name__, device.description, workload)
