@@ -80,6 +80,28 @@ class MultiProcessTest(unittest.TestCase):
         assert_same_weights(self, instance, reference, atol=1e-6)
         self.assertFalse(torch.equal(instance[0].weight, mp_common.model()[0].weight))  # it did train
 
+    def test_two_processes_without_mpi_launching_them_are_refused(self):
+        # In a process of its own: MPI is initialised there, not in this one.
+        program = ("import torch, poptorch\n"
+                   "opts = poptorch.Options().useIpuModel(True)\n"
+                   "opts.Distributed.configureProcessId(1, 2)\n"
+                   "class Model(torch.nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.linear = torch.nn.Linear(2, 1)\n"
+                   "    def forward(self, x):\n"
+                   "        return poptorch.identity_loss(self.linear(x), reduction='sum')\n"
+                   "model = Model()\n"
+                   "trained = poptorch.trainingModel(model, opts)\n"
+                   "try:\n"
+                   "    trained(torch.ones(1, 2))\n"
+                   "except poptorch.Error as e:\n"
+                   "    print(e, trained.isCompiled())\n")
+        result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True,
+                                timeout=DEADLINE_S, env=dict(os.environ, POPTORCH_LOG_LEVEL="WARN"))
+        self.assertIn("process 1 of 2 (Distributed), but MPI makes it rank 0 of 1", result.stdout, result.stderr)
+        self.assertTrue(result.stdout.strip().endswith("False"), result.stdout)
+
     def test_the_example_runs_unchanged_under_two_instances(self):
         result = poprun_like([sys.executable, os.path.join(ROOT, "poptorch", "examples", "train.py"),
                               "--epochs", "1", "--samples", "128"], instances=2, replicas=4)
