@@ -17,6 +17,8 @@ Computed once, from the forward pass the wrapper traces when it compiles
     ops                   calls of those other leaf modules
     input_bytes_per_sample bytes of one sample of every input, as sent
     micro_batch, grad_accum, device_iterations, replicas (this process's),
+    total_replicas        replicas of every process (poprun instance)
+                          together, whose gradients are reduced each step,
     ipus_per_replica      from the blocks/stages (or popdist's
                           ipus_per_replica), at least 1
     optimizer             "sgd" | "sgd-momentum" | "adam" | "lamb" (RMSprop
@@ -131,6 +133,7 @@ def describe(model, probe, *, options, optimizer, training, micro_batch, input_b
         "grad_accum": int(options.Training.gradient_accumulation),
         "device_iterations": int(options.device_iterations),
         "replicas": int(options.replication_factor),
+        "total_replicas": int(options.replication_factor * options.Distributed.numProcesses),
         "ipus_per_replica": int(ipus_per_replica),
         "optimizer": _optimizer_name(optimizer, training),
         "training": bool(training),

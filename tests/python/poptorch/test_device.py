@@ -160,7 +160,7 @@ class PodTest(unittest.TestCase):
         self.assertEqual(workload["ops"], 2)  # ReLU and the loss
         self.assertEqual(workload["elementwise_bytes"], 4.0 * (2 * 8 * 16 + 1))
         self.assertEqual(workload["input_bytes_per_sample"], 3 * 4 * 4 * 4 + 4)  # labels travel as int32
-        expected = {"micro_batch": 2, "grad_accum": 2, "device_iterations": 2, "replicas": 2,
+        expected = {"micro_batch": 2, "grad_accum": 2, "device_iterations": 2, "replicas": 2, "total_replicas": 2,
                     "ipus_per_replica": 1, "optimizer": "lamb", "training": True}
         self.assertEqual({k: workload[k] for k in expected}, expected)
 
