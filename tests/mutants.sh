@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The mutants the highly available control plane's tests must kill. Each
 # mutant breaks one safety mechanism in a copy of the tree; the script builds
-# the copy, runs the tests that claim the mechanism, and prints which of them
-# failed. A mutant that no test kills, or one that no longer applies (the
-# code it breaks has moved), fails the run: then a claim is no longer proven.
+# the copy, runs the tests that claim the mechanism, first unmutated (they
+# must pass there) and then on the mutant, and prints which of them failed
+# on an assertion of their own (tests/mutants.py). A mutant that no test
+# kills, one that no longer applies (the code it breaks has moved), or one
+# whose tests fail or skip unmutated fails the run: then a claim is no
+# longer proven. ctest's mutants.EveryMutantApplies checks on every run
+# that each mutant still applies.
 #
 #   tests/mutants.sh [NAME...]      all mutants, or the named ones
 #
@@ -15,25 +19,12 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
-# name | file | the exact text | what replaces it | the tests that must fail
-# (no field may hold a "|"; "\n" is a new line and "\&" an ampersand)
-mutants=(
-  "fence-not-wired|server/ha/member.cc|    store_options.fence = election_.Fence();\n||HaQuietTest.ADeposedLeadersWriteIsRefusedByEtcdAndChangesNothing"
-  "acknowledge-before-commit|storage/etcd/etcd_store.cc|      if (!failure.ok() \&\& item.status.ok()) item.status = failure;\n||HaQuietTest.ADeposedLeadersWriteIsRefusedByEtcdAndChangesNothing:EtcdStoreTest.AWriteAfterTheFenceFailsChangesNothingAndStopsTheStore"
-  "marker-on-every-refusal|server/ha/forwarder.cc|      Finish(status);\n      return;\n    }\n    StartWriteAndFinish|      SayNothingWasDone();\n      Finish(status);\n      return;\n    }\n    StartWriteAndFinish|HaQuietTest.AChangeWhoseAnswerTheStandbyLostIsNotSaidToHaveDoneNothing"
-  "leader-ignores-lease-loss|server/ha/member.cc|    election_.OnLost(StepDown);|    election_.OnLost([](const absl::Status\&) {});|HaNetworkTest.AQuietLeaderCutFromEtcdStepsDownOnItsLease"
-  "reads-after-stepping-down|storage/etcd/etcd_store.cc|    RETURN_IF_ERROR(MayAnswer());\n    std::shared_ptr<const EtcdState> snapshot;|    std::shared_ptr<const EtcdState> snapshot;|EtcdStoreTest.AWriteAfterTheFenceFailsChangesNothingAndStopsTheStore:EtcdStoreTest.NothingIsAnsweredFromMemoryOnceTheLeadershipMayHaveLapsed"
-  "forwarder-passes-the-callers-claim|server/ha/forwarder.cc|k == wire::kForwardedPeerMetadata) {|false) {|HaSecureTest.UsersAndAgentsAreCheckedThroughTheStandbyAndSurviveAFailover"
-)
+# The table of mutants is tests/mutants.txt; tests/mutants.py reads it.
 targets=(vipu-server vipu vipu-admin vipu-agent etcd_tests)
 
-wanted=("$@")
-selected=()
-for m in "${mutants[@]}"; do
-  name=${m%%|*}
-  if ((${#wanted[@]} == 0)) || [[ " ${wanted[*]} " == *" $name "* ]]; then selected+=("$m"); fi
-done
-((${#selected[@]})) || { echo "mutants.sh: no mutant named ${wanted[*]}" >&2; exit 2; }
+mapfile -t selected < <(python3 "$repo/tests/mutants.py" list "$repo" "$@")
+((${#selected[@]})) || { echo "mutants.sh: no mutant named $*" >&2; exit 2; }
+python3 "$repo/tests/mutants.py" check "$repo" || { echo "mutants.sh: a mutant no longer applies" >&2; exit 1; }
 
 work=${MUTANTS_DIR:-}
 if [ -z "$work" ]; then
@@ -56,41 +47,42 @@ echo "mutants: building the unmutated copy"
 ninja -C "$build" -j"${JOBS:-2}" "${targets[@]}" >"$work/build.log" 2>&1 ||
   { tail -30 "$work/build.log"; echo "mutants: the unmutated tree does not build" >&2; exit 1; }
 
-# Replaces the one occurrence of `from` in `file` by `to` (escapes as in
-# the table: \n, \&); fails when it does not occur exactly once.
-mutate() {
-  python3 - "$1" "$2" "$3" <<'EOF'
-import sys
-path, old, new = sys.argv[1], sys.argv[2], sys.argv[3]
-unescape = lambda s: s.replace("\\n", "\n").replace("\\&", "&")
-old, new = unescape(old), unescape(new)
-text = open(path).read()
-if text.count(old) != 1:
-    sys.exit(f"{path}: the mutated text occurs {text.count(old)} times, not once")
-open(path, "w").write(text.replace(old, new))
-EOF
+# Runs tests ($2, a gtest filter) on the build as it is now; the XML report
+# is $1.xml, the output $1.log.
+run_tests() {
+  # In namespaces of their own, for the tests that cut links (the others
+  # do not notice).
+  "$src/tests/integration/in_network_lab.sh" "$build/bin/etcd_tests" --gtest_filter="$2" \
+    --gtest_output="xml:$1.xml" >"$1.log" 2>&1
 }
 
 failed=0
 results=()
 for m in "${selected[@]}"; do
-  IFS='|' read -r name file from to tests <<<"$m"
+  IFS=$'\t' read -r name file tests <<<"$m"
+  # The tests must pass where nothing is broken, or their failure under the
+  # mutant proves nothing.
+  echo "mutants: $name: running $tests on the unmutated tree"
+  if ! run_tests "$work/$name.unmutated" "$tests" ||
+    grep -q '^\[  SKIPPED \]' "$work/$name.unmutated.log"; then
+    failed=1
+    results+=("$(printf '%-36s %-30s %s' "$name" "$file" "TESTS DO NOT PASS UNMUTATED (see $work/$name.unmutated.log)")")
+    continue
+  fi
   cp "$src/$file" "$work/pristine"
   verdict=
-  if ! mutate "$src/$file" "$from" "$to"; then
+  if ! python3 "$repo/tests/mutants.py" apply "$src" "$name"; then
     verdict="DOES NOT APPLY"
   elif ! ninja -C "$build" -j"${JOBS:-2}" "${targets[@]}" >"$work/$name.build.log" 2>&1; then
     verdict="DOES NOT BUILD (see $work/$name.build.log)"
   else
-    echo "mutants: $name: running $tests"
-    # In namespaces of their own, for the tests that cut links (the others
-    # do not notice).
-    "$src/tests/integration/in_network_lab.sh" "$build/bin/etcd_tests" --gtest_filter="$tests" \
-      >"$work/$name.log" 2>&1 || true
-    killers=$(sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_.]*\) (.*/\1/p' "$work/$name.log" | sort -u | paste -sd, -)
+    echo "mutants: $name: running $tests on the mutant"
+    run_tests "$work/$name" "$tests" || true
+    killers=$(python3 "$repo/tests/mutants.py" killers "$src" "$work/$name.xml" 2>/dev/null | sort -u | paste -sd, -)
     if [ -n "$killers" ]; then verdict="killed by $killers"; else verdict="SURVIVED"; fi
   fi
   cp "$work/pristine" "$src/$file"
+  ninja -C "$build" -j"${JOBS:-2}" "${targets[@]}" >/dev/null 2>&1 || true
   [[ $verdict == killed* ]] || failed=1
   results+=("$(printf '%-36s %-30s %s' "$name" "$file" "$verdict")")
 done

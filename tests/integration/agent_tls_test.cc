@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
 #include "vipu_agent.grpc.pb.h"
@@ -152,7 +153,7 @@ TEST_F(AgentTlsTest, EveryPortRefusesPlaintextAndForeignCertificates) {
   // curl is the HTTPS client that checks the listener (scripts/install-deps.sh
   // installs it); without it that part cannot run, and the test says so.
   if (!fs::exists("/usr/bin/curl")) {
-    GTEST_SKIP() << "/usr/bin/curl is missing: the HTTPS listener was not checked "
+    VIPU_CANNOT_RUN_HERE() << "/usr/bin/curl is missing: the HTTPS listener was not checked "
                     "(scripts/install-deps.sh installs curl)";
   }
   CommandResult scrape =

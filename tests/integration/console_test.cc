@@ -20,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/chromium.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
@@ -91,7 +92,7 @@ TEST(ConsoleListenTest, BadOrConflictingListenFlagsAreRefused) {
 class ConsoleBrowserTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (ChromiumBinary().empty()) GTEST_SKIP() << "chromium is not installed";
+    if (ChromiumBinary().empty()) VIPU_CANNOT_RUN_HERE() << "chromium is not installed";
   }
   std::unique_ptr<Chromium> Open(const std::string& url, const std::vector<std::string>& flags) {
     std::string error;

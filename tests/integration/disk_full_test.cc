@@ -36,6 +36,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
 #include "vipuuser.grpc.pb.h"
@@ -88,10 +89,10 @@ std::vector<std::string> Query(const std::string& db, const char* sql) {
 class DiskFullTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: mounts a tmpfs in a private mount namespace";
+    if (geteuid() != 0) VIPU_CANNOT_RUN_HERE() << "needs root: mounts a tmpfs in a private mount namespace";
     const std::string unshare = FindProgram("unshare");
     nsenter_ = FindProgram("nsenter");
-    if (unshare.empty() || nsenter_.empty()) GTEST_SKIP() << "unshare or nsenter is not installed";
+    if (unshare.empty() || nsenter_.empty()) VIPU_CANNOT_RUN_HERE() << "unshare or nsenter is not installed";
     // Canonical, as the server's messages name the file.
     dir_ = std::filesystem::canonical(MakeTempDir()).string();
     disk_ = dir_ + "/disk";
@@ -120,7 +121,7 @@ class DiskFullTest : public ::testing::Test {
         },
         absl::Seconds(20));
     if (!mounted) {
-      GTEST_SKIP() << "no private mount namespace with a tmpfs (unshare/mount refused): "
+      VIPU_CANNOT_RUN_HERE() << "no private mount namespace with a tmpfs (unshare/mount refused): "
                    << ReadFile(dir_ + "/holder.log");
     }
   }

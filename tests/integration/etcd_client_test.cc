@@ -20,6 +20,7 @@
 #include "coordination/lease_keeper.h"
 #include "storage/etcd/etcd_endpoints.h"
 #include "tests/etcd_harness.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/daemon_process.h"  // FreePort
 
 namespace vipu::storage::etcd {
@@ -84,7 +85,7 @@ TEST(EtcdEndpoints, PrefixRangeEnd) {
 class EtcdTest : public ::testing::Test {
  protected:
   void StartCluster(int members, int64_t page_size = 1000) {
-    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd at " << EtcdCluster::Binary();
+    if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd at " << EtcdCluster::Binary();
     EtcdClusterOptions options;
     options.members = members;
     absl::StatusOr<std::unique_ptr<EtcdCluster>> cluster = EtcdCluster::Launch(options);

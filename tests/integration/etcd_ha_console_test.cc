@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "tests/etcd_harness.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/chromium.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/ha_members.h"
@@ -24,7 +25,7 @@ constexpr int kMembers = 2;
 class HaConsoleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
     ha_ = std::make_unique<HaMembers>(kMembers);
     absl::Status etcd = ha_->LaunchEtcd(1);
     ASSERT_TRUE(etcd.ok()) << etcd;

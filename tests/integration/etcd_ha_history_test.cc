@@ -31,6 +31,7 @@
 #include "tests/etcd_harness.h"
 #include "tests/history/history.h"
 #include "tests/history/linearizability.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/ha_members.h"
 #include "tests/integration/harness.h"
@@ -61,7 +62,7 @@ struct Answer {
 class HaHistoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
     Launch(nullptr);
   }
 
@@ -363,9 +364,9 @@ TEST_F(HaHistoryTest, APausedLeaderAnswersNothingFromMemoryAndComesBackAsAStandb
 class HaNetworkTest : public HaHistoryTest {
  protected:
   void SetUp() override {
-    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
     absl::StatusOr<std::unique_ptr<NetworkLab>> lab = NetworkLab::Create();
-    if (!lab.ok()) GTEST_SKIP() << lab.status().message();
+    if (!lab.ok()) VIPU_CANNOT_RUN_HERE() << lab.status().message();
     lab_ = std::move(*lab);
     Launch(lab_.get());
   }

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/etcd_harness.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/ha_members.h"
 #include "tests/integration/harness.h"
@@ -40,7 +41,7 @@ std::shared_ptr<grpc::ChannelCredentials> TlsAs(const std::string& dir) {
 class HaSecureTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
     ha_ = std::make_unique<HaMembers>(kMembers);
     dir_ = ha_->dir();
     tls_ = dir_ + "/tls";

@@ -29,6 +29,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "tests/etcd_harness.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/ha_members.h"
 #include "tests/integration/harness.h"
@@ -45,7 +46,7 @@ constexpr int kMembers = 2;
 class HaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
     ha_ = std::make_unique<HaMembers>(kMembers);
     absl::Status etcd = ha_->LaunchEtcd(3);
     ASSERT_TRUE(etcd.ok()) << etcd;
@@ -101,7 +102,7 @@ TEST_F(HaTest, EveryMemberAnswersAndStatesItsRole) {
 class HaQuietTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+    if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
     ha_ = std::make_unique<HaMembers>(kMembers);
     absl::Status etcd = ha_->LaunchEtcd(1);
     ASSERT_TRUE(etcd.ok()) << etcd;
@@ -167,7 +168,7 @@ TEST_F(HaQuietTest, ADeposedLeadersWriteIsRefusedByEtcdAndChangesNothing) {
 // a change before doing anything, and says so, so that a client may send it
 // to another member at once.
 TEST(HaLeaseInDoubt, ALeaderUnsureOfItsLeaseRefusesAChangeSayingNothingWasDone) {
-  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   HaMembers ha(1);
   absl::Status etcd = ha.LaunchEtcd(1);
   ASSERT_TRUE(etcd.ok()) << etcd;
@@ -245,7 +246,7 @@ TEST_F(HaQuietTest, AChangeWhoseAnswerTheStandbyLostIsNotSaidToHaveDoneNothing) 
 // nothing is acknowledged. Once the majority is back the control plane
 // serves again without any member being started again.
 TEST(HaQuorum, WithoutAMajorityEveryCallIsRefusedAndServiceReturnsByItself) {
-  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   HaMembers ha(kMembers);
   absl::Status etcd = ha.LaunchEtcd(3);
   ASSERT_TRUE(etcd.ok()) << etcd;
@@ -351,7 +352,7 @@ int EtcdRaftLeader(HaMembers& ha) {
 // etcd elects a new raft leader. One round in CI; bench/ha/run_faults.sh
 // runs more ($VIPU_FAULT_ROUNDS) and reports the pauses.
 TEST(HaEtcdMemberLoss, LosingEtcdsRaftLeaderKeepsTheLeaderAndOnlyPausesChanges) {
-  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   int rounds = 1;
   if (const char* env = std::getenv("VIPU_FAULT_ROUNDS")) rounds = std::max(1, std::atoi(env));
   HaMembers ha(kMembers);
@@ -422,7 +423,7 @@ TEST(HaFlags, WhatDoesNotApplyToAMemberIsRefused) {
 // knows no leader, says why in every refusal, and leads once etcd answers,
 // without being restarted.
 TEST(HaEtcdAway, AMemberStartedWithoutEtcdServesRefusalsAndLeadsOnceEtcdAnswers) {
-  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   HaMembers ha(1);
   absl::Status etcd = ha.LaunchEtcd(1);
   ASSERT_TRUE(etcd.ok()) << etcd;
@@ -460,7 +461,7 @@ TEST(HaEtcdAway, AMemberStartedWithoutEtcdServesRefusalsAndLeadsOnceEtcdAnswers)
 }
 
 TEST(HaMigrate, AStoppedServersStateMovesIntoEtcdOnceAndAMemberServesIt) {
-  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Launch({});
   ASSERT_TRUE(etcd.ok()) << etcd.status();
   std::unique_ptr<ServerProcess> server = ServerProcess::Start("pod4");

@@ -16,6 +16,7 @@
 #include "storage/etcd/state_import.h"
 #include "storage/sqlite_store.h"
 #include "tests/etcd_harness.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/unit/support/storage_contract.h"
 #include "tests/unit/support/temp_dir.h"
 
@@ -303,7 +304,7 @@ bool HasAgent(Store& store, const std::string& id) {
 }
 
 TEST(EtcdStoreLimitsTest, AWriteOverEtcdsRequestLimitIsRefusedAndChangesNothing) {
-  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   LimitedEtcd e;
   StartLimited({"--max-request-bytes=4096"}, &e);
   if (HasFatalFailure()) return;
@@ -322,7 +323,7 @@ TEST(EtcdStoreLimitsTest, AWriteOverEtcdsRequestLimitIsRefusedAndChangesNothing)
 }
 
 TEST(EtcdStoreLimitsTest, AWriteIntoAFullEtcdIsRefusedAndChangesNothing) {
-  if (!EtcdCluster::Available()) GTEST_SKIP() << "no etcd binary";
+  if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   LimitedEtcd e;
   StartLimited({"--quota-backend-bytes=1048576"}, &e);
   if (HasFatalFailure()) return;

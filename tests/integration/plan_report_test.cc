@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/chromium.h"
 #include "tests/integration/harness.h"
 
@@ -21,7 +22,7 @@ std::string PlanBin() {
 }
 
 TEST(PlanReportBrowserTest, ChartsAreDrawnAndTheFiguresAreTheSummarys) {
-  if (ChromiumBinary().empty()) GTEST_SKIP() << "chromium is not installed";
+  if (ChromiumBinary().empty()) VIPU_CANNOT_RUN_HERE() << "chromium is not installed";
   const std::string dir = MakeTempDir();
   CommandResult g = RunCommand({PlanBin(), "generate", "--jobs", "500", "--pod-ipus", "64",
                                 "--load", "1.1", "--out", dir + "/trace.csv"});

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/integration/cannot_run.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
 
@@ -183,7 +184,7 @@ TEST(ServerConfigTest, ShippedFileStartsAsIsAndServesLocalhost) {
   probe.push_back("true");
   if (!std::filesystem::exists(unshare[0]) || !std::filesystem::exists("/usr/sbin/ip") ||
       RunCommand(probe).exit_code != 0) {
-    GTEST_SKIP() << "unshare or ip missing, or namespaces not allowed here";
+    VIPU_CANNOT_RUN_HERE() << "unshare or ip missing, or namespaces not allowed here";
   }
   const std::string script =
       absl::StrCat(R"sh(

@@ -873,6 +873,10 @@ int main(int argc, char** argv) {
         "SKIPPED: Slurm is not installed (missing %s): apt-get install -y slurmctld "
         "slurmd slurm-client munge\n",
         absl::StrJoin(missing, ", ").c_str());
+    // Where every test must run (CI's fresh root), a skip would hide that
+    // nothing was checked.
+    const char* must_run = std::getenv("VIPU_TESTS_MUST_RUN");
+    if (must_run != nullptr && std::string(must_run) == "1") return 1;
     return vipu::testing::kSkip;
   }
   if (getuid() != 0) {
