@@ -3,6 +3,7 @@
 #include "agents/agent_service.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <utility>
@@ -185,20 +186,21 @@ grpc::Status AgentService::Route(const std::string& agent_id, SimulatedMachine**
                    "' reached a port that does not serve it (", by_id_.size(), " machines)"));
 }
 
-grpc::Status AgentService::RouteWorkload(const vipuagent::RunWorkloadRequest& request,
-                                         SimulatedMachine** machine) const {
-  if (!shared_port_ || !request.agent_id().empty()) return Route(request.agent_id(), machine);
-  if (request.partition_id().empty()) {
+grpc::Status AgentService::RouteDataPlane(const std::string& agent_id,
+                                          const std::string& partition_id,
+                                          SimulatedMachine** machine) const {
+  if (!shared_port_ || !agent_id.empty()) return Route(agent_id, machine);
+  if (partition_id.empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "partition_id: must not be empty");
   }
   for (SimulatedMachine* m : machines_) {
-    if (!m->Config(request.partition_id()).ok()) continue;
+    if (!m->Config(partition_id).ok()) continue;
     *machine = m;
     return grpc::Status::OK;
   }
-  return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                      absl::StrCat("partition_id: no machine on this port holds partition '",
-                                   request.partition_id(), "'"));
+  return grpc::Status(
+      grpc::StatusCode::NOT_FOUND,
+      absl::StrCat("partition_id: no machine on this port holds partition '", partition_id, "'"));
 }
 
 grpc::Status AgentService::CheckAgentId(const SimulatedMachine& machine,
@@ -303,6 +305,9 @@ grpc::Status AgentService::ReleasePartition(grpc::ServerContext* context,
   if (grpc::Status s = RequireServer(*machine, context, "ReleasePartition"); !s.ok()) return s;
   if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) return s;
   absl::Status status = machine->Release(request->partition_id(), request->generation());
+  // The partition is gone: its IPUs are free for whoever comes next, though
+  // an application still holding its attach call has not yet noticed.
+  if (status.ok()) attachments_.DetachPartition(machine->agent_id(), request->partition_id());
   if (!status.ok()) {
     spdlog::warn("agent {}: release partition {} generation {} refused: {}", machine->agent_id(),
                  request->partition_id(), request->generation(), std::string(status.message()));
@@ -430,7 +435,10 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
                                        const vipuagent::RunWorkloadRequest* request,
                                        vipuagent::RunWorkloadReply* reply) {
   SimulatedMachine* machine = nullptr;
-  if (grpc::Status s = RouteWorkload(*request, &machine); !s.ok()) return s;
+  if (grpc::Status s = RouteDataPlane(request->agent_id(), request->partition_id(), &machine);
+      !s.ok()) {
+    return s;
+  }
   if (grpc::Status s = Gate(*machine, context); !s.ok()) return s;
   // Applications know machines by their IPUoF endpoint, not by agent id:
   // an empty id means "this machine".
@@ -461,6 +469,79 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
                request->steps(), request->workload().model(), config.partition_id,
                run.step_time_s.front());
   return grpc::Status::OK;
+}
+
+namespace {
+
+// An Attach call that ends at once with `status`.
+class RefusedAttach : public grpc::ServerWriteReactor<vipuagent::AttachReply> {
+ public:
+  explicit RefusedAttach(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+// An attachment that holds while its call is open: the first reply says
+// it is attached; the call ends when the application cancels it or its
+// connection goes (or the agent stops), and then the IPUs are free.
+class HeldAttach : public grpc::ServerWriteReactor<vipuagent::AttachReply> {
+ public:
+  HeldAttach(Attachments* attachments, uint64_t ticket, uint64_t generation)
+      : attachments_(attachments), ticket_(ticket) {
+    reply_.set_generation(generation);
+    StartWrite(&reply_);
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) End(grpc::Status(grpc::StatusCode::CANCELLED, "the application went away"));
+  }
+  void OnCancel() override { End(grpc::Status(grpc::StatusCode::CANCELLED, "detached")); }
+  void OnDone() override {
+    attachments_->Detach(ticket_);
+    delete this;
+  }
+
+ private:
+  // Finish once, whichever of a failed write and a cancellation comes first.
+  void End(grpc::Status status) {
+    if (!ended_.exchange(true)) Finish(std::move(status));
+  }
+
+  Attachments* const attachments_;
+  const uint64_t ticket_;
+  vipuagent::AttachReply reply_;
+  std::atomic<bool> ended_{false};
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<vipuagent::AttachReply>* AgentService::Attach(
+    grpc::CallbackServerContext* /*context*/, const vipuagent::AttachRequest* request) {
+  SimulatedMachine* machine = nullptr;
+  if (grpc::Status s = RouteDataPlane(request->agent_id(), request->partition_id(), &machine);
+      !s.ok()) {
+    return new RefusedAttach(s);
+  }
+  // A machine that is down or hung takes no attachment; the application
+  // is told at once rather than left waiting on a callback thread.
+  if (machine->silenced()) {
+    return new RefusedAttach(grpc::Status(
+        grpc::StatusCode::UNAVAILABLE,
+        absl::StrCat("agent ", machine->agent_id(), machine->crashed() ? ": crashed" : ": hung")));
+  }
+  if (!request->agent_id().empty()) {
+    if (grpc::Status s = CheckAgentId(*machine, request->agent_id()); !s.ok()) {
+      return new RefusedAttach(s);
+    }
+  }
+  absl::StatusOr<PartitionConfig> config = machine->Config(request->partition_id());
+  if (!config.ok()) return new RefusedAttach(wire::ToGrpc(config.status()));
+  absl::StatusOr<uint64_t> ticket = attachments_.Attach(
+      {machine->agent_id(), request->partition_id(), request->gcd()},
+      std::vector<uint32_t>(request->ipus().begin(), request->ipus().end()), request->owner());
+  if (!ticket.ok()) return new RefusedAttach(wire::ToGrpc(ticket.status()));
+  spdlog::info("agent {}: {} attached to IPUs {} of partition {} GCD {}", machine->agent_id(),
+               request->owner().empty() ? "an application" : request->owner(),
+               absl::StrJoin(request->ipus(), ","), request->partition_id(), request->gcd());
+  return new HeldAttach(&attachments_, *ticket, config->generation);
 }
 
 }  // namespace vipu::agents

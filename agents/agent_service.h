@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "agents/attachments.h"
 #include "agents/peer_policy.h"
 #include "agents/simulated_machine.h"
 #include "base/mutex.h"
@@ -32,7 +33,10 @@
 
 namespace vipu::agents {
 
-class AgentService final : public vipuagent::Agent::Service {
+// Attach is a callback method: an attachment holds its call open for as
+// long as the application runs, which must not hold a thread.
+class AgentService final
+    : public vipuagent::Agent::WithCallbackMethod_Attach<vipuagent::Agent::Service> {
  public:
   // One machine on its own port; a request naming another agent id is
   // refused (FAILED_PRECONDITION), so a stale address cannot act on the
@@ -82,6 +86,13 @@ class AgentService final : public vipuagent::Agent::Service {
   grpc::Status CheckPartition(grpc::ServerContext* context,
                               const vipuagent::CheckPartitionRequest* request,
                               vipuagent::CheckPartitionReply* reply) override;
+  // An application attaches to IPUs of a GCD (agents/attachments.h):
+  // served, like RunWorkload, by the machine holding the GCD's first IPU.
+  // Refused with UNAVAILABLE by a crashed or hung machine, NOT_FOUND for a
+  // partition it does not hold, FAILED_PRECONDITION naming the holder for
+  // IPUs in use.
+  grpc::ServerWriteReactor<vipuagent::AttachReply>* Attach(
+      grpc::CallbackServerContext* context, const vipuagent::AttachRequest* request) override;
 
  private:
   AgentService(std::vector<SimulatedMachine*> machines, bool shared_port, PeerPolicy peers,
@@ -92,9 +103,10 @@ class AgentService final : public vipuagent::Agent::Service {
   // wrong one after Gate); on a shared port an empty or unknown id is
   // refused.
   grpc::Status Route(const std::string& agent_id, SimulatedMachine** machine) const;
-  // Route for RunWorkload, which may name no agent (see SharedPort).
-  grpc::Status RouteWorkload(const vipuagent::RunWorkloadRequest& request,
-                             SimulatedMachine** machine) const;
+  // Route for the data plane (RunWorkload, Attach), whose calls may name
+  // no agent (see SharedPort).
+  grpc::Status RouteDataPlane(const std::string& agent_id, const std::string& partition_id,
+                              SimulatedMachine** machine) const;
   // FAILED_PRECONDITION when `agent_id` is not `machine`'s: a stale
   // address must not act on the wrong machine.
   static grpc::Status CheckAgentId(const SimulatedMachine& machine, const std::string& agent_id);
@@ -111,6 +123,7 @@ class AgentService final : public vipuagent::Agent::Service {
   const std::vector<SimulatedMachine*> machines_;  // sorted by agent id
   const std::unordered_map<std::string, SimulatedMachine*> by_id_;
   const std::function<void()> on_crash_;
+  Attachments attachments_;
   vipu::Mutex mu_;
   // By host:port, for every machine served here: a shared-port peer's
   // certificate names every agent id behind its port.

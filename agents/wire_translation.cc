@@ -2,6 +2,7 @@
 #include "agents/wire_translation.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/enum_names.h"
@@ -116,6 +117,22 @@ WorkloadRequest FromProto(const vipuagent::WorkloadSpec& spec) {
   if (spec.has_recompute()) w.recompute = spec.recompute();
   w.packing = spec.packing();
   w.host_loader_samples_per_s = spec.host_loader_samples_per_s();
+  for (const vipuagent::TracedLayer& l : spec.layers()) {
+    model::TracedLayer layer;
+    layer.name = l.name();
+    for (const vipuagent::TracedProduct& p : l.products()) {
+      layer.products.push_back({p.m(), p.k(), p.n(), p.count() == 0 ? 1.0 : p.count()});
+    }
+    layer.elementwise_bytes = l.elementwise_bytes();
+    layer.ops = l.ops();
+    layer.params = l.params();
+    layer.param_tensors = l.param_tensors();
+    layer.output_bytes = l.output_bytes();
+    w.layers.push_back(std::move(layer));
+  }
+  w.input_bytes_per_sample = spec.input_bytes_per_sample();
+  w.network_name = spec.network_name();
+  w.inference = spec.inference();
   return w;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -33,8 +34,44 @@ model::SystemSpec PartitionSystem(const PartitionShape& shape) {
   return spec;
 }
 
+namespace {
+
+// The request's batching, layout and options over `w`; INVALID_ARGUMENT
+// naming the field.
+absl::StatusOr<model::Workload> Customise(const WorkloadRequest& request, uint32_t partition_size,
+                                          model::Workload w);
+
+// A network given layer by layer starts from what a PyTorch program
+// usually is: plain SGD, no recomputation, one IPU per replica, one sample.
+absl::StatusOr<model::Workload> LayersWorkload(const WorkloadRequest& request) {
+  if (request.layers.empty() || request.layers.size() > kMaxTracedLayers) {
+    return absl::InvalidArgumentError(absl::StrCat("workload.layers: must hold 1..",
+                                                   kMaxTracedLayers, " layers, got ",
+                                                   request.layers.size()));
+  }
+  model::Workload w;
+  w.name = request.network_name.empty() ? kLayersModel : request.network_name;
+  w.family = model::ModelFamily::kLayers;
+  w.layers = request.layers;
+  w.layers_input_bytes_per_sample = request.input_bytes_per_sample;
+  w.optimizer = model::Optimizer::kSgd;
+  w.recompute = false;
+  w.seq_len = 1;
+  return w;
+}
+
+}  // namespace
+
 absl::StatusOr<model::Workload> BuildWorkload(const WorkloadRequest& request,
                                               uint32_t partition_size) {
+  if (request.model == kLayersModel) {
+    ASSIGN_OR_RETURN(model::Workload layered, LayersWorkload(request));
+    return Customise(request, partition_size, std::move(layered));
+  }
+  if (!request.layers.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.layers: only with model \"", kLayersModel, "\""));
+  }
   if (request.model.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("workload.model: must name a preset (",
@@ -44,7 +81,14 @@ absl::StatusOr<model::Workload> BuildWorkload(const WorkloadRequest& request,
   if (!preset.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("workload.model: ", preset.status().message()));
   }
-  model::Workload w = *preset;
+  return Customise(request, partition_size, *preset);
+}
+
+namespace {
+
+absl::StatusOr<model::Workload> Customise(const WorkloadRequest& request, uint32_t partition_size,
+                                          model::Workload w) {
+  w.training = !request.inference;
   if (request.micro_batch != 0) w.micro_batch = request.micro_batch;
   if (request.grad_accum != 0) w.grad_accum = request.grad_accum;
   if (request.device_iterations != 0) w.device_iterations = request.device_iterations;
@@ -93,6 +137,8 @@ absl::StatusOr<model::Workload> BuildWorkload(const WorkloadRequest& request,
   w.replicas = request.replicas != 0 ? request.replicas : partition_size / w.ipus_per_replica;
   return w;
 }
+
+}  // namespace
 
 absl::StatusOr<WorkloadRun> PredictRun(const WorkloadRequest& request, const PartitionShape& shape,
                                        uint32_t steps) {

@@ -37,7 +37,16 @@ struct WorkloadRequest {
   std::optional<bool> recompute;
   double packing = 0;                    // 0: the preset's; else finite and >= 1
   double host_loader_samples_per_s = 0;  // 0: not limiting; else finite and > 0
+  // model kLayersModel: the network layer by layer.
+  std::vector<model::TracedLayer> layers;
+  double input_bytes_per_sample = 0;
+  std::string network_name;
+  bool inference = false;
 };
+
+// The model name of a network given layer by layer.
+inline constexpr char kLayersModel[] = "layers";
+inline constexpr size_t kMaxTracedLayers = 4096;
 
 struct PartitionShape {
   fabric::MachineType machine_type = fabric::MachineType::kM2000;

@@ -72,6 +72,7 @@ vipu_help2man_page(poprun 1 "launch an application's instances on a V-IPU partit
 vipu_help2man_page(ipu-model 1 "offline step-time predictor for IPU pods" --commands)
 vipu_help2man_page(vipu-plan 1 "capacity planning: replay a job trace on a simulated pod" --commands)
 vipu_help2man_page(gc-info 1 "list the IPU devices of a partition as Poplar sees them")
+vipu_help2man_page(poptorch-pod 1 "the link of a PopTorch program to the simulated pod's IPUs")
 vipu_help2man_page(popdist_sample_train 1 "BERT pre-training sample for poprun and popdist")
 if(TARGET popdist_env_dump)
   vipu_written_page(popdist_env_dump 1)

@@ -315,6 +315,37 @@ void BuildResNet(const Workload& w, NetworkWork& net) {
   net.input_bytes_per_sample = img * img * 3 + 4;
 }
 
+// A network given layer by layer: each layer is a pipeline unit; its
+// products' rows and its bytes scale with the micro-batch. Inference keeps
+// the forward products alone. Nothing precedes or follows the layers.
+void BuildLayers(const Workload& w, NetworkWork& net) {
+  const double mb = w.micro_batch;
+  for (const TracedLayer& layer : w.layers) {
+    UnitWork u;
+    u.name = layer.name;
+    for (const TracedProduct& p : layer.products) {
+      u.gemms.push_back({mb * p.m, p.k, p.n, p.count});
+      AddMatMul(u, mb * p.m, p.k, p.n, p.count);
+    }
+    if (!w.training) u.backward.clear();
+    u.forward_only = !w.training;
+    u.elementwise_bytes = mb * layer.elementwise_bytes;
+    u.ops = layer.ops;
+    u.params = layer.params;
+    u.param_tensors = layer.param_tensors;
+    u.output_bytes = mb * layer.output_bytes;
+    u.saved_bytes = w.training ? u.output_bytes : 0;
+    u.recomputed = w.training && w.recompute;
+    net.units.push_back(std::move(u));
+  }
+  net.first.name = "input";
+  net.first.forward_only = !w.training;
+  net.head.name = "output";
+  net.head.forward_only = !w.training;
+  net.head_on_first_ipu = false;
+  net.input_bytes_per_sample = w.layers_input_bytes_per_sample;
+}
+
 }  // namespace
 
 double GemmFlops(const std::vector<Gemm>& gemms) {
@@ -327,6 +358,8 @@ NetworkWork BuildNetworkWork(const Workload& workload) {
   NetworkWork net;
   if (workload.family == ModelFamily::kTransformer) {
     BuildTransformer(workload, net);
+  } else if (workload.family == ModelFamily::kLayers) {
+    BuildLayers(workload, net);
   } else {
     BuildResNet(workload, net);
   }

@@ -44,7 +44,8 @@ struct UnitWork {
   // their gradients need. Element-wise ops (norms, GELU, dropout, ReLU) are
   // taken as fused with or recomputed from these, so nothing more counts.
   double saved_bytes = 0;
-  bool recomputed = false;  // recomputed in the backward pass
+  bool recomputed = false;    // recomputed in the backward pass
+  bool forward_only = false;  // inference: no backward pass
 };
 
 struct NetworkWork {

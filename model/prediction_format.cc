@@ -57,8 +57,14 @@ std::string PredictionJson(const Workload& w, const SystemSpec& sys, const StepP
   const bool tf = w.family == ModelFamily::kTransformer;
   std::string j = "{";
   absl::StrAppend(&j, "\"model\":", Quote(w.name), ",\"system\":", Quote(sys.name));
-  absl::StrAppend(&j, ",\"workload\":{\"family\":", Quote(tf ? "transformer" : "convnet"));
-  if (tf) {
+  const bool layers = w.family == ModelFamily::kLayers;
+  absl::StrAppend(&j, ",\"workload\":{\"family\":",
+                  Quote(tf       ? "transformer"
+                        : layers ? "layers"
+                                 : "convnet"));
+  if (layers) {
+    absl::StrAppend(&j, ",\"layers\":", w.layers.size(), ",\"training\":", Bool(w.training));
+  } else if (tf) {
     const TransformerShape& t = w.transformer;
     absl::StrAppend(&j, ",\"hidden\":", t.hidden, ",\"layers\":", t.layers, ",\"heads\":", t.heads,
                     ",\"vocab\":", t.vocab, ",\"decoder\":", Bool(t.decoder),

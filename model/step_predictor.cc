@@ -84,7 +84,7 @@ UnitSeconds TrainingSeconds(const UnitWork& u, const SystemSpec& sys, const Cali
   };
   add(u.forward, forward_passes);
   add(u.backward, 1);
-  const double elementwise_passes = forward_passes + 2;
+  const double elementwise_passes = forward_passes + (u.forward_only ? 0 : 2);
   t.elementwise = elementwise_passes * u.elementwise_bytes /
                   (sys.sram_bandwidth_bps * cal.elementwise_efficiency);
   supersteps += elementwise_passes * u.ops;
@@ -106,7 +106,29 @@ double OpsPerTensor(Optimizer opt) {
   return 0;
 }
 
+absl::Status ValidateLayers(const Workload& w) {
+  if (w.layers.empty()) return Invalid("layers: a network given layer by layer needs a layer");
+  auto finite = [](double v) { return std::isfinite(v) && v >= 0; };
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const TracedLayer& l = w.layers[i];
+    bool ok = finite(l.elementwise_bytes) && finite(l.ops) && finite(l.params) &&
+              finite(l.param_tensors) && finite(l.output_bytes);
+    for (const TracedProduct& p : l.products) {
+      ok = ok && finite(p.m) && finite(p.k) && finite(p.n) && finite(p.count);
+    }
+    if (!ok) {
+      return Invalid(
+          absl::StrCat("layers[", i, "] (", l.name, "): sizes must be finite and not negative"));
+    }
+  }
+  if (!std::isfinite(w.layers_input_bytes_per_sample) || w.layers_input_bytes_per_sample < 0) {
+    return Invalid("input bytes per sample: must be finite and not negative");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateShape(const Workload& w) {
+  if (w.family == ModelFamily::kLayers) return ValidateLayers(w);
   if (w.family == ModelFamily::kTransformer) {
     const TransformerShape& t = w.transformer;
     if (t.hidden == 0) return Invalid("hidden: must be at least 1, got 0");
@@ -248,7 +270,9 @@ CollectiveTime TimeStage(const StageContext& c, const StageLoad& load, StageTime
   const bool sends = n_ipus > 1 && (st.ipu + 1 < n_ipus || transformer);
   if (sends) st.micro_batch_exchange_s = load.out_bytes / c.hop_bps + sys.ipu_link_latency_s;
 
-  const CollectiveTime ct = GradientReductionTime(2 * load.params, c.layout, sys, cal);
+  // Inference reduces no gradients and updates no weights.
+  const CollectiveTime ct =
+      w.training ? GradientReductionTime(2 * load.params, c.layout, sys, cal) : CollectiveTime{};
   st.collectives_s = ct.total_s;
   const double local = load.params / c.shard;
   const double onchip = local * c.update_passes * (6 + 2 * c.state_bytes) /
@@ -258,7 +282,8 @@ CollectiveTime TimeStage(const StageContext& c, const StageLoad& load, StageTime
                                    (sys.streaming_memory_bps_per_ipu * sys.pcie_payload_efficiency)
                              : 0;
   st.weight_update_s =
-      onchip + offchip + load.tensors * OpsPerTensor(w.optimizer) * cal.superstep_s;
+      w.training ? onchip + offchip + load.tensors * OpsPerTensor(w.optimizer) * cal.superstep_s
+                 : 0;
   return ct;
 }
 

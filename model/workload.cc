@@ -74,6 +74,9 @@ absl::StatusOr<Workload> WorkloadPreset(std::string_view name) {
 }
 
 uint32_t PipelineUnits(const Workload& workload) {
+  if (workload.family == ModelFamily::kLayers) {
+    return static_cast<uint32_t>(workload.layers.size());
+  }
   if (workload.family == ModelFamily::kTransformer) {
     return workload.transformer.layers * (workload.half_layer_units ? 2 : 1);
   }

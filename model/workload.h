@@ -12,7 +12,9 @@
 
 namespace vipu::model {
 
-enum class ModelFamily { kTransformer, kConvNet };
+// kLayers: a network given layer by layer (TracedLayer), as the program
+// that runs it measured it, rather than by a known shape.
+enum class ModelFamily { kTransformer, kConvNet, kLayers };
 
 enum class Optimizer { kSgd, kSgdMomentum, kAdam, kLamb };
 
@@ -47,11 +49,38 @@ struct ConvNetShape {
   uint32_t classes = 1000;
 };
 
+// One layer of a network given layer by layer, per sample: its matrix
+// products (a convolution lowered to one: rows = output positions, k = input
+// channels x kernel taps, n = output channels), the bytes its other ops
+// read and write, their count, its parameters and the activations it hands
+// on. The micro-batch multiplies the rows and bytes.
+struct TracedProduct {
+  double m = 0;
+  double k = 0;
+  double n = 0;
+  double count = 1;
+};
+struct TracedLayer {
+  std::string name;
+  std::vector<TracedProduct> products;
+  double elementwise_bytes = 0;
+  double ops = 0;
+  double params = 0;
+  double param_tensors = 0;
+  double output_bytes = 0;
+};
+
 struct Workload {
   std::string name;  // for reports: "bert-large", "transformer", ...
   ModelFamily family = ModelFamily::kTransformer;
   TransformerShape transformer;
   ConvNetShape convnet;
+  // kLayers: the layers in order, and the bytes of one sample's input.
+  std::vector<TracedLayer> layers;
+  double layers_input_bytes_per_sample = 0;
+  // False: inference, forward passes only, no gradient reduction and no
+  // weight update.
+  bool training = true;
 
   uint32_t seq_len = 128;  // transformers only
   uint32_t micro_batch = 1;
@@ -102,8 +131,8 @@ struct Workload {
 absl::StatusOr<Workload> WorkloadPreset(std::string_view name);
 std::vector<std::string> WorkloadPresetNames();
 
-// Number of pipeline units the network has: transformer layers, or residual
-// blocks of a convnet.
+// Number of pipeline units the network has: transformer layers, residual
+// blocks of a convnet, or the layers of a network given layer by layer.
 uint32_t PipelineUnits(const Workload& workload);
 
 absl::StatusOr<Optimizer> ParseOptimizer(std::string_view name);

@@ -290,40 +290,21 @@ absl::StatusOr<IpuofClient> IpuofClient::Device(uint32_t id) const {
                                           sub_devices_.back().id));
 }
 
-absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& workload,
-                                                uint32_t steps, absl::Duration timeout) const {
+absl::StatusOr<std::unique_ptr<DeviceConnection>> IpuofClient::Connect() const {
   const IpuofDevice& first = devices_.front();
   // The machine's certificate is checked against the endpoint's host. The
   // access key stays with vipu-server: machines trust the pod's client
   // certificate and check the partition's generation themselves.
   auto channel_credentials = cli::ChannelCredentials(credentials_);
   if (!channel_credentials.ok()) return channel_credentials.status();
-  auto stub = vipuagent::Agent::NewStub(
-      grpc::CreateChannel(HostPort(first.host, first.port), *channel_credentials));
-  grpc::ClientContext ctx;
-  ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-  vipuagent::RunWorkloadRequest request;
-  // The data plane addresses a machine by its endpoint, not by agent id.
-  request.set_partition_id(partition_id_);
-  *request.mutable_workload() = workload;
-  request.set_steps(steps);
-  vipuagent::RunWorkloadReply reply;
-  grpc::Status s = stub->RunWorkload(&ctx, request, &reply);
-  if (!s.ok()) return wire::FromGrpc(s);
-  if (static_cast<uint32_t>(reply.step_time_s_size()) != steps) {
-    return absl::DataLossError(
-        absl::StrCat("RunWorkload: the machine at ", HostPort(first.host, first.port), " answered ",
-                     reply.step_time_s_size(), " step times for ", steps, " steps"));
-  }
-  WorkloadResult result;
-  result.step_time_s.assign(reply.step_time_s().begin(), reply.step_time_s().end());
-  result.samples_per_sec = reply.samples_per_sec();
-  result.generation = reply.generation();
-  result.agent_ids.assign(reply.agent_ids().begin(), reply.agent_ids().end());
-  result.routing = reply.ipulink_routing_type();
-  result.sync_type = reply.sync_type();
-  result.gw_routing = reply.gw_routing_type();
-  return result;
+  return std::make_unique<DeviceConnection>(HostPort(first.host, first.port), *channel_credentials,
+                                            partition_id_, gcd_);
+}
+
+absl::StatusOr<WorkloadResult> IpuofClient::Run(const vipuagent::WorkloadSpec& workload,
+                                                uint32_t steps, absl::Duration timeout) const {
+  ASSIGN_OR_RETURN(std::unique_ptr<DeviceConnection> connection, Connect());
+  return connection->Run(workload, steps, timeout);
 }
 
 }  // namespace vipu::popdist::ipuof

@@ -36,6 +36,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@
 #include "absl/time/time.h"
 #include "cli/common/client_config.h"
 #include "fabric/sub_devices.h"
+#include "popdist/device_connection.h"
 #include "vipu_agent.pb.h"
 #include "vipuuser.pb.h"
 
@@ -62,17 +64,6 @@ struct IpuofDevice {
   uint32_t port = 0;    // IPUoF server port of its machine
   uint32_t ipu_id = 0;  // IPU# on the machine
   std::string chip_id;
-};
-
-struct WorkloadResult {
-  std::vector<double> step_time_s;
-  double samples_per_sec = 0;
-  uint64_t generation = 0;             // of the partition that ran it
-  std::vector<std::string> agent_ids;  // machines that ran it
-  // As the machines configured the partition (IRT_*, ST_*, GRT_* values).
-  virmgrpc::IpuLinkRoutingType routing = virmgrpc::IRT_UNDEFINED;
-  virmgrpc::SyncType sync_type = virmgrpc::ST_UNDEFINED;
-  virmgrpc::GatewayRoutingType gw_routing = virmgrpc::GRT_UNDEFINED;
 };
 
 class IpuofClient {
@@ -134,6 +125,11 @@ class IpuofClient {
   // when a TLS file can no longer be read.
   absl::StatusOr<WorkloadResult> Run(const vipuagent::WorkloadSpec& workload, uint32_t steps,
                                      absl::Duration timeout = absl::Seconds(30)) const;
+
+  // The data plane to this GCD kept open (popdist/device_connection.h):
+  // attach to its IPUs and run many steps over one channel. INVALID_ARGUMENT
+  // naming the file when a TLS file can no longer be read.
+  absl::StatusOr<std::unique_ptr<DeviceConnection>> Connect() const;
 
  private:
   // Attach once the credentials are resolved.

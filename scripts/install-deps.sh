@@ -39,6 +39,9 @@ packages=(
   # poprun launches instances with mpirun and places them with numactl;
   # popdist's collectives use MPI, from C++ and from Python (mpi4py).
   openmpi-bin libopenmpi-dev python3 python3-mpi4py numactl
+  # PopTorch programs (poptorch/): Debian's PyTorch computes their maths on
+  # the CPU; torch.distributed and mpi4py reduce the gradients of instances.
+  python3-torch
   # Tests: the shipped configuration runs as is in its own network
   # namespace (unshare from util-linux, ip from iproute2 brings up its
   # loopback); the database on a full disk is a small tmpfs in a mount

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Trains a small classifier with PopTorch on the simulated pod.
 
 Under poprun (one instance per process, replicas spread over them):
@@ -105,6 +104,9 @@ def main():
     with torch.no_grad():
         accuracy = (model.layers(dataset.features).argmax(-1) == dataset.labels).float().mean()
     print(f"{name} accuracy on the whole dataset {float(accuracy):.3f}", flush=True)
+    # The same in every instance: one data-parallel program.
+    checksum = sum(float(p.double().sum()) for p in model.parameters())
+    print(f"{name} weights checksum {checksum:.9f}", flush=True)
     print(f"{name} summary: {training.summary()}", flush=True)
     training.destroy()
 
