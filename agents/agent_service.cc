@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <future>
 #include <utility>
 #include <vector>
 
@@ -84,33 +83,69 @@ PartitionShape ShapeOf(const SimulatedMachine& machine, const PartitionConfig& c
   return shape;
 }
 
-// Asks another machine of the partition whether it holds it healthy at this
-// generation, without waiting for the answer.
-std::future<grpc::Status> CheckPeer(std::shared_ptr<vipuagent::Agent::Stub> stub,
-                                    const PartitionMember& member, const PartitionConfig& config) {
-  vipuagent::CheckPartitionRequest check;
-  check.set_agent_id(member.agent_id);
-  check.set_partition_id(config.partition_id);
-  check.set_generation(config.generation);
-  return std::async(std::launch::async, [stub, check] {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + kPeerCheckTimeout);
-    vipuagent::CheckPartitionReply ignored;
-    return stub->CheckPartition(&ctx, check, &ignored);
-  });
-}
+// The partition's other machines asked, all at once, whether they hold it
+// healthy at this generation: gRPC's callback calls, so a step costs no
+// thread per machine. Wait() returns every answer, in the order asked.
+class PeerChecks {
+ public:
+  void Ask(const std::shared_ptr<vipuagent::Agent::Stub>& stub, const PartitionMember& member,
+           const PartitionConfig& config) {
+    auto call = std::make_unique<Call>();
+    call->agent_id = member.agent_id;
+    call->request.set_agent_id(member.agent_id);
+    call->request.set_partition_id(config.partition_id);
+    call->request.set_generation(config.generation);
+    call->context.set_deadline(std::chrono::system_clock::now() + kPeerCheckTimeout);
+    Call* c = call.get();
+    calls_.push_back(std::move(call));
+    {
+      vipu::MutexLock lock(&mu_);
+      ++pending_;
+    }
+    stub->async()->CheckPartition(&c->context, &c->request, &c->reply,
+                                  [this, c](grpc::Status status) {
+                                    vipu::MutexLock lock(&mu_);
+                                    c->status = std::move(status);
+                                    --pending_;
+                                  });
+  }
 
-// Waits for the peers' answers; every fault (this machine's `local` first)
-// in one status: FAILED_PRECONDITION, or UNAVAILABLE when a peer did not
-// answer. OK when the partition can run.
-grpc::Status PartitionFaults(
-    const SimulatedMachine& machine, const PartitionConfig& config, const absl::Status& local,
-    std::vector<std::pair<std::string, std::future<grpc::Status>>>& checks) {
+  // Every machine's answer, once all have come (or their deadline passed).
+  std::vector<std::pair<std::string, grpc::Status>> Wait() {
+    {
+      vipu::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](int* pending) { return *pending == 0; }, &pending_));
+    }
+    std::vector<std::pair<std::string, grpc::Status>> answers;
+    for (const auto& c : calls_) answers.emplace_back(c->agent_id, c->status);
+    return answers;
+  }
+
+ private:
+  struct Call {
+    std::string agent_id;
+    grpc::ClientContext context;
+    vipuagent::CheckPartitionRequest request;
+    vipuagent::CheckPartitionReply reply;
+    grpc::Status status;
+  };
+
+  std::vector<std::unique_ptr<Call>> calls_;
+  vipu::Mutex mu_;
+  int pending_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// The peers' answers and this machine's own (`local`, first) in one status:
+// FAILED_PRECONDITION, or UNAVAILABLE when a peer did not answer. OK when
+// the partition can run.
+grpc::Status PartitionFaults(const SimulatedMachine& machine, const PartitionConfig& config,
+                             const absl::Status& local,
+                             const std::vector<std::pair<std::string, grpc::Status>>& answers) {
   std::vector<std::string> faults;
   bool unreachable = false;
   if (!local.ok()) faults.push_back(std::string(local.message()));
-  for (auto& [agent_id, future] : checks) {
-    grpc::Status s = future.get();
+  for (const auto& [agent_id, s] : answers) {
     if (s.ok()) continue;
     const bool fault = s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
                        s.error_code() == grpc::StatusCode::NOT_FOUND;
@@ -458,16 +493,17 @@ grpc::Status AgentService::RunWorkload(grpc::ServerContext* context,
 
   // Every machine of the partition must hold it healthy at this generation.
   const absl::Status local = machine->CheckPartition(config.partition_id, config.generation);
-  std::vector<std::pair<std::string, std::future<grpc::Status>>> checks;
+  PeerChecks checks;
   for (const PartitionMember& member : config.members) {
     if (member.agent_id == machine->agent_id()) continue;
-    checks.emplace_back(member.agent_id, CheckPeer(PeerStub(member), member, config));
+    checks.Ask(PeerStub(member), member, config);
   }
-  if (grpc::Status s = PartitionFaults(*machine, config, local, checks); !s.ok()) return s;
+  if (grpc::Status s = PartitionFaults(*machine, config, local, checks.Wait()); !s.ok()) return s;
   FillWorkloadReply(*machine, config, run, reply);
-  spdlog::info("agent {}: ran {} steps of {} on partition {} ({:.6f} s/step)", machine->agent_id(),
-               request->steps(), request->workload().model(), config.partition_id,
-               run.step_time_s.front());
+  // A training loop runs a step a call: one line a call would bury the log.
+  spdlog::debug("agent {}: ran {} steps of {} on partition {} ({:.6f} s/step)", machine->agent_id(),
+                request->steps(), request->workload().model(), config.partition_id,
+                run.step_time_s.front());
   return grpc::Status::OK;
 }
 

@@ -18,11 +18,12 @@ if [ "${VIPU_SKIP_SANITIZERS:-0}" != 1 ]; then
   CC=clang CXX=clang++ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug \
     -DVIPU_SANITIZE=ON -DVIPU_FUZZ=ON -DVIPU_BENCHMARKS=OFF
   # What runs no code of ours under the sanitizers is left to the run above:
-  # the checks of the source tree (rooms, comments, style, namespaces, mutants), the package (built from
+  # the checks of the source tree (rooms, comments, style, namespaces, mutants), the
+  # Python package's own tests (no code of ours in C++), the package (built from
   # build/, not from this tree) and the Slurm plugin (never instrumented).
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j2 --timeout 600 \
-    -E '^(rooms\.|comments\.|style\.|namespaces\.|mutants\.|Slurm\.|integration\.PackageTest\.)'
+    -E '^(rooms\.|comments\.|style\.|namespaces\.|mutants\.|python\.|Slurm\.|integration\.PackageTest\.)'
   # The fuzz targets replay their committed corpora (the CI gate). Longer
   # exploring runs: scripts/fuzz.sh.
   if [ "${VIPU_SKIP_FUZZ:-0}" != 1 ]; then

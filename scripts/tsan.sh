@@ -34,7 +34,7 @@ status=0
 # console's HTTP side and the highly available members. Left to the plain and
 # ASan runs: what exercises a client or launcher more than a daemon (the
 # CLI's, flags' and configuration's refusals, migration and backup,
-# poprun and popdist, gc-info, vipu-plan, the console in a browser, the
+# poprun and popdist (a PopTorch program under poprun among them), gc-info, vipu-plan, the console in a browser, the
 # package); the Slurm plugin, which is never
 # built with a sanitizer (and slurmd does not pass TSAN_OPTIONS to the
 # instrumented vipu it runs); the twelve pods that start at once, a race
@@ -42,7 +42,7 @@ status=0
 # faults (namespaces, cuts, loss), whose threads are those of the other HA
 # tests, and whose timing is what they measure.
 skip='^(Slurm\.|etcd\.HaNetworkTest$|etcd\.(EtcdEndpoints|HaFlags|HaSecureFlags|HaMigrate)\.|integration\.('
-skip+='SimultaneousPods|Poprun[A-Za-z]*|Popdist[A-Za-z]*|PlanLive|PlanReportBrowser|ConsoleBrowser|GcInfo'
+skip+='SimultaneousPods|Poprun[A-Za-z]*|PoptorchPoprun|Popdist[A-Za-z]*|PlanLive|PlanReportBrowser|ConsoleBrowser|GcInfo'
 skip+='|Cli|ServerConfig|Values/ServerConfigBad|Package|AuditLogConfig|Paths/BackupRpc|Backup'
 skip+='|ListenPolicy)(Test)?\.)'
 ctest --test-dir "$dir" -L integration -E "$skip" --output-on-failure -j"${JOBS:-2}" --timeout 600 ||

@@ -111,7 +111,9 @@ TEST_F(PoptorchTest, AnIpuErrorFailsTheNextStepInTheMachinesWords) {
 // does. Each instance reads its own contiguous share of the data, as
 // PopTorch's DataLoader gives it, so the two runs see other global batches:
 // that equal batches give equal weights is tests/python/poptorch's.
-TEST_F(PoptorchTest, TheExampleUnderPoprunIsOneDataParallelProgram) {
+class PoptorchPoprunTest : public PoptorchTest {};
+
+TEST_F(PoptorchPoprunTest, TheExampleIsOneDataParallelProgram) {
   auto run = [&](const std::string& partition, const std::string& instances) {
     std::map<std::string, std::string> env = {{"PYTHONPATH", POPTORCH_PYTHON_PATH},
                                               {"HOME", server_->home()},
