@@ -416,6 +416,10 @@ absl::StatusOr<bool> Simulation::PrepareJob(uint32_t j) {
     out.estimate = out.run;
     ++r_.estimated_by_run;
   }
+  if (o_.end_at_limit && job.requested > 0 && out.run > job.requested) {
+    out.run = job.requested;
+    out.status = JobStatus::kKilledAtLimit;
+  }
   return true;
 }
 
@@ -511,7 +515,11 @@ absl::StatusOr<ReplayResult> Simulation::Run() {
   RETURN_IF_ERROR(Loop(eligible));
   for (uint32_t j = 0; j < n; ++j) {
     JobOutcome& out = r_.jobs[j];
-    if (out.status == JobStatus::kDone) out.run = out.end - out.start;
+    if (Ran(out.status)) out.run = out.end - out.start;
+    if (out.status == JobStatus::kKilledAtLimit) {
+      ++r_.killed_at_limit;
+      r_.killed_at_limit_ipu_s += out.run * out.size;
+    }
   }
   r_.fragmentation = r_.blocked_s > 0 ? frag_weighted_ / r_.blocked_s : 0;
   return std::move(r_);
@@ -549,6 +557,8 @@ const char* JobStatusName(JobStatus status) {
       return "too_big";
     case JobStatus::kModelRefused:
       return "model_refused";
+    case JobStatus::kKilledAtLimit:
+      return "killed_at_limit";
   }
   return "?";
 }

@@ -22,9 +22,12 @@
 namespace vipu::plan {
 
 enum class Policy {
-  kFifo,      // strict arrival order: the head blocks the rest
-  kBackfill,  // EASY: a later job starts early only if it delays no job ahead of it
-  kNone,      // no scheduler: a create that does not fit is refused
+  kFifo,  // strict arrival order: the head blocks the rest
+  // EASY: a later job starts early only if, by the estimates, it does not
+  // delay the reservation of the queue's head; jobs behind the head have no
+  // reservation and may be delayed.
+  kBackfill,
+  kNone,  // no scheduler: a create that does not fit is refused
 };
 absl::StatusOr<Policy> ParsePolicy(absl::string_view name);
 const char* PolicyName(Policy policy);
@@ -53,11 +56,22 @@ struct ReplayOptions {
   // depth a batch scheduler bounds its backfill pass by).
   uint32_t backfill_depth = 1000;
   ModelRunTimeFn model_run_time;  // needed when a job names a model
+  // A job that asked for a time (TraceJob::requested) is ended when that
+  // time is up, as a batch scheduler ends it (Slurm kills at the walltime);
+  // false: it runs to its end whatever it asked for.
+  bool end_at_limit = true;
   // Called about once a wall-clock second during long runs.
   std::function<void(const ReplayProgress&)> progress;
 };
 
-enum class JobStatus { kDone, kRefused, kTooBig, kModelRefused };
+// kKilledAtLimit: it ran, and was ended at its requested time before its
+// run was over (ReplayOptions::end_at_limit).
+enum class JobStatus { kDone, kRefused, kTooBig, kModelRefused, kKilledAtLimit };
+
+// True for a job that ran: done, or ended at its limit.
+inline bool Ran(JobStatus status) {
+  return status == JobStatus::kDone || status == JobStatus::kKilledAtLimit;
+}
 const char* JobStatusName(JobStatus status);
 
 // Where a job ran last: `segment` IPUs from topology id `start` in each of
@@ -107,6 +121,10 @@ struct ReplayResult {
   uint64_t requeues = 0;
   uint64_t machine_failures = 0;
   double lost_ipu_s = 0;
+  // Jobs ended at their requested time, and the IPU-seconds of those runs,
+  // spent without the job finishing.
+  uint64_t killed_at_limit = 0;
+  double killed_at_limit_ipu_s = 0;
   // Time-weighted share of free IPUs while the queue's head did not fit,
   // and for how long it did not.
   double fragmentation = 0;

@@ -153,7 +153,7 @@ std::string WaitChart(const std::vector<ReportRun>& runs, const std::vector<std:
     const ReportRun& run = runs[r];
     for (size_t j = 0; j < run.trace->jobs.size(); ++j) {
       const JobOutcome& o = run.result->jobs[j];
-      if (o.status != JobStatus::kDone) continue;
+      if (!Ran(o.status)) continue;
       waits[r].push_back(o.start - run.trace->jobs[j].submit);
     }
     std::sort(waits[r].begin(), waits[r].end());
@@ -339,6 +339,10 @@ std::string SummaryTable(const std::vector<ReportRun>& runs) {
   row("requeues", "requeues", [](const Summary& s) { return absl::StrCat(s.requeues); });
   row("lost IPU-hours", "lost_ipu_hours",
       [](const Summary& s) { return absl::StrFormat("%.1f", s.lost_ipu_hours); });
+  row("ended at their limit", "killed_at_limit",
+      [](const Summary& s) { return absl::StrCat(s.killed_at_limit); });
+  row("IPU-hours of runs ended at their limit", "killed_at_limit_ipu_hours",
+      [](const Summary& s) { return absl::StrFormat("%.1f", s.killed_at_limit_ipu_hours); });
   return t + "</table>";
 }
 
@@ -359,7 +363,7 @@ std::string JobsCsv(const Trace& trace, const ReplayResult& result,
   for (size_t j = 0; j < trace.jobs.size(); ++j) {
     const TraceJob& job = trace.jobs[j];
     const JobOutcome& o = result.jobs[j];
-    const bool ran = o.status == JobStatus::kDone;
+    const bool ran = Ran(o.status);
     std::string placed;
     if (ran) {
       for (uint32_t i = 0; i < o.block.num_ilds; ++i) {

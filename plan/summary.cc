@@ -32,6 +32,8 @@ Summary Summarise(const Trace& trace, const ReplayResult& result, const std::str
   s.requeues = result.requeues;
   s.machine_failures = result.machine_failures;
   s.lost_ipu_hours = result.lost_ipu_s / 3600;
+  s.killed_at_limit = result.killed_at_limit;
+  s.killed_at_limit_ipu_hours = result.killed_at_limit_ipu_s / 3600;
   s.machine_mtbf_hours = options.faults.machine_mtbf_hours;
   s.repair_hours = options.faults.repair_hours;
   s.fragmentation = result.fragmentation;
@@ -56,6 +58,7 @@ Summary Summarise(const Trace& trace, const ReplayResult& result, const std::str
     any_submit = true;
     switch (o.status) {
       case JobStatus::kDone:
+      case JobStatus::kKilledAtLimit:
         break;
       case JobStatus::kRefused:
         ++s.refused;
@@ -67,7 +70,7 @@ Summary Summarise(const Trace& trace, const ReplayResult& result, const std::str
         ++s.model_refused;
         continue;
     }
-    ++s.done;
+    if (o.status == JobStatus::kDone) ++s.done;
     const double wait = o.start - trace.jobs[j].submit;
     const double run = o.end - o.start;
     waits.push_back(wait);
@@ -155,6 +158,8 @@ std::string SummaryJson(const Summary& s) {
   count("machine_failures", s.machine_failures);
   count("requeues", s.requeues);
   num("lost_ipu_hours", s.lost_ipu_hours);
+  count("killed_at_limit", s.killed_at_limit);
+  num("killed_at_limit_ipu_hours", s.killed_at_limit_ipu_hours);
   count("events", s.events);
   return out + "}\n";
 }

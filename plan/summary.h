@@ -33,7 +33,7 @@ struct Summary {
   double first_submit = 0;
   double last_end = 0;
   double makespan_s = 0;   // last end - first submit
-  double utilisation = 0;  // IPU-seconds of done jobs / (pod IPUs x makespan)
+  double utilisation = 0;  // IPU-seconds of jobs that ran / (pod IPUs x makespan)
   double wait_mean_s = 0;
   double wait_p50_s = 0;
   double wait_p95_s = 0;
@@ -46,6 +46,8 @@ struct Summary {
   uint64_t requeues = 0;
   uint64_t machine_failures = 0;
   double lost_ipu_hours = 0;
+  uint64_t killed_at_limit = 0;          // ended at their requested time
+  double killed_at_limit_ipu_hours = 0;  // their runs, which did not finish
   double machine_mtbf_hours = 0;
   double repair_hours = 0;
   uint64_t events = 0;

@@ -146,7 +146,7 @@ std::vector<Action> Actions(const Trace& trace, const ReplayResult& result) {
   for (uint32_t j = 0; j < result.jobs.size(); ++j) {
     const JobOutcome& o = result.jobs[j];
     if (o.create_seq == 0) continue;
-    if (o.status == JobStatus::kDone) {
+    if (Ran(o.status)) {
       actions.push_back({o.start, Kind::kCreate, o.create_seq, j});
       actions.push_back({o.end, Kind::kRemove, 0, j});
     } else if (o.status == JobStatus::kRefused) {

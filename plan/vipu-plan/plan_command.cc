@@ -45,7 +45,8 @@ struct ReplayFlags {
   int64_t backfill_depth = 1000;
   std::string out;
   bool quiet = false;
-  std::string live;  // HOST:PORT of a vipu-server to drive
+  bool run_past_limit = false;  // jobs are not ended at their requested time
+  std::string live;             // HOST:PORT of a vipu-server to drive
   double time_scale = 1000;
 };
 
@@ -72,6 +73,7 @@ absl::StatusOr<Trace> LoadTrace(const ReplayFlags& f) {
 absl::StatusOr<ReplayOptions> OptionsOf(const ReplayFlags& f, Policy policy) {
   ReplayOptions o;
   o.policy = policy;
+  o.end_at_limit = !f.run_past_limit;
   if (f.seed < 0) return Invalid(absl::StrCat("seed: must be >= 0, got ", f.seed));
   o.seed = static_cast<uint64_t>(f.seed);
   if (f.backfill_depth < 1 || f.backfill_depth > 1000000) {
@@ -328,6 +330,9 @@ void AddReplayFlags(CLI::App* app, ReplayFlags* f) {
   app->add_option("--backfill-depth", f->backfill_depth,
                   "queued jobs backfill examines at each event (1000)");
   app->add_flag("--quiet", f->quiet, "no progress on stderr");
+  app->add_flag("--run-past-limit", f->run_past_limit,
+                "let a job run past the time it requested (default: it is ended there, as a "
+                "batch scheduler ends it)");
 }
 
 // `generate`'s flags: the options as parsed, the counts as wide integers so

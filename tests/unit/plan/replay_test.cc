@@ -118,6 +118,37 @@ TEST(ReplayTest, BackfillLetsALongJobPassWhenTheHeadStillFitsAtItsReservation) {
   EXPECT_EQ(backfill.jobs[3].block.start, 12u);
 }
 
+TEST(ReplayTest, AJobIsEndedAtItsRequestedTimeSoTheHeadStartsAtItsReservation) {
+  // pod4: A holds 2 IPUs and asked for 100 s, but its run would take 300.
+  // B, the head, wants all 4: its reservation is A's requested end, 100.
+  // C (1 IPU, ends at 7 by its request) backfills at once.
+  const Trace t = TraceOf({Job("A", 0, 2, 300, 100), Job("B", 1, 4, 10, 10), Job("C", 2, 1, 5, 5)});
+  const ReplayResult ended = ReplayOn("pod4", t, Policy::kBackfill);
+  EXPECT_THAT(Starts(ended), ElementsAre(0, 100, 2));
+  EXPECT_EQ(ended.jobs[0].status, JobStatus::kKilledAtLimit);
+  EXPECT_EQ(ended.jobs[0].end, 100);
+  EXPECT_EQ(ended.jobs[0].run, 100);
+  EXPECT_EQ(ended.jobs[1].status, JobStatus::kDone);
+  EXPECT_EQ(ended.killed_at_limit, 1u);
+  EXPECT_DOUBLE_EQ(ended.killed_at_limit_ipu_s, 2 * 100);
+  const Summary s = Summarise(t, ended, "pod4", 4, ReplayOptions());
+  EXPECT_EQ(s.done, 2u);
+  EXPECT_EQ(s.killed_at_limit, 1u);
+  EXPECT_DOUBLE_EQ(s.killed_at_limit_ipu_hours, 200.0 / 3600);
+  EXPECT_THAT(SummaryJson(s), HasSubstr("\"killed_at_limit\":1"));
+  EXPECT_THAT(JobsCsv(t, ended, LayoutOf("pod4")), HasSubstr(",killed_at_limit,"));
+  // Let run past its limit, A holds its IPUs to 300 and the head waits past
+  // its reservation: the wait backfill promised is not the one it gets.
+  ReplayOptions past;
+  past.policy = Policy::kBackfill;
+  past.end_at_limit = false;
+  absl::StatusOr<ReplayResult> overrun = Replay(LayoutOf("pod4"), t, past);
+  ASSERT_TRUE(overrun.ok()) << overrun.status();
+  EXPECT_THAT(Starts(*overrun), ElementsAre(0, 300, 2));
+  EXPECT_EQ(overrun->jobs[0].status, JobStatus::kDone);
+  EXPECT_EQ(overrun->killed_at_limit, 0u);
+}
+
 TEST(ReplayTest, NoneRefusesACreateThatDoesNotFitAndNeverQueues) {
   const Trace t =
       TraceOf({Job("A", 0, 2, 100), Job("B", 1, 4, 10), Job("C", 2, 1, 5), Job("D", 100, 4, 1)});
@@ -263,12 +294,13 @@ TEST(ReplayMetricsTest, EveryFigureOfTheSummaryIsRecomputedFromJobsCsv) {
     const Summary& s = run.summary;
     std::vector<double> waits;
     double ipu_s = 0, slowdown = 0, first_submit = 1e300, last_end = 0;
-    uint64_t refused = 0, rounded = 0;
+    uint64_t refused = 0, rounded = 0, done = 0;
     for (const auto& row : ParseJobsCsv(run.csv)) {
       first_submit = std::min(first_submit, Num(row.at("submit")));
       if (row.at("ipus_asked") != row.at("ipus")) ++rounded;
       if (row.at("status") == "refused") ++refused;
-      if (row.at("status") != "done") continue;
+      if (row.at("status") == "done") ++done;
+      if (row.at("status") != "done" && row.at("status") != "killed_at_limit") continue;
       const double start = Num(row.at("start")), end = Num(row.at("end"));
       const double wait = start - Num(row.at("submit")), run_s = end - start;
       EXPECT_EQ(Num(row.at("wait")), wait);
@@ -283,7 +315,8 @@ TEST(ReplayMetricsTest, EveryFigureOfTheSummaryIsRecomputedFromJobsCsv) {
     };
     SCOPED_TRACE(PolicyName(policy));
     ASSERT_FALSE(waits.empty());
-    EXPECT_EQ(s.done, waits.size());
+    EXPECT_EQ(s.done, done);
+    EXPECT_EQ(s.done + s.killed_at_limit, waits.size());
     EXPECT_EQ(s.refused, refused);
     EXPECT_EQ(s.rounded, rounded);
     EXPECT_GT(s.rounded, 0u);
