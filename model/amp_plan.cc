@@ -21,7 +21,6 @@ namespace {
 // kernel (ConvPartialnx1), per kernel position: 67 + 6 x 42.
 constexpr double kItemCycles1x1 = 56 + 6 * 31;
 constexpr double kItemCyclesNx1 = 67 + 6 * 42;
-constexpr double kBytesPerValue = 2;  // FP16 operands and partials
 
 double Ceil(double v) { return std::ceil(v - 1e-9); }
 

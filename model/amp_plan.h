@@ -10,6 +10,10 @@
 
 namespace vipu::model {
 
+// Bytes of one value of the operands, activations and partial sums the model
+// times: FP16.
+inline constexpr double kBytesPerValue = 2;
+
 // One pass of a product in the planner's terms. A matrix product (m, k, n)
 // is positions m, in_channels k, out_channels n. A convolution's forward
 // pass is positions batch x output map, in_channels its input channels,

@@ -9,8 +9,7 @@
 namespace vipu::model {
 namespace {
 
-// FP16 activations; an element-wise "touch" reads and writes one value.
-constexpr double kBytesPerValue = 2;
+// An element-wise "touch" reads and writes one value.
 constexpr double kBytesPerTouch = 2 * kBytesPerValue;
 
 // A matrix product (m, k, n), repeated `groups` times: its forward pass and
