@@ -24,7 +24,7 @@ std::string LinkConfiguration(RoutingType r) {
   }
 }
 
-std::string LinkTopology(RoutingType r) { return r == RoutingType::kRingSwnc ? "torus" : "mesh"; }
+std::string LinkTopologyName(RoutingType r) { return r == RoutingType::kRingSwnc ? "torus" : "mesh"; }
 
 uint32_t NumGcds(const Partition& p) { return std::max<uint32_t>(p.num_gcds, 1); }
 
@@ -49,7 +49,7 @@ std::vector<GcdConfig> BuildIpuofConfigs(const Partition& partition, const Clust
       {"Fabric Reconfigurable", partition.reconfigurable ? "true" : "false"},
       {"IPU-Link Domain Size", absl::StrCat(LinkDomainSize(partition, layout))},
       {"IPU-Link Configuration", LinkConfiguration(partition.routing)},
-      {"IPU-Link Topology", LinkTopology(partition.routing)},
+      {"IPU-Link Topology", LinkTopologyName(partition.routing)},
       {"GW Routing", TableName(partition.gw_routing)},
       {"Sync Type", CliName(partition.sync_type)},
       {"IPUoF Server Version", kIpuofServerVersion},
@@ -93,7 +93,7 @@ std::vector<std::pair<std::string, std::string>> TargetOptions(const Partition& 
   return {
       {"ipuLinkDomainSize", absl::StrCat(LinkDomainSize(partition, layout))},
       {"ipuLinkConfiguration", LinkConfiguration(partition.routing)},
-      {"ipuLinkTopology", LinkTopology(partition.routing)},
+      {"ipuLinkTopology", LinkTopologyName(partition.routing)},
       {"gatewayMode", "true"},
       {"instanceSize", absl::StrCat(partition.size() / NumGcds(partition))},
   };

@@ -7,13 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "fabric/validation.h"
 
 namespace vipu::fabric {
-namespace {
-
-bool IsPowerOfTwo(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
-
-}  // namespace
 
 std::vector<SubDevice> MultiIpuDevices(uint32_t ipus) {
   std::vector<SubDevice> out;
