@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "base/host_port.h"
 #include "base/loopback_ports.h"
 #include "base/status_macros.h"
 #include "fabric/enum_names.h"
@@ -17,11 +18,6 @@
 
 namespace vipu::agents {
 namespace {
-
-std::string HostPort(const std::string& host, uint32_t port) {
-  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
-  return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
-}
 
 // A server on `address` for `service`, and the port it got; null when the
 // address cannot be listened on.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "agents/wire_translation.h"
 #include "agents/workload_runner.h"
+#include "base/host_port.h"
 #include "fabric/fault_request.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -25,11 +26,6 @@ namespace {
 
 // How long the lead machine waits for each other machine of a partition.
 constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
-
-std::string HostPort(const std::string& host, uint32_t port) {
-  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
-  return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
-}
 
 bool PortInTest(const PortInfo& p, vipuagent::LinkTestKind kind) {
   switch (kind) {

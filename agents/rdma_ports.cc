@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/host_port.h"
 #include "spdlog/spdlog.h"
 
 namespace vipu::agents {
@@ -31,11 +32,6 @@ void RaiseDescriptorLimit(size_t sockets) {
     limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? want : std::min(want, limit.rlim_max);
     setrlimit(RLIMIT_NOFILE, &limit);
   }
-}
-
-std::string HostPort(const std::string& host, uint32_t port) {
-  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
-  return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
 }
 
 // A socket listening on host:port and the port it got, or the reason it
