@@ -37,19 +37,20 @@ absl::Status CheckPartitionId(const std::string& id) {
 }
 
 // Access control of each RPC (server/security/access_control.h).
-const security::Action kList{"list partitions"};
+const security::Action kListPartitions{"list partitions"};
 const security::Action kListIpus{"list ipu attributes"};
-const security::Action kGet{"get partition"};
-const security::Action kCreate{"create partition", false, /*mutating=*/true};
-const security::Action kRemove{"remove partition", false, /*mutating=*/true};
-const security::Action kReset{"reset partition", false, /*mutating=*/true};
+const security::Action kGetPartition{"get partition"};
+const security::Action kCreatePartition{"create partition", false, /*mutating=*/true};
+const security::Action kRemovePartition{"remove partition", false, /*mutating=*/true};
+const security::Action kResetPartition{"reset partition", false, /*mutating=*/true};
 
 }  // namespace
 
 grpc::Status UserService::ListPartitions(grpc::ServerContext* context,
                                          const virmgrpc::ListPartitionsRequest* request,
                                          virmgrpc::ListPartitionsReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kList));
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
+                        security::AdmitCall(access_, context, kListPartitions));
   if (!request->allocation_id().empty()) {
     GRPC_RETURN_IF_ERROR(fabric::ValidateId("allocation_id", request->allocation_id()));
   }
@@ -109,7 +110,8 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
 grpc::Status UserService::CreatePartition(grpc::ServerContext* context,
                                           const virmgrpc::CreatePartitionRequest* request,
                                           virmgrpc::CreatePartitionReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kCreate));
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
+                        security::AdmitCall(access_, context, kCreatePartition));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "create partition"); !admitted.ok()) {
     return admitted;
   }
@@ -123,7 +125,8 @@ grpc::Status UserService::CreatePartition(grpc::ServerContext* context,
 grpc::Status UserService::RemovePartition(grpc::ServerContext* context,
                                           const virmgrpc::RemovePartitionRequest* request,
                                           virmgrpc::RemovePartitionReply*) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kRemove));
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
+                        security::AdmitCall(access_, context, kRemovePartition));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove partition"); !admitted.ok()) {
     return admitted;
   }
@@ -134,7 +137,8 @@ grpc::Status UserService::RemovePartition(grpc::ServerContext* context,
 grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
                                          const virmgrpc::ResetPartitionRequest* request,
                                          virmgrpc::ResetPartitionReply*) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kReset));
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
+                        security::AdmitCall(access_, context, kResetPartition));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "reset partition"); !admitted.ok()) {
     return admitted;
   }
@@ -145,7 +149,8 @@ grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
 grpc::Status UserService::GetPartitionIpuofConfig(
     grpc::ServerContext* context, const virmgrpc::GetPartitionIpuofConfigRequest* request,
     virmgrpc::GetPartitionIpuofConfigReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kGet));
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
+                        security::AdmitCall(access_, context, kGetPartition));
   GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
   std::optional<uint32_t> gcd;
   if (request->has_gcd_id()) gcd = request->gcd_id().id();
@@ -166,7 +171,8 @@ grpc::Status UserService::GetPartitionIpuofConfig(
 grpc::Status UserService::GetPartitionStatus(grpc::ServerContext* context,
                                              const virmgrpc::GetPartitionStatusRequest* request,
                                              virmgrpc::GetPartitionStatusReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kGet));
+  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
+                        security::AdmitCall(access_, context, kGetPartition));
   GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
   GRPC_ASSIGN_OR_RETURN(auto partition,
                         controller_->GetSettled(request->partition_id(),
