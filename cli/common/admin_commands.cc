@@ -37,7 +37,6 @@ std::string ClusterTopologyName(vipuadmin::GwLinkTopology t) {
   if (t == vipuadmin::GLT_UNDEFINED) return "-";
   return fabric::CliName(static_cast<fabric::ClusterTopology>(t));
 }
-std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
 void Success(const CommandIo& io, const char* verb_noun, const std::string& id) {
   io.out << verb_noun << " (" << id << "): success.\n";

@@ -45,7 +45,6 @@ std::string SyncTypeName(virmgrpc::SyncType s) {
   if (s == virmgrpc::ST_UNDEFINED) return "DEFAULT";
   return fabric::CliName(static_cast<fabric::SyncType>(s));
 }
-std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
 // "ILD 0: 0-3 8; ILD 1: 0-63": topology ids per ILD, runs collapsed.
 std::string IpuSummary(const virmgrpc::PartitionSpec& spec) {

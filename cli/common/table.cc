@@ -1,4 +1,4 @@
-// Table and RenderKeyValueBox: the CLIs' fixed-width tables and key/value boxes.
+// Table, RenderKeyValueBox and OrDash: the CLIs' fixed-width tables, key/value boxes and cells.
 #include "cli/common/table.h"
 
 #include <algorithm>
@@ -72,5 +72,7 @@ std::string RenderKeyValueBox(const std::vector<std::pair<std::string, std::stri
   out += rule;
   return out;
 }
+
+std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
 }  // namespace vipu::cli

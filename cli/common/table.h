@@ -49,6 +49,10 @@ class Table {
 // " key | value" lines with keys padded to the longest key, rule.
 std::string RenderKeyValueBox(const std::vector<std::pair<std::string, std::string>>& rows);
 
+// A value that may be empty as the CLIs print it in tables and key/value
+// boxes: "-" when it is empty.
+std::string OrDash(const std::string& s);
+
 }  // namespace vipu::cli
 
 #endif  // VIPU_CLI_COMMON_TABLE_H_
