@@ -1,49 +1,25 @@
 // vipu-agent's command line: defaults, every flag, help and version, and every invalid value.
 #include "agents/agent_options.h"
 
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/agent_command_line.h"
 
 namespace vipu::agents {
 namespace {
 
+using test::AgentCommandLineRun;
+using test::ExpectAgentRefuses;
+using test::RunAgentCommandLine;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-struct CommandLineRun {
-  ParsedCommandLine parsed;
-  std::string out;
-  std::string err;
-};
-
-CommandLineRun Parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "vipu-agent");
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CommandLineRun run;
-  run.parsed = ParseAgentCommandLine(static_cast<int>(argv.size()), argv.data(), out, err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
-
-// A refused command line: exit code 2 and exactly one line on stderr.
-void ExpectRefused(const std::vector<std::string>& args, const std::string& message) {
-  CommandLineRun run = Parse(args);
-  EXPECT_FALSE(run.parsed.options.has_value());
-  EXPECT_EQ(run.parsed.exit_code, 2);
-  EXPECT_THAT(run.err, HasSubstr(message));
-  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
-  EXPECT_TRUE(run.out.empty());
-}
-
 TEST(AgentCommandLineTest, Defaults) {
-  CommandLineRun run = Parse({"--server", "127.0.0.1:8090", "--agent-ids", "ag1,ag2"});
+  AgentCommandLineRun run =
+      RunAgentCommandLine({"--server", "127.0.0.1:8090", "--agent-ids", "ag1,ag2"});
   ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
   const AgentOptions& o = *run.parsed.options;
   EXPECT_EQ(o.server, "127.0.0.1:8090");
@@ -57,9 +33,9 @@ TEST(AgentCommandLineTest, Defaults) {
 }
 
 TEST(AgentCommandLineTest, AllFlags) {
-  CommandLineRun run = Parse({"--server", "localhost:9000", "--agent-ids", "ag.13.01,ag-2",
-                              "--machine-type", "bow", "--host", "0.0.0.0", "--ports", "5001,5002",
-                              "--log-level", "debug", "--exit-with-parent"});
+  AgentCommandLineRun run = RunAgentCommandLine(
+      {"--server", "localhost:9000", "--agent-ids", "ag.13.01,ag-2", "--machine-type", "bow",
+       "--host", "0.0.0.0", "--ports", "5001,5002", "--log-level", "debug", "--exit-with-parent"});
   ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
   const AgentOptions& o = *run.parsed.options;
   EXPECT_THAT(o.agent_ids, ElementsAre("ag.13.01", "ag-2"));
@@ -71,12 +47,13 @@ TEST(AgentCommandLineTest, AllFlags) {
 }
 
 TEST(AgentCommandLineTest, RdmaPortsOnePerMachineWithOrWithoutASharedPort) {
-  CommandLineRun run = Parse({"--server", "h:1", "--agent-ids", "ag1,ag2", "--ports", "5001,5003",
-                              "--rdma-ports", "5002,5004"});
+  AgentCommandLineRun run =
+      RunAgentCommandLine({"--server", "h:1", "--agent-ids", "ag1,ag2", "--ports", "5001,5003",
+                           "--rdma-ports", "5002,5004"});
   ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
   EXPECT_THAT(run.parsed.options->rdma_ports, ElementsAre(5002u, 5004u));
-  run = Parse({"--server", "h:1", "--agent-ids", "ag1,ag2,ag3", "--shared-port", "--ports", "5001",
-               "--rdma-ports", "5002,0,5003"});
+  run = RunAgentCommandLine({"--server", "h:1", "--agent-ids", "ag1,ag2,ag3", "--shared-port",
+                             "--ports", "5001", "--rdma-ports", "5002,0,5003"});
   ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
   EXPECT_THAT(run.parsed.options->ports, ElementsAre(5001u));
   EXPECT_THAT(run.parsed.options->rdma_ports, ElementsAre(5002u, 0u, 5003u));
@@ -88,31 +65,31 @@ TEST(AgentCommandLineTest, RdmaPortsInvalidValuesAreRefused) {
     extra.insert(extra.begin(), two.begin(), two.end());
     return extra;
   };
-  ExpectRefused(with({"--rdma-ports", "5002"}),
-                "rdma-ports: must give one port per agent id (2), got 1");
-  ExpectRefused(with({"--shared-port", "--rdma-ports", "5002"}),
-                "rdma-ports: must give one port per agent id (2), got 1");
-  ExpectRefused(with({"--rdma-ports", "5002,x"}),
-                "rdma-ports: each must be a number 0..65535, got 'x'");
-  ExpectRefused(with({"--rdma-ports", "5002,65536"}),
-                "rdma-ports: each must be a number 0..65535, got '65536'");
-  ExpectRefused(with({"--rdma-ports", "5002,-1"}), "rdma-ports: each must be a number");
-  ExpectRefused(with({"--rdma-ports", "5002,5002"}),
-                "rdma-ports: must not repeat a port, got 5002 twice");
-  ExpectRefused(with({"--ports", "5001,5002", "--rdma-ports", "5002,5003"}),
-                "rdma-ports: 5002 is also in --ports");
-  ExpectRefused(with({"--shared-port", "--ports", "5001", "--rdma-ports", "5002,5001"}),
-                "rdma-ports: 5001 is also in --ports");
-  ExpectRefused(with({"--rdma-ports"}), "--rdma-ports");
+  ExpectAgentRefuses(with({"--rdma-ports", "5002"}),
+                     "rdma-ports: must give one port per agent id (2), got 1");
+  ExpectAgentRefuses(with({"--shared-port", "--rdma-ports", "5002"}),
+                     "rdma-ports: must give one port per agent id (2), got 1");
+  ExpectAgentRefuses(with({"--rdma-ports", "5002,x"}),
+                     "rdma-ports: each must be a number 0..65535, got 'x'");
+  ExpectAgentRefuses(with({"--rdma-ports", "5002,65536"}),
+                     "rdma-ports: each must be a number 0..65535, got '65536'");
+  ExpectAgentRefuses(with({"--rdma-ports", "5002,-1"}), "rdma-ports: each must be a number");
+  ExpectAgentRefuses(with({"--rdma-ports", "5002,5002"}),
+                     "rdma-ports: must not repeat a port, got 5002 twice");
+  ExpectAgentRefuses(with({"--ports", "5001,5002", "--rdma-ports", "5002,5003"}),
+                     "rdma-ports: 5002 is also in --ports");
+  ExpectAgentRefuses(with({"--shared-port", "--ports", "5001", "--rdma-ports", "5002,5001"}),
+                     "rdma-ports: 5001 is also in --ports");
+  ExpectAgentRefuses(with({"--rdma-ports"}), "--rdma-ports");
 }
 
 TEST(AgentCommandLineTest, StablePortsAndTheirReservedPorts) {
-  CommandLineRun run = Parse({"--server", "h:1", "--agent-ids", "ag1,ag2"});
+  AgentCommandLineRun run = RunAgentCommandLine({"--server", "h:1", "--agent-ids", "ag1,ag2"});
   ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
   EXPECT_FALSE(run.parsed.options->stable_ports);
   EXPECT_TRUE(run.parsed.options->reserved_ports.empty());
-  run = Parse({"--server", "h:1", "--agent-ids", "ag1,ag2", "--stable-ports", "--reserved-ports",
-               "62001,62002,62001"});
+  run = RunAgentCommandLine({"--server", "h:1", "--agent-ids", "ag1,ag2", "--stable-ports",
+                             "--reserved-ports", "62001,62002,62001"});
   ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
   EXPECT_TRUE(run.parsed.options->stable_ports);
   EXPECT_THAT(run.parsed.options->reserved_ports, ElementsAre(62001u, 62002u));
@@ -124,20 +101,21 @@ TEST(AgentCommandLineTest, ReservedPortsInvalidValuesAreRefused) {
     extra.insert(extra.begin(), two.begin(), two.end());
     return extra;
   };
-  ExpectRefused(with({"--reserved-ports", "62001"}), "--reserved-ports requires --stable-ports");
-  ExpectRefused(with({"--stable-ports", "--reserved-ports", "x"}),
-                "reserved-ports: each must be a number 1..65535, got 'x'");
-  ExpectRefused(with({"--stable-ports", "--reserved-ports", "62001,0"}),
-                "reserved-ports: each must be a number 1..65535, got '0'");
-  ExpectRefused(with({"--stable-ports", "--reserved-ports", "65536"}),
-                "reserved-ports: each must be a number 1..65535, got '65536'");
-  ExpectRefused(with({"--stable-ports", "--reserved-ports", "62001,"}),
-                "reserved-ports: each must be a number 1..65535, got ''");
-  ExpectRefused(with({"--stable-ports", "--reserved-ports"}), "--reserved-ports");
+  ExpectAgentRefuses(with({"--reserved-ports", "62001"}),
+                     "--reserved-ports requires --stable-ports");
+  ExpectAgentRefuses(with({"--stable-ports", "--reserved-ports", "x"}),
+                     "reserved-ports: each must be a number 1..65535, got 'x'");
+  ExpectAgentRefuses(with({"--stable-ports", "--reserved-ports", "62001,0"}),
+                     "reserved-ports: each must be a number 1..65535, got '0'");
+  ExpectAgentRefuses(with({"--stable-ports", "--reserved-ports", "65536"}),
+                     "reserved-ports: each must be a number 1..65535, got '65536'");
+  ExpectAgentRefuses(with({"--stable-ports", "--reserved-ports", "62001,"}),
+                     "reserved-ports: each must be a number 1..65535, got ''");
+  ExpectAgentRefuses(with({"--stable-ports", "--reserved-ports"}), "--reserved-ports");
 }
 
 TEST(AgentCommandLineTest, HelpPrintsUsageAndExitsZero) {
-  CommandLineRun run = Parse({"--help"});
+  AgentCommandLineRun run = RunAgentCommandLine({"--help"});
   EXPECT_FALSE(run.parsed.options.has_value());
   EXPECT_EQ(run.parsed.exit_code, 0);
   EXPECT_THAT(run.out, HasSubstr("--agent-ids"));
@@ -146,32 +124,33 @@ TEST(AgentCommandLineTest, HelpPrintsUsageAndExitsZero) {
 }
 
 TEST(AgentCommandLineTest, VersionExitsZero) {
-  CommandLineRun run = Parse({"--version"});
+  AgentCommandLineRun run = RunAgentCommandLine({"--version"});
   EXPECT_EQ(run.parsed.exit_code, 0);
   EXPECT_FALSE(run.out.empty());
 }
 
 TEST(AgentCommandLineTest, MissingRequiredFlags) {
-  ExpectRefused({"--agent-ids", "ag1"}, "--server");
-  ExpectRefused({"--server", "h:1"}, "--agent-ids");
+  ExpectAgentRefuses({"--agent-ids", "ag1"}, "--server");
+  ExpectAgentRefuses({"--server", "h:1"}, "--agent-ids");
 }
 
 TEST(AgentCommandLineTest, UnknownFlag) {
-  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--bogus"}, "--bogus");
+  ExpectAgentRefuses({"--server", "h:1", "--agent-ids", "ag1", "--bogus"}, "--bogus");
 }
 
 TEST(AgentCommandLineTest, BadValues) {
-  ExpectRefused({"--server", "nohost", "--agent-ids", "ag1"},
-                "server: entry 'nohost': needs a port (HOST:PORT)");
-  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1,ag1"}, "agent-ids: must not repeat");
-  ExpectRefused({"--server", "h:1", "--agent-ids", "_ag"}, "agent-ids: must start with");
-  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--machine-type", "c600"},
-                "machine type: unknown value \"c600\"; accepted: m2000, bow");
-  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--host", ""}, "host: must not be empty");
-  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1,ag2", "--ports", "5001"},
-                "ports: must give one port per agent id (2), got 1");
-  ExpectRefused({"--server", "h:1", "--agent-ids", "ag1", "--log-level", "verbose"},
-                "log-level: must be trace, debug, info, warn or error");
+  ExpectAgentRefuses({"--server", "nohost", "--agent-ids", "ag1"},
+                     "server: entry 'nohost': needs a port (HOST:PORT)");
+  ExpectAgentRefuses({"--server", "h:1", "--agent-ids", "ag1,ag1"}, "agent-ids: must not repeat");
+  ExpectAgentRefuses({"--server", "h:1", "--agent-ids", "_ag"}, "agent-ids: must start with");
+  ExpectAgentRefuses({"--server", "h:1", "--agent-ids", "ag1", "--machine-type", "c600"},
+                     "machine type: unknown value \"c600\"; accepted: m2000, bow");
+  ExpectAgentRefuses({"--server", "h:1", "--agent-ids", "ag1", "--host", ""},
+                     "host: must not be empty");
+  ExpectAgentRefuses({"--server", "h:1", "--agent-ids", "ag1,ag2", "--ports", "5001"},
+                     "ports: must give one port per agent id (2), got 1");
+  ExpectAgentRefuses({"--server", "h:1", "--agent-ids", "ag1", "--log-level", "verbose"},
+                     "log-level: must be trace, debug, info, warn or error");
 }
 
 TEST(AgentCommandLineTest, TlsFlagsGoTogether) {
@@ -181,18 +160,18 @@ TEST(AgentCommandLineTest, TlsFlagsGoTogether) {
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   };
-  ExpectRefused(with({"--tls-ca", "ca.pem"}), "--tls-cert is missing");
-  ExpectRefused(with({"--tls-ca", "ca.pem", "--tls-cert", "c.pem"}), "--tls-key is missing");
-  ExpectRefused(with({"--tls-cert", "c.pem", "--tls-key", "k.pem"}), "--tls-ca is missing");
-  ExpectRefused(with({"--tls-key", "k.pem"}), "--tls-ca is missing");
-  CommandLineRun run =
-      Parse(with({"--tls-ca", "ca.pem", "--tls-cert", "c.pem", "--tls-key", "k.pem"}));
+  ExpectAgentRefuses(with({"--tls-ca", "ca.pem"}), "--tls-cert is missing");
+  ExpectAgentRefuses(with({"--tls-ca", "ca.pem", "--tls-cert", "c.pem"}), "--tls-key is missing");
+  ExpectAgentRefuses(with({"--tls-cert", "c.pem", "--tls-key", "k.pem"}), "--tls-ca is missing");
+  ExpectAgentRefuses(with({"--tls-key", "k.pem"}), "--tls-ca is missing");
+  AgentCommandLineRun run = RunAgentCommandLine(
+      with({"--tls-ca", "ca.pem", "--tls-cert", "c.pem", "--tls-key", "k.pem"}));
   ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
   EXPECT_TRUE(run.parsed.options->tls());
   EXPECT_EQ(run.parsed.options->tls_ca, "ca.pem");
   EXPECT_EQ(run.parsed.options->tls_cert, "c.pem");
   EXPECT_EQ(run.parsed.options->tls_key, "k.pem");
-  CommandLineRun plain = Parse(base);
+  AgentCommandLineRun plain = RunAgentCommandLine(base);
   ASSERT_TRUE(plain.parsed.options.has_value());
   EXPECT_FALSE(plain.parsed.options->tls());
 }
@@ -274,7 +253,7 @@ TEST(ValidateServerAddressTest, ListsOfMembers) {
   servers = ParseServerAddresses("unix:/tmp/s");
   ASSERT_TRUE(servers.ok());
   EXPECT_THAT(*servers, ::testing::ElementsAre("unix:/tmp/s"));
-  CommandLineRun run = Parse({"--server", "a:1,b:2", "--agent-ids", "ag1"});
+  AgentCommandLineRun run = RunAgentCommandLine({"--server", "a:1,b:2", "--agent-ids", "ag1"});
   ASSERT_TRUE(run.parsed.options.has_value()) << run.err;
   EXPECT_EQ(run.parsed.options->server, "a:1,b:2");
   EXPECT_THAT(run.parsed.options->servers, ::testing::ElementsAre("a:1", "b:2"));
@@ -289,7 +268,7 @@ TEST(ValidateServerAddressTest, ListsOfMembers) {
     absl::Status status = ValidateServerAddress(list);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << list;
     EXPECT_THAT(std::string(status.message()), HasSubstr(message)) << list;
-    ExpectRefused({"--server", list, "--agent-ids", "ag1"}, message);
+    ExpectAgentRefuses({"--server", list, "--agent-ids", "ag1"}, message);
   }
 }
 

@@ -30,8 +30,9 @@ MachineTopology Ag2Topology() {
   return t;
 }
 
-PartitionConfig Config(const std::string& id, std::vector<uint32_t> ipus,
-                       std::vector<uint32_t> ports, uint64_t generation = 1) {
+// Partition `id` on `ipus` whose IPU-Links use this machine's link `ports`.
+PartitionConfig ConfigOnPorts(const std::string& id, std::vector<uint32_t> ipus,
+                              std::vector<uint32_t> ports, uint64_t generation = 1) {
   PartitionConfig c;
   c.partition_id = id;
   c.generation = generation;
@@ -49,19 +50,19 @@ class MachineHealthTest : public ::testing::Test {
 };
 
 TEST_F(MachineHealthTest, PartitionsNeverShareALinkPort) {
-  ASSERT_TRUE(machine_.Configure(Config("a", {3, 2}, {fabric::kPortRungLower})).ok());
-  absl::Status s = machine_.Configure(Config("b", {1, 0}, {fabric::kPortRungLower}));
+  ASSERT_TRUE(machine_.Configure(ConfigOnPorts("a", {3, 2}, {fabric::kPortRungLower})).ok());
+  absl::Status s = machine_.Configure(ConfigOnPorts("b", {1, 0}, {fabric::kPortRungLower}));
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("link_ports: port 0 (rung-lower) of agent ag2 is owned by partition a"));
-  EXPECT_TRUE(machine_.Configure(Config("b", {1, 0}, {fabric::kPortRungUpper})).ok());
+  EXPECT_TRUE(machine_.Configure(ConfigOnPorts("b", {1, 0}, {fabric::kPortRungUpper})).ok());
   // Re-pushing the same configuration with moved members is fine.
-  PartitionConfig again = Config("a", {3, 2}, {fabric::kPortRungLower});
+  PartitionConfig again = ConfigOnPorts("a", {3, 2}, {fabric::kPortRungLower});
   again.members = {{"ag2", "127.0.0.1", 5000}};
   EXPECT_TRUE(machine_.Configure(again).ok());
   EXPECT_EQ(machine_.Config("a")->members.size(), 1u);
   // The same generation with other ports is another configuration.
-  EXPECT_EQ(machine_.Configure(Config("a", {3, 2}, {fabric::kPortRailInner0})).code(),
+  EXPECT_EQ(machine_.Configure(ConfigOnPorts("a", {3, 2}, {fabric::kPortRailInner0})).code(),
             absl::StatusCode::kFailedPrecondition);
 }
 
@@ -70,13 +71,13 @@ TEST_F(MachineHealthTest, RefusesInvalidPortsAndMembers) {
     PartitionConfig config;
     std::string message;
   };
-  PartitionConfig bad_member = Config("p", {0}, {});
+  PartitionConfig bad_member = ConfigOnPorts("p", {0}, {});
   bad_member.members = {{"ag1", "", 1}};
-  PartitionConfig bad_port = Config("p", {0}, {});
+  PartitionConfig bad_port = ConfigOnPorts("p", {0}, {});
   bad_port.members = {{"ag1", "h", 70000}};
   for (const Case& c :
-       std::vector<Case>{{Config("p", {0}, {14}), "link_ports: port must be 0..13, got 14"},
-                         {Config("p", {0}, {3, 3}), "link_ports: port 3 is listed twice"},
+       std::vector<Case>{{ConfigOnPorts("p", {0}, {14}), "link_ports: port must be 0..13, got 14"},
+                         {ConfigOnPorts("p", {0}, {3, 3}), "link_ports: port 3 is listed twice"},
                          {bad_member, "members:"},
                          {bad_port, "members:"}}) {
     absl::Status s = machine_.Configure(c.config);
@@ -86,7 +87,7 @@ TEST_F(MachineHealthTest, RefusesInvalidPortsAndMembers) {
 }
 
 TEST_F(MachineHealthTest, FaultsNameTheMachineAndTheLinkUntilCleared) {
-  ASSERT_TRUE(machine_.Configure(Config("p", {3, 2, 1, 0}, {0, 1, 2, 3, 4, 5})).ok());
+  ASSERT_TRUE(machine_.Configure(ConfigOnPorts("p", {3, 2, 1, 0}, {0, 1, 2, 3, 4, 5})).ok());
   EXPECT_TRUE(machine_.CheckPartition("p", 1).ok());
   auto d = machine_.InjectLinkDown(fabric::kPortRailNext0);
   ASSERT_TRUE(d.ok()) << d.status();
@@ -110,7 +111,7 @@ TEST_F(MachineHealthTest, FaultsNameTheMachineAndTheLinkUntilCleared) {
   EXPECT_FALSE(machine_.IpuHealthReport()[2].healthy);
   EXPECT_TRUE(machine_.IpuHealthReport()[1].healthy);
   // A partition on the broken IPU cannot be configured.
-  EXPECT_EQ(machine_.Configure(Config("q", {2}, {}, 5)).code(),
+  EXPECT_EQ(machine_.Configure(ConfigOnPorts("q", {2}, {}, 5)).code(),
             absl::StatusCode::kFailedPrecondition);
 }
 
@@ -126,7 +127,7 @@ TEST_F(MachineHealthTest, RefusesFaultsItCannotInject) {
 }
 
 TEST_F(MachineHealthTest, CheckPartitionFencesGenerations) {
-  ASSERT_TRUE(machine_.Configure(Config("p", {0}, {}, 7)).ok());
+  ASSERT_TRUE(machine_.Configure(ConfigOnPorts("p", {0}, {}, 7)).ok());
   EXPECT_TRUE(machine_.CheckPartition("p", 7).ok());
   EXPECT_TRUE(machine_.CheckPartition("p", 0).ok());
   EXPECT_EQ(machine_.CheckPartition("p", 6).code(), absl::StatusCode::kFailedPrecondition);
