@@ -23,6 +23,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/cli_run.h"
 #include "version.grpc.pb.h"
 #include "vipu_admin.grpc.pb.h"
 #include "vipuuser.grpc.pb.h"
@@ -31,6 +32,7 @@ namespace vipu::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using test::CliResult;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -299,12 +301,6 @@ class FakeAdminService final : public vipuadmin::AdminService::Service {
   vipuadmin::CreateAllocationRequest last_allocation_;
 };
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
 class FakeServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -333,15 +329,11 @@ class FakeServerTest : public ::testing::Test {
     fs::remove_all(home_);
   }
 
-  Result Run(CliKind kind, const std::vector<std::string>& words) {
-    std::vector<std::string> args = {kind == CliKind::kVipu ? "vipu" : "vipu-admin"};
-    args.insert(args.end(), words.begin(), words.end());
-    std::ostringstream out, err;
-    int code = RunCli(kind, args, out, err, env_);
-    return {code, out.str(), err.str()};
+  CliResult Run(CliKind kind, const std::vector<std::string>& words) {
+    return test::RunCliWords(kind, words, env_);
   }
-  Result Vipu(const std::vector<std::string>& words) { return Run(CliKind::kVipu, words); }
-  Result Admin(const std::vector<std::string>& words) { return Run(CliKind::kVipuAdmin, words); }
+  CliResult Vipu(const std::vector<std::string>& words) { return Run(CliKind::kVipu, words); }
+  CliResult Admin(const std::vector<std::string>& words) { return Run(CliKind::kVipuAdmin, words); }
 
   static std::string Read(const std::string& path) {
     std::ifstream in(path);
@@ -361,7 +353,7 @@ class FakeServerTest : public ::testing::Test {
 };
 
 TEST_F(FakeServerTest, ServerVersionIsTwoExactLines) {
-  Result r = Vipu({"--server-version"});
+  CliResult r = Vipu({"--server-version"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, absl::StrCat("version: 1.18.0\nhost: 127.0.0.1:", port_, "\n"));
   r = Admin({"--server-version"});
@@ -369,7 +361,7 @@ TEST_F(FakeServerTest, ServerVersionIsTwoExactLines) {
 }
 
 TEST_F(FakeServerTest, CreatePollsUntilActiveAndWritesEveryGcdFile) {
-  Result r =
+  CliResult r =
       Vipu({"create", "partition", "p1", "--size", "4", "--num-gcds", "2", "--gcd-sync-replicas",
             "4", "--routing", "ring-swnc", "--sync-type", "pod-native-default", "--allocation",
             "a16", "--num-ilds", "1", "--disable-auto-reset", "--relocatable"});
@@ -405,9 +397,9 @@ TEST_F(FakeServerTest, CreatePollsUntilActiveAndWritesEveryGcdFile) {
 }
 
 TEST_F(FakeServerTest, CreateSendsC2CompatibleAndGwRouting) {
-  Result r = Vipu({"create", "partitions", "p2", "--size=8", "--reconfigurable", "--sync-type",
-                   "c2-compatible", "--gw-routing", "swring", "--cluster", "c16",
-                   "--total-num-replicas=2"});
+  CliResult r = Vipu({"create", "partitions", "p2", "--size=8", "--reconfigurable", "--sync-type",
+                      "c2-compatible", "--gw-routing", "swring", "--cluster", "c16",
+                      "--total-num-replicas=2"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto& req = user_.last_create_.requirements();
   EXPECT_EQ(req.sync_type(), virmgrpc::ST_GS2_DEFAULT);
@@ -420,7 +412,7 @@ TEST_F(FakeServerTest, CreateSendsC2CompatibleAndGwRouting) {
 }
 
 TEST_F(FakeServerTest, CreateErrorStateJoinsErrors) {
-  Result r = Vipu({"create", "partition", "doomed", "--size", "4"});
+  CliResult r = Vipu({"create", "partition", "doomed", "--size", "4"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
@@ -430,7 +422,7 @@ TEST_F(FakeServerTest, CreateErrorStateJoinsErrors) {
 }
 
 TEST_F(FakeServerTest, CreateRefusedByServerShowsItsMessage) {
-  Result r = Vipu({"create", "partition", "p6", "--size", "6"});
+  CliResult r = Vipu({"create", "partition", "p6", "--size", "6"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "create partition (p6): failure: size: must be a power of two, got 6\n");
   ASSERT_EQ(Vipu({"create", "partition", "p1", "--size", "4"}).code, 0);
@@ -439,7 +431,7 @@ TEST_F(FakeServerTest, CreateRefusedByServerShowsItsMessage) {
 }
 
 TEST_F(FakeServerTest, CreateTimesOutWithApiTimeout) {
-  Result r = Vipu({"create", "partition", "stuck", "--size", "4", "--api-timeout", "1"});
+  CliResult r = Vipu({"create", "partition", "stuck", "--size", "4", "--api-timeout", "1"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, StartsWith("create partition (stuck): failure: timed out waiting for the "
                                 "partition to become ACTIVE (state PENDING, operation CREATING)"));
@@ -447,7 +439,7 @@ TEST_F(FakeServerTest, CreateTimesOutWithApiTimeout) {
 }
 
 TEST_F(FakeServerTest, AChangeSentButNeverAnsweredHasAnUnknownOutcome) {
-  Result r = Vipu({"create", "partition", "unanswered", "--size", "4", "--api-timeout", "1"});
+  CliResult r = Vipu({"create", "partition", "unanswered", "--size", "4", "--api-timeout", "1"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("no reply from vipu-server"));
   EXPECT_THAT(r.err, HasSubstr("the change was sent: its outcome is unknown; look"));
@@ -462,7 +454,7 @@ TEST_F(FakeServerTest, AChangeSentButNeverAnsweredHasAnUnknownOutcome) {
 TEST_F(FakeServerTest, RemoveDeletesFilesAndPassesForce) {
   ASSERT_EQ(Vipu({"create", "partition", "p1", "--size", "4", "--num-gcds", "2"}).code, 0);
   ASSERT_EQ(Vipu({"create", "partition", "p10", "--size", "4"}).code, 0);
-  Result r = Vipu({"remove", "partition", "p1", "--force"});
+  CliResult r = Vipu({"remove", "partition", "p1", "--force"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "remove partition (p1): success.\n");
   EXPECT_TRUE(user_.last_force_);
@@ -473,14 +465,14 @@ TEST_F(FakeServerTest, RemoveDeletesFilesAndPassesForce) {
 
 TEST_F(FakeServerTest, RemoveUnknownPartitionFailsButClearsStaleFiles) {
   ASSERT_TRUE(WriteIpuofConfig(home_, "gone", 0, "{}").ok());
-  Result r = Vipu({"remove", "partition", "gone"});
+  CliResult r = Vipu({"remove", "partition", "gone"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "remove partition (gone): failure: partition gone not found\n");
   EXPECT_FALSE(fs::exists(IpuofConfigPath(home_, "gone", 0)));
 }
 
 TEST_F(FakeServerTest, ServerSideUnavailableIsNotReportedAsUnreachable) {
-  Result r = Vipu({"remove", "partition", "agent-down"});
+  CliResult r = Vipu({"remove", "partition", "agent-down"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "remove partition (agent-down): failure: agent ag3 is down\n");
 }
@@ -488,7 +480,7 @@ TEST_F(FakeServerTest, ServerSideUnavailableIsNotReportedAsUnreachable) {
 TEST_F(FakeServerTest, ResetWaitsForActive) {
   ASSERT_EQ(Vipu({"create", "partition", "p1", "--size", "4"}).code, 0);
   int polls_before = user_.status_calls_;
-  Result r = Vipu({"reset", "partition", "p1"});
+  CliResult r = Vipu({"reset", "partition", "p1"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "reset partition (p1): success.\n");
   EXPECT_EQ(user_.reset_calls_, 1);
@@ -498,8 +490,8 @@ TEST_F(FakeServerTest, ResetWaitsForActive) {
 TEST_F(FakeServerTest, ListPartitionsTableNounsAndFilter) {
   ASSERT_EQ(Vipu({"create", "partition", "p1", "--size", "4"}).code, 0);
   ASSERT_EQ(Vipu({"create", "partition", "p2", "--size", "8", "--allocation", "other"}).code, 0);
-  Result plural = Vipu({"list", "partitions"});
-  Result singular = Vipu({"list", "partition"});
+  CliResult plural = Vipu({"list", "partitions"});
+  CliResult singular = Vipu({"list", "partition"});
   ASSERT_EQ(plural.code, 0) << plural.err;
   EXPECT_EQ(plural.out, singular.out);
   EXPECT_EQ(plural.out,
@@ -508,18 +500,18 @@ TEST_F(FakeServerTest, ListPartitionsTableNounsAndFilter) {
             " p1          | c16     | 1    | DEFAULT    | DNC         | 4    | 1    | ACTIVE \n"
             " p2          | c16     | 1    | DEFAULT    | SWNC        | 8    | 1    | ACTIVE \n"
             "--------------------------------------------------------------------------------\n");
-  Result filtered = Vipu({"list", "partitions", "--allocation", "other"});
+  CliResult filtered = Vipu({"list", "partitions", "--allocation", "other"});
   EXPECT_THAT(filtered.out, HasSubstr(" p2 "));
   EXPECT_THAT(filtered.out, ::testing::Not(HasSubstr(" p1 ")));
 
-  Result admin = Admin({"list", "partitions"});
+  CliResult admin = Admin({"list", "partitions"});
   EXPECT_THAT(admin.out, StartsWith(" Allocation | Partition   | Cluster |"));
   EXPECT_THAT(admin.out, HasSubstr(" a16        | p1          | c16     |"));
 }
 
 TEST_F(FakeServerTest, ShowJsonPrintsTheReply) {
   ASSERT_EQ(Vipu({"create", "partition", "p1", "--size", "1"}).code, 0);
-  Result r = Vipu({"list", "partitions", "--showjson"});
+  CliResult r = Vipu({"list", "partitions", "--showjson"});
   ASSERT_EQ(r.code, 0) << r.err;
   virmgrpc::ListPartitionsReply reply;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &reply).ok()) << r.out;
@@ -536,7 +528,7 @@ TEST_F(FakeServerTest, ShowJsonPrintsTheReply) {
 
 TEST_F(FakeServerTest, GetPartitionBoxAndIpuofConfigs) {
   ASSERT_EQ(Vipu({"create", "partition", "p1", "--size", "4", "--num-gcds", "2"}).code, 0);
-  Result r = Vipu({"get", "partition", "p1"});
+  CliResult r = Vipu({"get", "partition", "p1"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(" Partition ID   | p1 "));
   EXPECT_THAT(r.out, HasSubstr(" State          | ACTIVE "));
@@ -555,22 +547,22 @@ TEST_F(FakeServerTest, GetPartitionBoxAndIpuofConfigs) {
 }
 
 TEST_F(FakeServerTest, GetUnknownPartition) {
-  Result r = Vipu({"get", "partition", "nope"});
+  CliResult r = Vipu({"get", "partition", "nope"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "get partition (nope): failure: partition nope not found\n");
 }
 
 TEST_F(FakeServerTest, PartitionStatusBox) {
   ASSERT_EQ(Vipu({"create", "partition", "p1", "--size", "4"}).code, 0);
-  Result r = Vipu({"get", "partition-status", "p1"});
+  CliResult r = Vipu({"get", "partition-status", "p1"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(" State                  | ACTIVE"));
   EXPECT_THAT(r.out, HasSubstr(" Last auto-reset        | never"));
 }
 
 TEST_F(FakeServerTest, AuthMetadataFromFlags) {
-  Result r = Vipu({"create", "partition", "p1", "--size", "4", "--api-user-id", "alice",
-                   "--api-access-key", "685X_K4uCzN"});
+  CliResult r = Vipu({"create", "partition", "p1", "--size", "4", "--api-user-id", "alice",
+                      "--api-access-key", "685X_K4uCzN"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(user_.last_user_, "alice");
   EXPECT_EQ(user_.last_key_, "685X_K4uCzN");
@@ -582,7 +574,7 @@ TEST_F(FakeServerTest, AuthAndAddressFromConfigFile) {
                       << "\napi-user-id = \"alice\"\napi-access-key = \"k\"\n";
   env_.vars.erase("VIPU_CLI_API_HOST");
   env_.vars.erase("VIPU_CLI_API_PORT");
-  Result r = Vipu({"--config", path, "create", "partition", "p1", "--size", "4"});
+  CliResult r = Vipu({"--config", path, "create", "partition", "p1", "--size", "4"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(user_.last_user_, "alice");
   EXPECT_EQ(user_.last_key_, "k");
@@ -595,7 +587,7 @@ TEST_F(FakeServerTest, NoMetadataWithoutCredentials) {
 }
 
 TEST_F(FakeServerTest, UsageErrorsMakeNoRpc) {
-  Result r = Vipu({"create", "partition", "p1", "--size", "0"});
+  CliResult r = Vipu({"create", "partition", "p1", "--size", "0"});
   EXPECT_EQ(r.code, 2);
   r = Vipu({"create", "partition", "p1", "--size", "4", "--routing", "foo"});
   EXPECT_EQ(r.code, 2);
@@ -603,7 +595,7 @@ TEST_F(FakeServerTest, UsageErrorsMakeNoRpc) {
 }
 
 TEST_F(FakeServerTest, ListAllocationsAndIpuAttrs) {
-  Result r = Vipu({"list", "allocation"});
+  CliResult r = Vipu({"list", "allocation"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "-------------------------\n"
@@ -620,7 +612,7 @@ TEST_F(FakeServerTest, ListAllocationsAndIpuAttrs) {
 }
 
 TEST_F(FakeServerTest, AdminAgentsClustersAllocations) {
-  Result r = Admin({"create", "agent", "ag1", "--host", "10.1.2.1", "--port", "8080"});
+  CliResult r = Admin({"create", "agent", "ag1", "--host", "10.1.2.1", "--port", "8080"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "create agent (ag1): success.\n");
 
@@ -666,7 +658,7 @@ TEST_F(FakeServerTest, AdminAgentsClustersAllocations) {
 }
 
 TEST_F(FakeServerTest, AdminCreatePartitionWritesFilesToo) {
-  Result r = Admin({"create", "partition", "p1", "--size", "4", "--cluster", "c16"});
+  CliResult r = Admin({"create", "partition", "p1", "--size", "4", "--cluster", "c16"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "create partition (p1): success.\n");
   EXPECT_TRUE(fs::exists(IpuofConfigPath(home_, "p1", 0)));

@@ -1,24 +1,26 @@
 // The command-line layer without a server: every invalid value is a one-line
 // usage error (exit 2) found before any RPC. The server address points at a
 // bound but not listening socket, so any RPC attempt would exit 1 instead.
+#include "cli/common/command_line.h"
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/common/command_line.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/cli_run.h"
 
 namespace vipu::cli {
 namespace {
 
+using test::CliResult;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -43,12 +45,6 @@ class ClosedPort {
   int port_ = 0;
 };
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
 class CommandLineTest : public ::testing::Test {
  protected:
   CommandLineTest() {
@@ -59,12 +55,8 @@ class CommandLineTest : public ::testing::Test {
     env_.vars["VIPU_CLI_API_TIMEOUT"] = "5";
   }
 
-  Result Run(CliKind kind, const std::vector<std::string>& words) {
-    std::vector<std::string> args = {kind == CliKind::kVipu ? "vipu" : "vipu-admin"};
-    args.insert(args.end(), words.begin(), words.end());
-    std::ostringstream out, err;
-    int code = RunCli(kind, args, out, err, env_);
-    return {code, out.str(), err.str()};
+  CliResult Run(CliKind kind, const std::vector<std::string>& words) {
+    return test::RunCliWords(kind, words, env_);
   }
 
   ClosedPort closed_;
@@ -88,7 +80,7 @@ std::ostream& operator<<(std::ostream& os, const UsageCase& c) {
 class UsageErrorTest : public CommandLineTest, public ::testing::WithParamInterface<UsageCase> {};
 
 TEST_P(UsageErrorTest, OneLineExitTwoBeforeAnyRpc) {
-  Result r = Run(GetParam().kind, GetParam().words);
+  CliResult r = Run(GetParam().kind, GetParam().words);
   EXPECT_EQ(r.code, kExitUsage) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
@@ -255,7 +247,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{kV, W{"update", "user", "alice", "--admin"}, "update"}));
 
 TEST_F(CommandLineTest, VersionPrintsClientVersion) {
-  Result r = Run(kV, {"--version"});
+  CliResult r = Run(kV, {"--version"});
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out, absl::StrCat("vipu version ", VIPU_VERSION, "\n"));
   r = Run(kA, {"--version"});
@@ -263,14 +255,14 @@ TEST_F(CommandLineTest, VersionPrintsClientVersion) {
 }
 
 TEST_F(CommandLineTest, HelpExitsZeroOnStdout) {
-  Result r = Run(kV, {"--help"});
+  CliResult r = Run(kV, {"--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_THAT(r.out, HasSubstr("--api-host"));
   EXPECT_EQ(r.err, "");
 }
 
 TEST_F(CommandLineTest, UnreachableServerNamesTheAddress) {
-  Result r = Run(kV, {"list", "partitions"});
+  CliResult r = Run(kV, {"list", "partitions"});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
@@ -280,7 +272,7 @@ TEST_F(CommandLineTest, UnreachableServerNamesTheAddress) {
 }
 
 TEST_F(CommandLineTest, UnreachableServerWithIdInLabel) {
-  Result r = Run(kV, {"remove", "partitions", "p7"});
+  CliResult r = Run(kV, {"remove", "partitions", "p7"});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, StartsWith("remove partition (p7): failure: cannot reach vipu-server at "));
   EXPECT_EQ(CountLines(r.err), 1);
@@ -289,15 +281,15 @@ TEST_F(CommandLineTest, UnreachableServerWithIdInLabel) {
 TEST_F(CommandLineTest, GlobalFlagsAfterTheSubcommandWin) {
   ClosedPort other;
   env_.vars["VIPU_CLI_API_PORT"] = "1";
-  Result r = Run(kV, {"get", "partition", "p1", "-H", "127.0.0.1", "--api-port",
-                      absl::StrCat(other.port()), "--api-timeout", "3"});
+  CliResult r = Run(kV, {"get", "partition", "p1", "-H", "127.0.0.1", "--api-port",
+                         absl::StrCat(other.port()), "--api-timeout", "3"});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err,
               HasSubstr(absl::StrCat("cannot reach vipu-server at 127.0.0.1:", other.port())));
 }
 
 TEST_F(CommandLineTest, ServerVersionUnreachable) {
-  Result r = Run(kA, {"--server-version"});
+  CliResult r = Run(kA, {"--server-version"});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, StartsWith("server-version: failure: cannot reach vipu-server at 127.0.0.1:"));
 }
