@@ -1,5 +1,6 @@
 // Fault kinds' names and short forms, and the validation of each kind's fields.
 #include "fabric/fault_request.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,7 +24,7 @@ TEST(FaultKindTest, ParsesCliNamesAndShortForms) {
   }
 }
 
-FaultRequest Valid(FaultKind kind) {
+FaultRequest ValidFaultRequest(FaultKind kind) {
   FaultRequest r;
   r.agent_id = "ag1";
   r.kind = kind;
@@ -36,7 +37,7 @@ FaultRequest Valid(FaultKind kind) {
 TEST(ValidateFaultRequestTest, AcceptsEachKindWithItsField) {
   for (FaultKind k : {FaultKind::kIpuError, FaultKind::kLinkDown, FaultKind::kAgentCrash,
                       FaultKind::kAgentHang, FaultKind::kClear}) {
-    EXPECT_TRUE(ValidateFaultRequest(Valid(k)).ok()) << FaultKindName(k);
+    EXPECT_TRUE(ValidateFaultRequest(ValidFaultRequest(k)).ok()) << FaultKindName(k);
   }
 }
 
@@ -64,7 +65,7 @@ TEST(ValidateFaultRequestTest, RefusesEveryInvalidField) {
        "duration_ms: must be 0..3600000"},
   };
   for (const BadCase& c : cases) {
-    FaultRequest r = Valid(c.kind);
+    FaultRequest r = ValidFaultRequest(c.kind);
     c.mutate(&r);
     absl::Status s = ValidateFaultRequest(r);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.message;

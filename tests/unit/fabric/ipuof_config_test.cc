@@ -1,24 +1,23 @@
 // IPUoF configs per GCD and the target options of partitions of several shapes.
+#include "fabric/ipuof_config.h"
+
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "fabric/ipuof_config.h"
 #include "fabric/placement.h"
 #include "fabric/pods.h"
 #include "fabric/validation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/pod_layout.h"
 
 namespace vipu::fabric {
 namespace {
 
 using Options = std::vector<std::pair<std::string, std::string>>;
-
-ClusterLayout PodLayout(const std::string& pod) {
-  return *ClusterLayout::Build(PodCluster(*PodPreset(pod), pod));
-}
+using test::PodLayout;
 
 // A partition as the server would build it: defaults resolved, IPUs placed
 // on an empty cluster.

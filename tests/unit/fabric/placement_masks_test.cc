@@ -11,22 +11,14 @@
 #include "fabric/pods.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/pod_layout.h"
 
 namespace vipu::fabric {
 namespace {
 
+using test::PlacementOfSize;
+using test::PodLayout;
 using ::testing::HasSubstr;
-
-ClusterLayout PodLayout(const std::string& pod) {
-  return *ClusterLayout::Build(PodCluster(*PodPreset(pod), pod));
-}
-
-PlacementRequest Size(uint32_t size, uint32_t num_ilds = 0) {
-  PlacementRequest r;
-  r.size = size;
-  r.num_ilds = num_ilds;
-  return r;
-}
 
 std::vector<bool> Allowed(const ClusterLayout& layout, const std::set<std::string>& agents) {
   std::vector<bool> allowed(layout.cluster().agent_ids.size(), false);
@@ -76,7 +68,7 @@ TEST(FabricPlacementMasksTest, ShortAllowedVectorLeavesTheRestNotAllowed) {
   EXPECT_EQ(masks.allowed[1], 0u);
   IldMasks none = MasksOf(layout, {}, {});
   EXPECT_EQ(none.allowed, std::vector<uint64_t>(2, 0));
-  auto refused = Place(layout, none, Size(1));
+  auto refused = Place(layout, none, PlacementOfSize(1));
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
@@ -88,11 +80,11 @@ TEST(FabricPlacementMasksTest, RefusesMasksThatDoNotHaveOneEntryPerIld) {
     IldMasks bad;
     bad.allowed.assign(allowed, ~uint64_t{0});
     bad.used.assign(used, 0);
-    auto r = Place(layout, bad, Size(4));
+    auto r = Place(layout, bad, PlacementOfSize(4));
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(r.status().message(), HasSubstr("masks: need one per ILD (2)"));
   }
-  EXPECT_TRUE(Place(layout, ok, Size(4)).ok());
+  EXPECT_TRUE(Place(layout, ok, PlacementOfSize(4)).ok());
 }
 
 // Random allowed subsets and used IPUs on pod256: every size and ILD count,
@@ -116,14 +108,15 @@ TEST(FabricPlacementMasksTest, ChoosesWhatPlacementFromSetsChooses) {
     for (uint32_t size = 1; size <= 256; size *= 2) {
       for (uint32_t num_ilds : {0u, 1u, 2u, 4u, 8u}) {
         SCOPED_TRACE(testing::Message() << "size " << size << " num_ilds " << num_ilds);
-        ExpectSamePlacement(Place(layout, agents, used, Size(size, num_ilds)),
-                            Place(layout, MasksOf(layout, allowed, used), Size(size, num_ilds)));
+        ExpectSamePlacement(
+            Place(layout, agents, used, PlacementOfSize(size, num_ilds)),
+            Place(layout, MasksOf(layout, allowed, used), PlacementOfSize(size, num_ilds)));
       }
     }
     // Fill with size-4 partitions until refused; both ways agree each time.
     for (int n = 0; n < 64; ++n) {
-      auto a = Place(layout, agents, used, Size(4));
-      auto b = Place(layout, MasksOf(layout, allowed, used), Size(4));
+      auto a = Place(layout, agents, used, PlacementOfSize(4));
+      auto b = Place(layout, MasksOf(layout, allowed, used), PlacementOfSize(4));
       ExpectSamePlacement(a, b);
       if (!a.ok()) break;
       for (const PartitionIpu& p : *a) used.insert(p.ipu);

@@ -1,4 +1,6 @@
 // fabric::Place: every size, alignment across ILDs, best fit, allowed agents, explicit IPUs.
+#include "fabric/placement.h"
+
 #include <chrono>
 #include <set>
 #include <string>
@@ -6,29 +8,20 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "fabric/placement.h"
 #include "fabric/pods.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/pod_layout.h"
 
 namespace vipu::fabric {
 namespace {
 
+using test::PlacementOfSize;
+using test::PodLayout;
 using ::testing::HasSubstr;
-
-ClusterLayout PodLayout(const std::string& pod) {
-  return *ClusterLayout::Build(PodCluster(*PodPreset(pod), pod));
-}
 
 std::set<std::string> AllAgents(const ClusterLayout& layout) {
   return {layout.cluster().agent_ids.begin(), layout.cluster().agent_ids.end()};
-}
-
-PlacementRequest Size(uint32_t size, uint32_t num_ilds = 0) {
-  PlacementRequest r;
-  r.size = size;
-  r.num_ilds = num_ilds;
-  return r;
 }
 
 // Marks (ild, topology id) positions used.
@@ -76,7 +69,7 @@ TEST(FabricPlacementTest, EverySizeOnAnEmptyPod256) {
   ClusterLayout layout = PodLayout("pod256");
   for (uint32_t size = 1; size <= 256; size *= 2) {
     SCOPED_TRACE(size);
-    auto ipus = Place(layout, AllAgents(layout), {}, Size(size));
+    auto ipus = Place(layout, AllAgents(layout), {}, PlacementOfSize(size));
     ASSERT_TRUE(ipus.ok()) << ipus.status();
     const uint32_t ilds = size > 64 ? size / 64 : 1;
     ExpectWellFormed(layout, *ipus, size, ilds);
@@ -93,13 +86,13 @@ TEST(FabricPlacementTest, EverySizeFillsPod256ExactlyThenIsExhausted) {
     SCOPED_TRACE(size);
     std::set<IpuRef> used;
     for (uint32_t n = 0; n < 256 / size; ++n) {
-      auto ipus = Place(layout, AllAgents(layout), used, Size(size));
+      auto ipus = Place(layout, AllAgents(layout), used, PlacementOfSize(size));
       ASSERT_TRUE(ipus.ok()) << "partition " << n << ": " << ipus.status();
       ExpectWellFormed(layout, *ipus, size, size > 64 ? size / 64 : 1);
       UseAll(used, *ipus);
     }
     EXPECT_EQ(used.size(), 256u);
-    auto more = Place(layout, AllAgents(layout), used, Size(size));
+    auto more = Place(layout, AllAgents(layout), used, PlacementOfSize(size));
     ASSERT_FALSE(more.ok());
     EXPECT_EQ(more.status().code(), absl::StatusCode::kResourceExhausted);
     // A clause about the pod, for the caller to set in its own sentence.
@@ -115,7 +108,7 @@ TEST(FabricPlacementTest, SegmentsAreAlignedAtOneOffsetWhenSpreadOverIlds) {
   Use(layout, used, 1, {40});
   // 2 ILDs x 16 at one offset free in both: 16 or 48, each next to one used
   // IPU; the tie goes to the lower offset.
-  auto ipus = Place(layout, AllAgents(layout), used, Size(32, 2));
+  auto ipus = Place(layout, AllAgents(layout), used, PlacementOfSize(32, 2));
   ASSERT_TRUE(ipus.ok()) << ipus.status();
   ExpectWellFormed(layout, *ipus, 32, 2);
   EXPECT_EQ((*ipus)[0].ild, 0u);
@@ -126,7 +119,7 @@ TEST(FabricPlacementTest, SegmentsAreAlignedAtOneOffsetWhenSpreadOverIlds) {
 
 TEST(FabricPlacementTest, SmallNumIldsGivesSmallSegments) {
   ClusterLayout layout = PodLayout("pod256");
-  auto ipus = Place(layout, AllAgents(layout), {}, Size(4, 4));
+  auto ipus = Place(layout, AllAgents(layout), {}, PlacementOfSize(4, 4));
   ASSERT_TRUE(ipus.ok()) << ipus.status();
   ExpectWellFormed(layout, *ipus, 4, 4);
   for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ((*ipus)[i].ild, i);
@@ -151,7 +144,7 @@ TEST(FabricPlacementTest, ImpossibleShapesAreInvalid) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(testing::Message() << c.size << "/" << c.num_ilds);
-    auto ipus = Place(pod128, AllAgents(pod128), {}, Size(c.size, c.num_ilds));
+    auto ipus = Place(pod128, AllAgents(pod128), {}, PlacementOfSize(c.size, c.num_ilds));
     ASSERT_FALSE(ipus.ok());
     EXPECT_EQ(ipus.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(ipus.status().message(), HasSubstr(c.message));
@@ -162,17 +155,17 @@ TEST(FabricPlacementTest, SinglesPackSoLargerBlocksStayFree) {
   ClusterLayout layout = PodLayout("pod128");
   std::set<IpuRef> used;
   for (uint32_t i = 0; i < 3; ++i) {
-    auto one = Place(layout, AllAgents(layout), used, Size(1));
+    auto one = Place(layout, AllAgents(layout), used, PlacementOfSize(1));
     ASSERT_TRUE(one.ok());
     EXPECT_EQ(one->front().ild, 0u);
     EXPECT_EQ(one->front().topology_id, i);
     UseAll(used, *one);
   }
-  auto four = Place(layout, AllAgents(layout), used, Size(4));
+  auto four = Place(layout, AllAgents(layout), used, PlacementOfSize(4));
   ASSERT_TRUE(four.ok());
   EXPECT_EQ(Tids(*four), Range(4, 4));
   UseAll(used, *four);
-  auto whole = Place(layout, AllAgents(layout), used, Size(64));
+  auto whole = Place(layout, AllAgents(layout), used, PlacementOfSize(64));
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole->front().ild, 1u);
 }
@@ -188,7 +181,7 @@ TEST(FabricPlacementTest, BestFitFillsHolesInsteadOfBreakingBlocks) {
       {1, {7}}, {4, Range(0, 4)}, {8, Range(8, 8)}, {16, Range(16, 16)}, {32, Range(32, 32)}};
   for (const auto& [size, tids] : expected) {
     SCOPED_TRACE(size);
-    auto ipus = Place(layout, AllAgents(layout), used, Size(size));
+    auto ipus = Place(layout, AllAgents(layout), used, PlacementOfSize(size));
     ASSERT_TRUE(ipus.ok()) << ipus.status();
     EXPECT_EQ(Tids(*ipus), tids);
     UseAll(used, *ipus);
@@ -200,12 +193,12 @@ TEST(FabricPlacementTest, BestFitPrefersTheFullerIld) {
   ClusterLayout layout = PodLayout("pod128");
   std::set<IpuRef> used;
   Use(layout, used, 1, Range(0, 63));  // ILD 1 has only topology id 63 free
-  auto one = Place(layout, AllAgents(layout), used, Size(1));
+  auto one = Place(layout, AllAgents(layout), used, PlacementOfSize(1));
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->front().ild, 1u);
   EXPECT_EQ(one->front().topology_id, 63u);
   UseAll(used, *one);
-  auto whole = Place(layout, AllAgents(layout), used, Size(64));
+  auto whole = Place(layout, AllAgents(layout), used, PlacementOfSize(64));
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole->front().ild, 0u);
 }
@@ -214,11 +207,11 @@ TEST(FabricPlacementTest, MultiIldWindowAvoidsUsedIlds) {
   ClusterLayout layout = PodLayout("pod256");
   std::set<IpuRef> used;
   Use(layout, used, 0, {17});
-  auto ipus = Place(layout, AllAgents(layout), used, Size(128));
+  auto ipus = Place(layout, AllAgents(layout), used, PlacementOfSize(128));
   ASSERT_TRUE(ipus.ok()) << ipus.status();
   ExpectWellFormed(layout, *ipus, 128, 2);
   EXPECT_EQ(ipus->front().ild, 1u);
-  auto all = Place(layout, AllAgents(layout), used, Size(256));
+  auto all = Place(layout, AllAgents(layout), used, PlacementOfSize(256));
   ASSERT_FALSE(all.ok());
   EXPECT_EQ(all.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(all.status().message(), HasSubstr("consecutive ILDs"));
@@ -230,12 +223,12 @@ TEST(FabricPlacementTest, MultiIldWindowAvoidsUsedIlds) {
 TEST(FabricPlacementTest, MultiIldSegmentsSitAtTheSamePositions) {
   ClusterLayout layout = PodLayout("pod128");
   std::set<IpuRef> used;
-  auto a = Place(layout, AllAgents(layout), used, Size(32));
+  auto a = Place(layout, AllAgents(layout), used, PlacementOfSize(32));
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->front().ild, 0u);
   EXPECT_EQ(Tids(*a), Range(0, 32));
   UseAll(used, *a);
-  auto b = Place(layout, AllAgents(layout), used, Size(64, 2));
+  auto b = Place(layout, AllAgents(layout), used, PlacementOfSize(64, 2));
   ASSERT_TRUE(b.ok()) << b.status();
   ExpectWellFormed(layout, *b, 64, 2);
   for (const PartitionIpu& p : *b) EXPECT_GE(p.topology_id, 32u) << p.ild;
@@ -253,32 +246,32 @@ TEST(FabricPlacementTest, MultiIldRefusesUnalignedFreeSegments) {
   std::set<IpuRef> used;
   Use(layout, used, 0, Range(0, 32));   // ILD 0: 32..63 free
   Use(layout, used, 1, Range(32, 32));  // ILD 1: 0..31 free
-  auto b = Place(layout, AllAgents(layout), used, Size(64, 2));
+  auto b = Place(layout, AllAgents(layout), used, PlacementOfSize(64, 2));
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(b.status().message(), HasSubstr("at the same topology ids in each"));
   // A partition of 32 in one ILD still fits.
-  auto single = Place(layout, AllAgents(layout), used, Size(32));
+  auto single = Place(layout, AllAgents(layout), used, PlacementOfSize(32));
   EXPECT_TRUE(single.ok()) << single.status();
 }
 
 TEST(FabricPlacementTest, OnlyAllowedAgentsAreUsed) {
   ClusterLayout layout = PodLayout("pod64");
   const std::set<std::string> allowed = {"ag5", "ag6", "ag7", "ag8"};  // topology ids 16..31
-  auto one = Place(layout, allowed, {}, Size(1));
+  auto one = Place(layout, allowed, {}, PlacementOfSize(1));
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->front().topology_id, 16u);
   EXPECT_EQ(one->front().ipu.agent_id, "ag5");
-  auto sixteen = Place(layout, allowed, {}, Size(16));
+  auto sixteen = Place(layout, allowed, {}, PlacementOfSize(16));
   ASSERT_TRUE(sixteen.ok());
   EXPECT_EQ(Tids(*sixteen), Range(16, 16));
-  auto too_big = Place(layout, allowed, {}, Size(32));
+  auto too_big = Place(layout, allowed, {}, PlacementOfSize(32));
   ASSERT_FALSE(too_big.ok());
   EXPECT_EQ(too_big.status().code(), absl::StatusCode::kResourceExhausted);
   // Agents 4 and 5 straddle an 8-block boundary: 8 cannot be placed there.
-  auto straddle = Place(layout, {"ag4", "ag5"}, {}, Size(8));
+  auto straddle = Place(layout, {"ag4", "ag5"}, {}, PlacementOfSize(8));
   EXPECT_EQ(straddle.status().code(), absl::StatusCode::kResourceExhausted);
-  auto none = Place(layout, {}, {}, Size(1));
+  auto none = Place(layout, {}, {}, PlacementOfSize(1));
   EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
@@ -291,11 +284,11 @@ TEST(FabricPlacementTest, AllowedAgentsMustCoverConsecutiveIlds) {
     if (ild == 1 || ild == 2) ilds_1_2.insert(id);
     if (ild == 0 || ild == 2) ilds_0_2.insert(id);
   }
-  auto ok = Place(layout, ilds_1_2, {}, Size(128));
+  auto ok = Place(layout, ilds_1_2, {}, PlacementOfSize(128));
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->front().ild, 1u);
   EXPECT_EQ(ok->back().ild, 2u);
-  auto split = Place(layout, ilds_0_2, {}, Size(128));
+  auto split = Place(layout, ilds_0_2, {}, PlacementOfSize(128));
   EXPECT_EQ(split.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
@@ -314,10 +307,10 @@ TEST(FabricPlacementTest, FragmentedPod256PlacesIntoTheFreeIld) {
   for (uint32_t t = 0; t < 64; ++t) {
     if (t % 10 != 3) all_fragmented.insert(layout.IpuAt(3, t));
   }
-  auto ipus = Place(layout, agents, used, Size(64));
+  auto ipus = Place(layout, agents, used, PlacementOfSize(64));
   ASSERT_TRUE(ipus.ok());
   EXPECT_EQ(ipus->front().ild, 3u);
-  auto none = Place(layout, agents, all_fragmented, Size(64));
+  auto none = Place(layout, agents, all_fragmented, PlacementOfSize(64));
   EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
 }
 

@@ -1,17 +1,20 @@
 // ValidateId, partition request validation and default resolution, field by field.
+#include "fabric/validation.h"
+
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "fabric/pods.h"
-#include "fabric/validation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/pod_layout.h"
 
 namespace vipu::fabric {
 namespace {
 
+using test::PodLayout;
 using ::testing::HasSubstr;
 
 void ExpectInvalid(const absl::Status& status, const std::string& message) {
@@ -49,7 +52,7 @@ TEST(FabricIsPowerOfTwoTest, Values) {
   EXPECT_FALSE(IsPowerOfTwo(0xffffffffu));
 }
 
-PartitionRequest Valid() {
+PartitionRequest ValidPartitionRequest() {
   PartitionRequest r;
   r.id = "p1";
   r.size = 4;
@@ -57,8 +60,8 @@ PartitionRequest Valid() {
 }
 
 TEST(FabricValidatePartitionRequestTest, AcceptsValidRequests) {
-  EXPECT_TRUE(ValidatePartitionRequest(Valid()).ok());
-  PartitionRequest r = Valid();
+  EXPECT_TRUE(ValidatePartitionRequest(ValidPartitionRequest()).ok());
+  PartitionRequest r = ValidPartitionRequest();
   r.size = 65536;
   r.num_gcds = 2;
   r.num_replicas = 6;
@@ -67,19 +70,19 @@ TEST(FabricValidatePartitionRequestTest, AcceptsValidRequests) {
   r.routing = RoutingType::kBtnc;
   r.gw_routing = GwRoutingType::kSwRing;
   EXPECT_TRUE(ValidatePartitionRequest(r).ok());
-  r = Valid();
+  r = ValidPartitionRequest();
   r.num_replicas = 3;  // num_gcds defaults to 1
   EXPECT_TRUE(ValidatePartitionRequest(r).ok());
-  r = Valid();
+  r = ValidPartitionRequest();
   r.num_gcds = 4;
   EXPECT_TRUE(ValidatePartitionRequest(r).ok());
   for (SyncType s : {SyncType::kUndefined, SyncType::kGs2Default}) {
-    r = Valid();
+    r = ValidPartitionRequest();
     r.reconfigurable = true;
     r.sync_type = s;
     EXPECT_TRUE(ValidatePartitionRequest(r).ok());
   }
-  r = Valid();
+  r = ValidPartitionRequest();
   r.cluster_id = "c1";
   r.ipus.resize(4);
   EXPECT_TRUE(ValidatePartitionRequest(r).ok());
@@ -107,7 +110,7 @@ TEST(FabricValidatePartitionRequestTest, NumReplicasMayReachTheSizeNotPassIt) {
                                          {65536, 0, 65537, false},
                                          {65536, 0, 0xFFFFFFFFu, false}}) {
     SCOPED_TRACE(::testing::Message() << c.size << "/" << c.num_gcds << "/" << c.num_replicas);
-    PartitionRequest r = Valid();
+    PartitionRequest r = ValidPartitionRequest();
     r.size = c.size;
     r.num_gcds = c.num_gcds;
     r.num_replicas = c.num_replicas;
@@ -198,18 +201,14 @@ TEST(FabricValidatePartitionRequestTest, RejectsEveryInvalidField) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    PartitionRequest r = Valid();
+    PartitionRequest r = ValidPartitionRequest();
     c.mutate(r);
     ExpectInvalid(ValidatePartitionRequest(r), c.message);
   }
 }
 
-ClusterLayout PodLayout(const std::string& pod) {
-  return *ClusterLayout::Build(PodCluster(*PodPreset(pod), pod));
-}
-
 PartitionRequest Sized(uint32_t size) {
-  PartitionRequest r = Valid();
+  PartitionRequest r = ValidPartitionRequest();
   r.size = size;
   return r;
 }
@@ -381,7 +380,7 @@ TEST(FabricResolveDefaultsTest, RejectsChoicesThatDoNotFit) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    PartitionRequest r = Valid();
+    PartitionRequest r = ValidPartitionRequest();
     c.mutate(r);
     ExpectInvalid(ResolveDefaults(r, PodLayout(c.pod)).status(), c.message);
   }
