@@ -1,14 +1,17 @@
 // Which faults count against a partition.
+#include "server/control/partition_problems.h"
+
 #include "fabric/placement.h"
 #include "fabric/pods.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/control/partition_problems.h"
 #include "server/fleet/cluster_links.h"
+#include "tests/unit/support/fleet_test_util.h"
 
 namespace vipu::server {
 namespace {
 
+using test::MakeLiveAgent;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -27,20 +30,12 @@ fabric::Partition OnFirstTwoMachines(const ClusterLinks& links) {
   return p;
 }
 
-LiveAgent Live(const std::string& id) {
-  LiveAgent a;
-  a.id = id;
-  a.host = "127.0.0.1";
-  a.port = 1;
-  return a;
-}
-
 TEST(PartitionProblemsTest, OnlyTheFaultsOfThePartitionCount) {
   ClusterLinks links = Pod16();
   fabric::Partition p = OnFirstTwoMachines(links);
   AgentRegistry registry(absl::Milliseconds(100));
   const absl::Time now = absl::Now();
-  for (const char* id : {"ag1", "ag2", "ag3"}) registry.Register(Live(id), now);
+  for (const char* id : {"ag1", "ag2", "ag3"}) registry.Register(MakeLiveAgent(id, 1), now);
   // ag4 never registered but holds nothing of p.
   EXPECT_THAT(PartitionProblems(p, links, registry, now), IsEmpty());
 

@@ -15,32 +15,15 @@
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/attributes.h"
 #include "server/fleet/cluster_links_cache.h"
+#include "tests/unit/support/fleet_test_util.h"
 
 namespace vipu::server {
 namespace {
 
+using test::MakeCluster;
+using test::MakeLiveAgent;
 using ::testing::ElementsAre;
 using ::testing::Pair;
-
-LiveAgent Live(const std::string& id) {
-  LiveAgent a;
-  a.id = id;
-  a.host = "127.0.0.1";
-  a.port = 7000;
-  return a;
-}
-
-// Cluster `id` of machines `prefix`0..n-1 in `num_ilds` ILDs.
-fabric::Cluster MakeCluster(const std::string& id, const std::string& prefix, int n,
-                            uint32_t num_ilds = 1) {
-  fabric::Cluster c;
-  c.id = id;
-  for (int i = 0; i < n; ++i) c.agent_ids.push_back(absl::StrCat(prefix, i));
-  c.num_ilds = num_ilds;
-  c.topology = fabric::IldTopology::kTorus;
-  c.cluster_topology = fabric::ClusterTopology::kSwitched;
-  return c;
-}
 
 std::shared_ptr<const fabric::ClusterLayout> Layout(const fabric::Cluster& c) {
   auto built = fabric::ClusterLayout::Build(c);
@@ -55,7 +38,7 @@ TEST(UpMachinesTest, MarksTheUpMachinesByLayoutIndex) {
   const absl::Time t0 = absl::Now();
   // a10 sorts before a2: the walk goes by id, the bitmap by cluster position.
   auto layout = Layout(MakeCluster("c", "a", 12));
-  registry.RegisterMany({Live("a10"), Live("a2"), Live("zz")}, t0);
+  registry.RegisterMany({MakeLiveAgent("a10"), MakeLiveAgent("a2"), MakeLiveAgent("zz")}, t0);
   std::vector<bool> want(12, false);
   want[2] = want[10] = true;
   EXPECT_EQ(Bits(registry.UpMachines(layout, t0)), want);
@@ -65,7 +48,7 @@ TEST(UpMachinesTest, HandedOutAgainUntilSomethingChanges) {
   AgentRegistry registry(absl::Seconds(1));  // timeout 3 s
   const absl::Time t0 = absl::Now();
   auto layout = Layout(MakeCluster("c", "a", 4));
-  registry.RegisterMany({Live("a0"), Live("a1")}, t0);
+  registry.RegisterMany({MakeLiveAgent("a0"), MakeLiveAgent("a1")}, t0);
   auto first = registry.UpMachines(layout, t0);
   EXPECT_EQ(registry.UpMachines(layout, t0 + absl::Seconds(1)), first);  // nothing changed
 
@@ -84,7 +67,7 @@ TEST(UpMachinesTest, HandedOutAgainUntilSomethingChanges) {
               ElementsAre(true, true, false, false));
 
   // A new registration.
-  registry.Register(Live("a3"), t0 + absl::Seconds(3));
+  registry.Register(MakeLiveAgent("a3"), t0 + absl::Seconds(3));
   EXPECT_THAT(Bits(registry.UpMachines(layout, t0 + absl::Seconds(3))),
               ElementsAre(true, true, false, true));
 
@@ -100,7 +83,7 @@ TEST(UpMachinesTest, LateHeartbeatOfAnAgentHeldDownIsSeen) {
   AgentRegistry registry(absl::Seconds(1));
   const absl::Time t0 = absl::Now();
   auto layout = Layout(MakeCluster("c", "a", 4));
-  registry.RegisterMany({Live("a0")}, t0);
+  registry.RegisterMany({MakeLiveAgent("a0")}, t0);
   EXPECT_THAT(Bits(registry.UpMachines(layout, t0 + absl::Seconds(4))),
               ElementsAre(false, false, false, false));
   ASSERT_TRUE(registry.Heartbeat("a0", t0 + absl::Milliseconds(2999)));
@@ -111,9 +94,9 @@ TEST(UpMachinesTest, LateHeartbeatOfAnAgentHeldDownIsSeen) {
 TEST(AgentStatusTest, LivenessAndFaultsWithoutReports) {
   AgentRegistry registry(absl::Seconds(1));
   const absl::Time t0 = absl::Now();
-  LiveAgent b = Live("b");
+  LiveAgent b = MakeLiveAgent("b");
   b.details = {{"Platform", "x"}};
-  registry.RegisterMany({Live("a"), b}, t0);
+  registry.RegisterMany({MakeLiveAgent("a"), b}, t0);
   AgentHealth sick;
   sick.ipu_errors[2] = "injected fault";
   ASSERT_TRUE(registry.Heartbeat("b", t0 + absl::Seconds(1), sick));

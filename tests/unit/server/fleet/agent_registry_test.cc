@@ -1,26 +1,21 @@
 // AgentRegistry's registrations (epochs), the cheap views the health monitor
 // and the topology pusher use at 16,384 agents, and epoch-fenced marks.
+#include "server/fleet/agent_registry.h"
+
 #include <string>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/fleet/agent_registry.h"
+#include "tests/unit/support/fleet_test_util.h"
 
 namespace vipu::server {
 namespace {
 
+using test::MakeLiveAgent;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-LiveAgent Live(const std::string& id, uint32_t port = 7000) {
-  LiveAgent a;
-  a.id = id;
-  a.host = "127.0.0.1";
-  a.port = port;
-  return a;
-}
 
 std::vector<size_t> Indexes(const std::vector<TopologyDueAgent>& due) {
   std::vector<size_t> out;
@@ -31,8 +26,8 @@ std::vector<size_t> Indexes(const std::vector<TopologyDueAgent>& due) {
 TEST(AgentRegistryTest, EveryRegistrationGetsANewEpochAndForgetsWhatTheAgentWasTold) {
   AgentRegistry registry(absl::Seconds(1));
   const absl::Time now = absl::Now();
-  registry.Register(Live("a"), now);
-  registry.RegisterMany({Live("b"), Live("c")}, now);
+  registry.Register(MakeLiveAgent("a"), now);
+  registry.RegisterMany({MakeLiveAgent("b"), MakeLiveAgent("c")}, now);
   const uint64_t a = registry.Get("a")->epoch, b = registry.Get("b")->epoch;
   const uint64_t c = registry.Get("c")->epoch;
   EXPECT_GT(a, 0u);
@@ -40,7 +35,7 @@ TEST(AgentRegistryTest, EveryRegistrationGetsANewEpochAndForgetsWhatTheAgentWasT
   EXPECT_GT(c, b);
   registry.MarkTopologySent("a", a, 42);
   EXPECT_EQ(registry.Get("a")->topology_sent, 42u);
-  LiveAgent again = Live("a");
+  LiveAgent again = MakeLiveAgent("a");
   again.topology_sent = 42;  // whatever the caller passes, a registration starts afresh
   registry.Register(again, now);
   EXPECT_GT(registry.Get("a")->epoch, c);
@@ -49,9 +44,9 @@ TEST(AgentRegistryTest, EveryRegistrationGetsANewEpochAndForgetsWhatTheAgentWasT
 
 TEST(AgentRegistryTest, AMarkForAnOlderRegistrationOrAnUnknownAgentIsIgnored) {
   AgentRegistry registry(absl::Seconds(1));
-  registry.Register(Live("a"), absl::Now());
+  registry.Register(MakeLiveAgent("a"), absl::Now());
   const uint64_t first = registry.Get("a")->epoch;
-  registry.Register(Live("a"), absl::Now());
+  registry.Register(MakeLiveAgent("a"), absl::Now());
   registry.MarkTopologySent("a", first, 7);
   EXPECT_EQ(registry.Get("a")->topology_sent, 0u);
   registry.MarkTopologySent("a", registry.Get("a")->epoch, 7);
@@ -63,10 +58,10 @@ TEST(AgentRegistryTest, AMarkForAnOlderRegistrationOrAnUnknownAgentIsIgnored) {
 TEST(AgentRegistryTest, TopologyIsDueForUpAgentsNotToldThisFingerprint) {
   AgentRegistry registry(absl::Seconds(1));  // Up: a heartbeat within 3 s
   const absl::Time now = absl::Now();
-  registry.Register(Live("told", 1), now);
-  registry.Register(Live("stale", 2), now);
-  registry.Register(Live("fresh", 3), now);
-  registry.Register(Live("down", 4), now - absl::Seconds(10));
+  registry.Register(MakeLiveAgent("told", 1), now);
+  registry.Register(MakeLiveAgent("stale", 2), now);
+  registry.Register(MakeLiveAgent("fresh", 3), now);
+  registry.Register(MakeLiveAgent("down", 4), now - absl::Seconds(10));
   registry.MarkTopologySent("told", registry.Get("told")->epoch, 5);
   registry.MarkTopologySent("stale", registry.Get("stale")->epoch, 4);
   registry.MarkTopologySent("down", registry.Get("down")->epoch, 9);
@@ -84,10 +79,10 @@ TEST(AgentRegistryTest, TopologyIsDueForUpAgentsNotToldThisFingerprint) {
 TEST(AgentRegistryTest, EndpointOfAndPulsesCopyNoReports) {
   AgentRegistry registry(absl::Seconds(1));
   const absl::Time t0 = absl::Now();
-  LiveAgent b = Live("b", 9);
+  LiveAgent b = MakeLiveAgent("b", 9);
   b.details = {{"Platform", "x"}};
   registry.Register(b, t0);
-  registry.Register(Live("a", 8), t0);
+  registry.Register(MakeLiveAgent("a", 8), t0);
   ASSERT_TRUE(registry.Heartbeat("a", t0 + absl::Seconds(1)));
   std::optional<AgentEndpoint> endpoint = registry.EndpointOf("b");
   ASSERT_TRUE(endpoint.has_value());
@@ -119,7 +114,7 @@ AgentHealth Healthy(uint64_t sequence) {
 TEST(AgentRegistryTest, AHeartbeatServedAfterANewerOneIsIgnored) {
   AgentRegistry registry(absl::Seconds(1));
   const absl::Time t0 = absl::Now();
-  registry.Register(Live("ag3"), t0);
+  registry.Register(MakeLiveAgent("ag3"), t0);
   ASSERT_TRUE(registry.Heartbeat("ag3", t0, Faulty(1)));
   ASSERT_TRUE(registry.Heartbeat("ag3", t0 + absl::Seconds(1), Healthy(3)));
   // Number 2 was abandoned by the agent and is served last: it still shows
@@ -141,10 +136,10 @@ TEST(AgentRegistryTest, AHeartbeatServedAfterANewerOneIsIgnored) {
 TEST(AgentRegistryTest, UnnumberedHeartbeatsAndANewRegistrationAlwaysApply) {
   AgentRegistry registry(absl::Seconds(1));
   const absl::Time t0 = absl::Now();
-  registry.Register(Live("ag1"), t0);
+  registry.Register(MakeLiveAgent("ag1"), t0);
   ASSERT_TRUE(registry.Heartbeat("ag1", t0, Healthy(5)));
   // A restarted agent registers again and numbers from 1.
-  registry.Register(Live("ag1"), t0 + absl::Seconds(1));
+  registry.Register(MakeLiveAgent("ag1"), t0 + absl::Seconds(1));
   ASSERT_TRUE(registry.Heartbeat("ag1", t0 + absl::Seconds(1), Faulty(1)));
   EXPECT_FALSE(registry.Get("ag1")->health.healthy());
   ASSERT_TRUE(registry.Heartbeat("ag1", t0 + absl::Seconds(2), Healthy(0)));

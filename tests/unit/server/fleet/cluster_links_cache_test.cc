@@ -1,6 +1,8 @@
 // ClusterLinksCache: an identical cluster reuses its layout and links, a
 // changed one gets new ones, the bound evicts the least recently used,
 // Invalidate drops an entry, and concurrent callers share what is kept.
+#include "server/fleet/cluster_links_cache.h"
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -11,22 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/fleet/cluster_links_cache.h"
+#include "tests/unit/support/fleet_test_util.h"
 
 namespace vipu::server {
 namespace {
 
-// Cluster `id` of machines `prefix`0..n-1 in `num_ilds` ILDs.
-fabric::Cluster MakeCluster(const std::string& id, const std::string& prefix, int n,
-                            uint32_t num_ilds = 1) {
-  fabric::Cluster c;
-  c.id = id;
-  for (int i = 0; i < n; ++i) c.agent_ids.push_back(absl::StrCat(prefix, i));
-  c.num_ilds = num_ilds;
-  c.topology = fabric::IldTopology::kTorus;
-  c.cluster_topology = fabric::ClusterTopology::kSwitched;
-  return c;
-}
+using test::MakeCluster;
 
 TEST(ClusterLinksCacheTest, SameContentGivesTheSameObjects) {
   ClusterLinksCache cache;

@@ -11,12 +11,13 @@
 #include "gtest/gtest.h"
 #include "server/fleet/topology_push.h"
 #include "tests/unit/support/fake_agent_client.h"
+#include "tests/unit/support/fleet_test_util.h"
 
 namespace vipu::server {
 namespace {
 
 using Op = FakeAgentClient::Op;
-constexpr absl::Duration kWait = absl::Seconds(10);
+using test::kPushWait;
 
 class TopologyPushFakeTest : public ::testing::Test {
  protected:
@@ -49,7 +50,7 @@ class TopologyPushFakeTest : public ::testing::Test {
 
 TEST_F(TopologyPushFakeTest, TellsEveryAgentItsOwnPlace) {
   pusher_->Push({links_});
-  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(pusher_->ToldForTesting(), 16u);
   std::vector<FakeAgentClient::Call> calls = agents_.calls(Op::kSetTopology);
   ASSERT_EQ(calls.size(), 16u);
@@ -62,20 +63,20 @@ TEST_F(TopologyPushFakeTest, TellsEveryAgentItsOwnPlace) {
   }
   // Told once: a second push sends nothing.
   pusher_->Push({links_});
-  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.calls(Op::kSetTopology).size(), 16u);
 }
 
 TEST_F(TopologyPushFakeTest, AFailedAgentIsNotRecordedAndIsAskedAgain) {
   agents_.Fail(ids_[3], Op::kSetTopology, absl::UnavailableError("down"));
   pusher_->Push({links_});
-  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(pusher_->ToldForTesting(), 15u);
   EXPECT_EQ(pusher_->FailedForTesting(), 1u);
   EXPECT_EQ(registry_.Get(ids_[3])->topology_sent, 0u);
   agents_.Succeed(ids_[3], Op::kSetTopology);
   pusher_->Push({links_});
-  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(pusher_->ToldForTesting(), 16u);
   EXPECT_NE(registry_.Get(ids_[3])->topology_sent, 0u);
 }
@@ -97,21 +98,21 @@ TEST_F(TopologyPushFakeTest, HeldCallsAnsweredInReverseOrderKeepTheLimit) {
     ASSERT_TRUE(done);
     ++answered;
   }
-  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(pusher_->ToldForTesting(), 16u);
   EXPECT_EQ(agents_.held(), 0u);
 }
 
 TEST_F(TopologyPushFakeTest, EnsureTopologyTellsOnceAndReportsFailures) {
-  ASSERT_TRUE(EnsureTopology(&agents_, &registry_, *links_, ids_[0], kWait).ok());
-  ASSERT_TRUE(EnsureTopology(&agents_, &registry_, *links_, ids_[0], kWait).ok());
+  ASSERT_TRUE(EnsureTopology(&agents_, &registry_, *links_, ids_[0], kPushWait).ok());
+  ASSERT_TRUE(EnsureTopology(&agents_, &registry_, *links_, ids_[0], kPushWait).ok());
   EXPECT_EQ(agents_.calls(Op::kSetTopology).size(), 1u);
 
   agents_.Fail(ids_[1], Op::kSetTopology, absl::DeadlineExceededError("Deadline Exceeded"));
-  absl::Status s = EnsureTopology(&agents_, &registry_, *links_, ids_[1], kWait);
+  absl::Status s = EnsureTopology(&agents_, &registry_, *links_, ids_[1], kPushWait);
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;
   EXPECT_EQ(s.message(), "agent " + ids_[1] + ": SetTopology failed: Deadline Exceeded");
-  absl::Status unknown = EnsureTopology(&agents_, &registry_, *links_, "nobody", kWait);
+  absl::Status unknown = EnsureTopology(&agents_, &registry_, *links_, "nobody", kPushWait);
   EXPECT_EQ(unknown.message(), "agent nobody: not connected");
 }
 

@@ -19,15 +19,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/fleet/grpc_agent_client.h"
+#include "tests/unit/support/fleet_test_util.h"
 #include "vipu_agent.grpc.pb.h"
 
 namespace vipu::server {
 namespace {
 
+using test::kPushWait;
 using ::testing::Each;
 using ::testing::Eq;
-
-constexpr absl::Duration kWait = absl::Seconds(10);
 
 // Answers SetTopology for any agent id; can hold calls until opened, and
 // fail the agents named in `failing`.
@@ -63,7 +63,7 @@ class FakeAgents final : public vipuagent::Agent::Service {
   // Waits until `n` calls have arrived in all (held or not).
   bool AwaitStarted(int n) {
     std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, absl::ToChronoMilliseconds(kWait), [&] { return started_ >= n; });
+    return cv_.wait_for(lock, absl::ToChronoMilliseconds(kPushWait), [&] { return started_ >= n; });
   }
   int calls(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -182,7 +182,7 @@ class TopologyPushTest : public ::testing::Test {
 TEST_F(TopologyPushTest, TellsEveryUpAgentItsOwnTopologyOnce) {
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_THAT(Calls(), Each(Eq(1)));
   EXPECT_EQ(pusher.ToldForTesting(), 16u);
   for (const std::string& id : ids_) {
@@ -195,7 +195,7 @@ TEST_F(TopologyPushTest, TellsEveryUpAgentItsOwnTopologyOnce) {
   // Remembered: the next passes call nobody.
   pusher.Push({links_});
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_THAT(Calls(), Each(Eq(1)));
   EXPECT_EQ(pusher.ToldForTesting(), 16u);
 }
@@ -209,7 +209,7 @@ TEST_F(TopologyPushTest, PushReturnsBeforeTheAgentsAnswerAndBoundsCallsInFlight)
   EXPECT_FALSE(pusher.AwaitIdleForTesting(absl::Now() + absl::Milliseconds(50)));
   EXPECT_EQ(agents_.started(), 4);  // the rest wait for a free slot
   agents_.Open();
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_THAT(Calls(), Each(Eq(1)));
   EXPECT_EQ(agents_.max_running(), 4);
 }
@@ -217,11 +217,11 @@ TEST_F(TopologyPushTest, PushReturnsBeforeTheAgentsAnswerAndBoundsCallsInFlight)
 TEST_F(TopologyPushTest, AnAgentThatRegistersAgainIsToldAgain) {
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   Register("ag3");  // a restarted machine knows nothing
   EXPECT_EQ(registry_.Get("ag3")->topology_sent, 0u);
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.calls("ag3"), 2);
   EXPECT_EQ(agents_.calls("ag4"), 1);
   EXPECT_EQ(pusher.ToldForTesting(), 17u);
@@ -233,13 +233,13 @@ TEST_F(TopologyPushTest, DownAgentsAreToldOnceTheyBeatAgain) {
   Register("ag2", long_ago);
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.calls("ag1"), 0);
   EXPECT_EQ(agents_.calls("ag2"), 0);
   EXPECT_EQ(pusher.ToldForTesting(), 14u);
   ASSERT_TRUE(registry_.Heartbeat("ag1", absl::Now()));
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.calls("ag1"), 1);
   EXPECT_EQ(agents_.calls("ag2"), 0);
 }
@@ -248,13 +248,13 @@ TEST_F(TopologyPushTest, AFailedCallIsNotRecordedAndIsRetriedByTheNextPush) {
   agents_.Fail("ag2", true);
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(pusher.FailedForTesting(), 1u);
   EXPECT_EQ(pusher.ToldForTesting(), 15u);
   EXPECT_EQ(registry_.Get("ag2")->topology_sent, 0u);
   agents_.Fail("ag2", false);
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.calls("ag2"), 1);
   EXPECT_EQ(pusher.ToldForTesting(), 16u);
 }
@@ -268,7 +268,7 @@ TEST_F(TopologyPushTest, AnUnreachableAgentFailsWithinTheDeadline) {
   pusher_ = std::make_unique<TopologyPusher>(&client_, &registry_,
                                              TopologyPusher::Options{absl::Milliseconds(300), 256});
   pusher_->Push({links_});
-  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher_->AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(pusher_->FailedForTesting(), 1u);
   EXPECT_EQ(agents_.calls("ag5"), 0);
   EXPECT_EQ(registry_.Get("ag5")->topology_sent, 0u);
@@ -285,11 +285,11 @@ TEST_F(TopologyPushTest, ALateAnswerForAnOlderRegistrationIsNotRecorded) {
   ASSERT_TRUE(agents_.AwaitStarted(1));
   Register("ag1");  // restarted while its call was in flight
   agents_.Open();
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.calls("ag1"), 1);
   EXPECT_EQ(registry_.Get("ag1")->topology_sent, 0u) << "told before the new registration";
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.calls("ag1"), 2);
   EXPECT_NE(registry_.Get("ag1")->topology_sent, 0u);
 }
@@ -301,7 +301,7 @@ TEST_F(TopologyPushTest, QueuedCallsOfAClusterNoLongerPushedAreDropped) {
   ASSERT_TRUE(agents_.AwaitStarted(1));
   pusher.Push({});  // the cluster is gone
   agents_.Open();
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.started(), 1);
 }
 
@@ -315,7 +315,7 @@ TEST_F(TopologyPushTest, EnsureTopologyTellsOneAgentAndWaitsForItsAnswer) {
   // What the pusher would send is remembered the same way.
   TopologyPusher& pusher = Pusher();
   pusher.Push({links_});
-  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kWait));
+  ASSERT_TRUE(pusher.AwaitIdleForTesting(absl::Now() + kPushWait));
   EXPECT_EQ(agents_.calls("ag7"), 1);
 
   absl::Status unknown = EnsureTopology(&client_, &registry_, *links_, "ag99", absl::Seconds(1));
