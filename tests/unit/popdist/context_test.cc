@@ -1,4 +1,6 @@
 // popdist getters from POPDIST_* (defaults, values, malformed) and single-instance collectives.
+#include "popdist/context.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -7,26 +9,11 @@
 
 #include "popdist/backend.h"
 #include "popdist/collectives.h"
-#include "popdist/context.h"
+#include "tests/unit/support/popdist_env.h"
 
 namespace {
 
-const char* const kVars[] = {
-    "POPDIST_NUM_TOTAL_REPLICAS",   "POPDIST_NUM_LOCAL_REPLICAS",
-    "POPDIST_NUM_IPUS_PER_REPLICA", "POPDIST_REPLICA_INDEX_OFFSET",
-    "POPDIST_LOCAL_INSTANCE_INDEX", "POPDIST_UNIFORM_REPLICAS_PER_INSTANCE",
-    "POPLAR_TARGET_OPTIONS",        "POPDIST_AUTOREPORT_DIRECTORY"};
-
-class PopdistContext : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const char* v : kVars) unsetenv(v);
-  }
-  void TearDown() override { SetUp(); }
-  void Set(const std::map<std::string, std::string>& vars) {
-    for (const auto& [k, v] : vars) setenv(k.c_str(), v.c_str(), 1);
-  }
-};
+using PopdistContext = vipu::test::PopdistEnvTest;
 
 TEST_F(PopdistContext, DefaultsOutsidePoprun) {
   EXPECT_FALSE(popdist::isPopdistEnvSet());

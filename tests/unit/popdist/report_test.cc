@@ -1,5 +1,7 @@
 // popdist's run report for poprun's --autoreport-dir: when it is written,
 // where, and what the JSON holds.
+#include "popdist/report.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,29 +15,14 @@
 #include <string>
 
 #include "popdist/context.h"
-#include "popdist/report.h"
+#include "tests/unit/support/popdist_env.h"
 #include "tests/unit/support/temp_dir.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 
-const char* const kVars[] = {
-    "POPDIST_NUM_TOTAL_REPLICAS",   "POPDIST_NUM_LOCAL_REPLICAS",
-    "POPDIST_NUM_IPUS_PER_REPLICA", "POPDIST_REPLICA_INDEX_OFFSET",
-    "POPDIST_LOCAL_INSTANCE_INDEX", "POPDIST_UNIFORM_REPLICAS_PER_INSTANCE",
-    "POPDIST_AUTOREPORT_DIRECTORY", "POPLAR_ENGINE_OPTIONS"};
-
-class PopdistReport : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const char* v : kVars) unsetenv(v);
-  }
-  void TearDown() override { SetUp(); }
-  void Set(const std::map<std::string, std::string>& vars) {
-    for (const auto& [k, v] : vars) setenv(k.c_str(), v.c_str(), 1);
-  }
-};
+using PopdistReport = vipu::test::PopdistEnvTest;
 
 popdist::RunReport Sample() {
   popdist::RunReport r;
