@@ -4,6 +4,8 @@
 // returns the deleted cluster, a reader that began before a change neither
 // sees it nor leaves it in the cache, and the writer's own group sees its
 // changes.
+#include "storage/membership_cache.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -14,9 +16,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/membership_cache.h"
 #include "storage/sqlite_store.h"
 #include "storage/store.h"
+#include "tests/unit/support/storage_test_util.h"
 #include "tests/unit/support/temp_dir.h"
 
 namespace vipu::storage {
@@ -26,15 +28,8 @@ using fabric::Agent;
 using fabric::Allocation;
 using fabric::Cluster;
 using test::TempDir;
+using test_util::MakeAgent;
 using ::testing::ElementsAre;
-
-Agent MakeAgent(const std::string& id) {
-  Agent a;
-  a.id = id;
-  a.host = "host-" + id;
-  a.port = 8100;
-  return a;
-}
 
 Cluster MakeCluster(const std::string& id, const std::vector<std::string>& agents) {
   Cluster c;

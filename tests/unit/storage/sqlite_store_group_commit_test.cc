@@ -31,6 +31,8 @@ namespace vipu::storage {
 namespace {
 
 using test_util::AsyncResults;
+using test_util::MakeAgent;
+using test_util::WaitFor;
 
 using fabric::Agent;
 using fabric::IpuRef;
@@ -39,35 +41,10 @@ using fabric::PartitionIpu;
 using test::TempDir;
 using ::testing::HasSubstr;
 
-Agent MakeAgent(const std::string& id) {
-  Agent a;
-  a.id = id;
-  a.host = "host-" + id;
-  a.port = 8100;
-  return a;
-}
-
-std::set<std::string> AgentIds(Store& store) {
-  std::set<std::string> ids;
-  absl::Status s = store.Read([&](ReadTxn& txn) {
-    auto agents = txn.ListAgents();
-    if (!agents.ok()) return agents.status();
-    for (const auto& a : *agents) ids.insert(a.id);
-    return absl::OkStatus();
-  });
-  EXPECT_TRUE(s.ok()) << s;
-  return ids;
-}
-
-// Waits for `pred` with a deadline; false when it never held.
-template <typename Pred>
-bool WaitFor(Pred pred, std::chrono::seconds deadline = std::chrono::seconds(30)) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::yield();
-  }
-  return true;
+// The ids of `store`'s agents as a set, to compare with the ids written.
+std::set<std::string> AgentIdSet(Store& store) {
+  std::vector<std::string> ids = test_util::AgentIds(store);
+  return {ids.begin(), ids.end()};
 }
 
 // Holds the writer thread inside one callback until released, so that the
@@ -145,7 +122,7 @@ TEST(StorageGroupCommitTest, FailingCallbacksDoNotAffectTheirGroup) {
       want.insert("a" + std::to_string(i));
     }
   }
-  EXPECT_EQ(AgentIds(store), want);
+  EXPECT_EQ(AgentIdSet(store), want);
   // The blocker's commit and one commit for all 50.
   EXPECT_EQ(store.writes(), static_cast<uint64_t>(kThreads + 1));
   EXPECT_EQ(store.commits(), 2u);
@@ -233,7 +210,7 @@ TEST(StorageGroupCommitTest, WriteAsyncReportsOnceCommittedOnTheWriterThread) {
       [](WriteTxn& txn) { return txn.InsertAgent(MakeAgent("first")); },
       [&, done = results.Callback()](absl::Status s) {
         // Committed: another connection sees it already.
-        seen_in_done = AgentIds(store);
+        seen_in_done = AgentIdSet(store);
         // On the writer thread: a waiting Write is refused, a
         // chained WriteAsync is not.
         write_in_done =
@@ -247,7 +224,7 @@ TEST(StorageGroupCommitTest, WriteAsyncReportsOnceCommittedOnTheWriterThread) {
   EXPECT_TRUE(got[1].ok()) << got[1];
   EXPECT_EQ(seen_in_done, std::set<std::string>{"first"});
   EXPECT_EQ(write_in_done.code(), absl::StatusCode::kFailedPrecondition) << write_in_done;
-  EXPECT_EQ(AgentIds(store), (std::set<std::string>{"chained", "first"}));
+  EXPECT_EQ(AgentIdSet(store), (std::set<std::string>{"chained", "first"}));
 }
 
 TEST(StorageGroupCommitTest, WriteAsyncErrorLeavesNothingAndSparesItsGroup) {
@@ -274,7 +251,7 @@ TEST(StorageGroupCommitTest, WriteAsyncErrorLeavesNothingAndSparesItsGroup) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].code(), absl::StatusCode::kInvalidArgument) << got[0];
   EXPECT_TRUE(got[1].ok()) << got[1];
-  EXPECT_EQ(AgentIds(store), std::set<std::string>{"whole"});
+  EXPECT_EQ(AgentIdSet(store), std::set<std::string>{"whole"});
 }
 
 TEST(StorageGroupCommitTest, DestructorCompletesQueuedAsyncWrites) {
@@ -303,7 +280,7 @@ TEST(StorageGroupCommitTest, DestructorCompletesQueuedAsyncWrites) {
   for (const absl::Status& s : got) EXPECT_TRUE(s.ok()) << s;
   auto reopened = SqliteStore::Open(path);
   ASSERT_TRUE(reopened.ok()) << reopened.status();
-  EXPECT_EQ(AgentIds(**reopened).size(), static_cast<size_t>(kWrites));
+  EXPECT_EQ(AgentIdSet(**reopened).size(), static_cast<size_t>(kWrites));
 }
 
 TEST(StorageGroupCommitTest, CommitWindowGroupsConcurrentWrites) {
@@ -329,7 +306,7 @@ TEST(StorageGroupCommitTest, CommitWindowGroupsConcurrentWrites) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kThreads * 5);
-  EXPECT_EQ(AgentIds(store).size(), static_cast<size_t>(kThreads * 5));
+  EXPECT_EQ(AgentIdSet(store).size(), static_cast<size_t>(kThreads * 5));
   EXPECT_EQ(store.writes(), static_cast<uint64_t>(kThreads * 5));
   EXPECT_LE(store.commits(), store.writes());
 }
@@ -361,7 +338,7 @@ TEST(StorageGroupCommitTest, DestructorCompletesQueuedWrites) {
   for (int i = 0; i < kWrites; ++i) EXPECT_TRUE(results[i].ok()) << i << ": " << results[i];
   auto reopened = SqliteStore::Open(path);
   ASSERT_TRUE(reopened.ok()) << reopened.status();
-  EXPECT_EQ(AgentIds(**reopened).size(), static_cast<size_t>(kWrites));
+  EXPECT_EQ(AgentIdSet(**reopened).size(), static_cast<size_t>(kWrites));
 }
 
 // Invariant 2: a child writes from several threads and reports each
@@ -439,7 +416,7 @@ TEST(StorageGroupCommitTest, AcknowledgedWritesSurviveSigkill) {
 
   auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
-  std::set<std::string> present = AgentIds(**store);
+  std::set<std::string> present = AgentIdSet(**store);
   uint64_t max_acked_generation = 0;
   for (const auto& [id, generation] : acked) {
     EXPECT_EQ(present.count(id), 1u) << "acknowledged write " << id << " lost";

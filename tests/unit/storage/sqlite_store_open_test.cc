@@ -16,6 +16,7 @@
 #include "storage/schema.h"
 #include "storage/sqlite_store.h"
 #include "storage/store.h"
+#include "tests/unit/support/storage_test_util.h"
 #include "tests/unit/support/temp_dir.h"
 
 namespace vipu::storage {
@@ -23,11 +24,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::TempDir;
+using test_util::AgentIds;
 using ::testing::HasSubstr;
 
 std::string Msg(const absl::Status& s) { return std::string(s.message()); }
 
-fabric::Agent MakeAgent(int i) {
+// Agent ag<i>, its host name padded so that a few dozen agents fill several
+// database pages.
+fabric::Agent PaddedAgent(int i) {
   fabric::Agent a;
   a.id = "ag" + std::to_string(i);
   a.host = "10.1.0." + std::to_string(i % 250) + "-host-name-padding-to-fill-pages-" +
@@ -40,22 +44,10 @@ fabric::Agent MakeAgent(int i) {
 absl::Status InsertAgents(Store& store, int count) {
   return store.Write([&](WriteTxn& txn) {
     for (int i = 0; i < count; ++i) {
-      if (absl::Status s = txn.InsertAgent(MakeAgent(i)); !s.ok()) return s;
+      if (absl::Status s = txn.InsertAgent(PaddedAgent(i)); !s.ok()) return s;
     }
     return absl::OkStatus();
   });
-}
-
-std::vector<std::string> AgentIds(Store& store) {
-  std::vector<std::string> ids;
-  absl::Status s = store.Read([&](ReadTxn& txn) {
-    absl::StatusOr<std::vector<fabric::Agent>> agents = txn.ListAgents();
-    if (!agents.ok()) return agents.status();
-    for (const auto& a : *agents) ids.push_back(a.id);
-    return absl::OkStatus();
-  });
-  EXPECT_TRUE(s.ok()) << s;
-  return ids;
 }
 
 // Runs a query on a raw connection (outside the Store) and returns the first
@@ -283,7 +275,8 @@ TEST(StorageOpenTest, BackupOpensWithSameContent) {
                   .ok());
   ASSERT_TRUE((*store)->Backup(copy).ok());
   // Changes after the backup are not in it.
-  ASSERT_TRUE((*store)->Write([](WriteTxn& txn) { return txn.InsertAgent(MakeAgent(999)); }).ok());
+  ASSERT_TRUE(
+      (*store)->Write([](WriteTxn& txn) { return txn.InsertAgent(PaddedAgent(999)); }).ok());
   {
     auto restored = SqliteStore::Open(copy);
     ASSERT_TRUE(restored.ok()) << restored.status();

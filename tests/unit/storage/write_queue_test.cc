@@ -16,10 +16,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/sqlite_store.h"
+#include "tests/unit/support/storage_test_util.h"
 
 namespace vipu::storage {
 namespace {
 
+using test_util::WaitFor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -44,17 +46,6 @@ class Flag {
   std::condition_variable cv_;
   bool set_ = false;
 };
-
-// Waits for `pred` with a deadline; false when it never held.
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  const auto end = std::chrono::steady_clock::now() + kDeadline;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 // What the writer did: the groups it was handed (their sizes) and the
 // callbacks it ran (their labels), in order.
@@ -175,9 +166,9 @@ TEST(WriteQueueTest, GroupsRunInQueueOrder) {
   {
     Blocker blocker(queue);
     for (int i = 0; i < 8; ++i) queue.WriteAsync(Labelled(&log, i), answers.For(i));
-    ASSERT_TRUE(WaitFor([&] { return queue.pending_writes() == 8; }));
+    ASSERT_TRUE(WaitFor([&] { return queue.pending_writes() == 8; }, kDeadline));
   }
-  ASSERT_TRUE(WaitFor([&] { return answers.total() == 8; }));
+  ASSERT_TRUE(WaitFor([&] { return answers.total() == 8; }, kDeadline));
   EXPECT_THAT(log.ran(), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
   EXPECT_THAT(log.groups(), ElementsAre(1, 3, 3, 2));
 }
@@ -253,9 +244,9 @@ TEST(WriteQueueTest, ThrowingCallbackIsInternalAndSparesItsGroup) {
                      answers.For(1));
     queue.WriteAsync([](WriteTxn&) -> absl::Status { throw 42; }, answers.For(2));
     queue.WriteAsync(Labelled(&log, 3), answers.For(3));
-    ASSERT_TRUE(WaitFor([&] { return queue.pending_writes() == 3; }));
+    ASSERT_TRUE(WaitFor([&] { return queue.pending_writes() == 3; }, kDeadline));
   }
-  ASSERT_TRUE(WaitFor([&] { return answers.total() == 3; }));
+  ASSERT_TRUE(WaitFor([&] { return answers.total() == 3; }, kDeadline));
   EXPECT_EQ(answers.last(1).code(), absl::StatusCode::kInternal);
   EXPECT_THAT(answers.last(1).message(), HasSubstr("write callback threw: boom"));
   EXPECT_EQ(answers.last(2).code(), absl::StatusCode::kInternal);
@@ -282,9 +273,9 @@ TEST(WriteQueueTest, CountersAndCommitObserver) {
     queue.WriteAsync(Labelled(&log, 1), answers.For(1));
     queue.WriteAsync([](WriteTxn&) { return absl::AbortedError("no"); }, answers.For(2));
     queue.WriteAsync(Labelled(&log, 3), answers.For(3));
-    ASSERT_TRUE(WaitFor([&] { return queue.pending_writes() == 3; }));
+    ASSERT_TRUE(WaitFor([&] { return queue.pending_writes() == 3; }, kDeadline));
   }
-  ASSERT_TRUE(WaitFor([&] { return answers.total() == 3; }));
+  ASSERT_TRUE(WaitFor([&] { return answers.total() == 3; }, kDeadline));
   EXPECT_EQ(queue.pending_writes(), 0u);
   EXPECT_EQ(queue.writes(), 4u);
   EXPECT_EQ(queue.commits(), 2u);
@@ -306,7 +297,7 @@ TEST(WriteQueueTest, WindowGathersWritesIntoOneGroup) {
   WriteQueue queue(options, Committer(&log));
   Answers answers;
   for (int i = 0; i < 5; ++i) queue.WriteAsync(Labelled(&log, i), answers.For(i));
-  ASSERT_TRUE(WaitFor([&] { return answers.total() == 5; }));
+  ASSERT_TRUE(WaitFor([&] { return answers.total() == 5; }, kDeadline));
   EXPECT_THAT(log.groups(), ElementsAre(5));
   EXPECT_THAT(log.ran(), ElementsAre(0, 1, 2, 3, 4));
   EXPECT_EQ(queue.commits(), 1u);

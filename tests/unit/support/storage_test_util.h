@@ -1,6 +1,6 @@
 // Records and helpers the storage tests share: agents, IPUs and partitions
-// to insert, a partition's IPUs as text, and a collector of WriteAsync
-// outcomes.
+// to insert, a partition's IPUs as text, the ids of a store's agents, a
+// collector of WriteAsync outcomes and a bounded wait for a condition.
 #ifndef VIPU_TESTS_UNIT_SUPPORT_STORAGE_TEST_UTIL_H_
 #define VIPU_TESTS_UNIT_SUPPORT_STORAGE_TEST_UTIL_H_
 
@@ -9,11 +9,14 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "fabric/types.h"
+#include "gtest/gtest.h"
+#include "storage/store.h"
 
 namespace vipu::storage::test_util {
 
@@ -61,6 +64,19 @@ inline std::vector<std::string> Summaries(const std::vector<fabric::Partition>& 
   return out;
 }
 
+// The ids of `store`'s agents, in the order ListAgents gives them.
+inline std::vector<std::string> AgentIds(Store& store) {
+  std::vector<std::string> ids;
+  absl::Status s = store.Read([&](ReadTxn& txn) {
+    absl::StatusOr<std::vector<fabric::Agent>> agents = txn.ListAgents();
+    if (!agents.ok()) return agents.status();
+    for (const auto& a : *agents) ids.push_back(a.id);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  return ids;
+}
+
 // Collects WriteAsync outcomes; Await waits for `n` of them with a deadline.
 class AsyncResults {
  public:
@@ -82,6 +98,17 @@ class AsyncResults {
   std::condition_variable cv_;
   std::vector<absl::Status> results_;
 };
+
+// Waits for `pred` with a deadline; false when it never held.
+template <typename Pred>
+bool WaitFor(Pred pred, std::chrono::seconds deadline = std::chrono::seconds(30)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 }  // namespace vipu::storage::test_util
 
