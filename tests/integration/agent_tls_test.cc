@@ -26,12 +26,6 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-CommandResult TlsInit(const std::string& dir, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {VIPU_SERVER_BIN, "--tls-init", dir};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return RunCommand(argv);
-}
-
 // A client identity: the files of a role directory written by --tls-init.
 struct Identity {
   std::string dir;  // empty: plaintext

@@ -21,8 +21,6 @@
 namespace vipu::testing {
 namespace {
 
-constexpr uint32_t kPodSize = 16;
-
 class ConcurrencyTest : public SharedServerSuite {
  protected:
   // A stub on its own TCP connection, so that the calls really overlap.
@@ -115,7 +113,7 @@ class ConcurrencyTest : public SharedServerSuite {
         },
         absl::Seconds(30));
     EXPECT_TRUE(quiet) << why;
-    std::vector<std::string> placement = CheckPlacementInvariants(last, kPodSize);
+    std::vector<std::string> placement = CheckPlacementInvariants(last, kPod16Ipus);
     EXPECT_TRUE(placement.empty()) << absl::StrJoin(placement, "\n");
     return last;
   }
@@ -204,7 +202,7 @@ TEST_F(ConcurrencyTest, CreateRemoveAndResetRacingOnOneIdLeaveItWholeOrGone) {
   }
   // Nothing leaked: the whole pod still fits.
   auto stub = NewStub();
-  ASSERT_TRUE(Create(stub.get(), "all", kPodSize).ok());
+  ASSERT_TRUE(Create(stub.get(), "all", kPod16Ipus).ok());
   StateSnapshot state = Settle();
   EXPECT_EQ(state.stored.at("all").ready_state, virmgrpc::PS_ACTIVE);
   ASSERT_TRUE(Remove(stub.get(), "all").ok());

@@ -31,7 +31,6 @@
 namespace vipu::testing {
 namespace {
 
-constexpr uint32_t kPodSize = 16;
 constexpr int kClientThreads = 4;
 
 int EnvInt(const char* name, int fallback) {
@@ -248,7 +247,7 @@ TEST(CrashTest, AcknowledgedStateSurvivesRepeatedKill9UnderLoad) {
     auto snapshot = TakeSnapshot(*server);
     ASSERT_TRUE(snapshot.ok()) << snapshot.status();
     std::vector<std::string> problems = CheckHistory(*snapshot, &history);
-    for (std::string& p : CheckPlacementInvariants(*snapshot, kPodSize)) problems.push_back(p);
+    for (std::string& p : CheckPlacementInvariants(*snapshot, kPod16Ipus)) problems.push_back(p);
     for (const auto& [id, p] : snapshot->stored) {
       active_checked +=
           p.ready_state == virmgrpc::PS_ACTIVE && p.operation_state == virmgrpc::POS_IDLE;
@@ -326,7 +325,7 @@ TEST(CrashTest, AcknowledgedStateSurvivesRepeatedKill9UnderLoad) {
   grpc::ClientContext ctx;
   virmgrpc::CreatePartitionRequest whole;
   whole.mutable_requirements()->set_id("whole-pod");
-  whole.mutable_requirements()->set_size(kPodSize);
+  whole.mutable_requirements()->set_size(kPod16Ipus);
   virmgrpc::CreatePartitionReply reply;
   grpc::Status s = stub->CreatePartition(&ctx, whole, &reply);
   ASSERT_TRUE(s.ok()) << s.error_message();

@@ -23,8 +23,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Lines of `text` that are not empty.
-size_t Lines(const std::string& text) {
+// How many lines of `text` are not empty.
+size_t LineCount(const std::string& text) {
   return std::vector<std::string>(absl::StrSplit(text, '\n', absl::SkipEmpty())).size();
 }
 
@@ -56,7 +56,7 @@ TEST(DatabaseLockTest, SecondServerOnTheSameDatabaseIsRefusedAtOnceNamingFileAnd
   EXPECT_THAT(second.err,
               HasSubstr(absl::StrCat("vipu-server: database ", db,
                                      " is in use by another vipu-server (pid ", first->pid())));
-  EXPECT_EQ(Lines(second.err), 1u) << second.err;
+  EXPECT_EQ(LineCount(second.err), 1u) << second.err;
   // Neither the database, nor a port, nor an agent was touched (the log is
   // on stdout at info).
   EXPECT_THAT(second.out, Not(HasSubstr("open (schema")));
@@ -107,7 +107,7 @@ TEST(SimulateDatabaseTest, DatabaseOfAnotherPodIsRefusedNamingBothPodsBeforeAnyA
   EXPECT_THAT(r.err, HasSubstr("another --db"));
   EXPECT_THAT(r.err, HasSubstr("--simulate pod4"));
   EXPECT_THAT(r.err, Not(HasSubstr("already in cluster")));
-  EXPECT_EQ(Lines(r.err), 1u) << r.err;
+  EXPECT_EQ(LineCount(r.err), 1u) << r.err;
   EXPECT_THAT(r.out, Not(HasSubstr("started vipu-agent")));
   EXPECT_THAT(r.out, Not(HasSubstr("listening on")));
   // The database is as it was: the pod it holds still starts from it.

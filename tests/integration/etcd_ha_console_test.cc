@@ -20,16 +20,14 @@
 namespace vipu::testing {
 namespace {
 
-constexpr int kMembers = 2;
-
 class HaConsoleTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
-    ha_ = std::make_unique<HaMembers>(kMembers);
+    ha_ = std::make_unique<HaMembers>(kHaMembers);
     absl::Status etcd = ha_->LaunchEtcd(1);
     ASSERT_TRUE(etcd.ok()) << etcd;
-    for (int i = 0; i < kMembers; ++i) {
+    for (int i = 0; i < kHaMembers; ++i) {
       http_ports_.push_back(FreePort());
       ha_->StartMember(i, {"--http-listen", absl::StrCat("127.0.0.1:", http_ports_[i]),
                            "--reconcile-window-ms", "0"});
@@ -51,7 +49,7 @@ class HaConsoleTest : public ::testing::Test {
     int serving = -1;
     WaitFor(
         [&] {
-          for (int i = 0; i < kMembers; ++i) {
+          for (int i = 0; i < kHaMembers; ++i) {
             if (ha_->Started(i) && !ControlPlaneOf(i).is_null()) serving = i;
           }
           return serving >= 0;

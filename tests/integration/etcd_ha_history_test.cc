@@ -48,7 +48,6 @@ using history::HistoryRecorder;
 using history::OpKind;
 using history::Result;
 
-constexpr int kMembers = 2;
 constexpr int kKillRounds = 3;
 constexpr int kWorkers = 3;
 
@@ -69,22 +68,22 @@ class HaHistoryTest : public ::testing::Test {
   // Starts etcd, the members, the agent and the pod, each etcd member and
   // vipu member in a node of `lab` when one is given.
   void Launch(NetworkLab* lab) {
-    ha_ = std::make_unique<HaMembers>(kMembers);
+    ha_ = std::make_unique<HaMembers>(kHaMembers);
     if (lab != nullptr) {
       absl::Status placed = ha_->PlaceIn(lab);
       ASSERT_TRUE(placed.ok()) << placed;
     }
     absl::Status etcd = ha_->LaunchEtcd(3);
     ASSERT_TRUE(etcd.ok()) << etcd;
-    for (int i = 0; i < kMembers; ++i) StartMember(i);
+    for (int i = 0; i < kHaMembers; ++i) StartMember(i);
     ha_->StartAgent();
     ASSERT_GE(ha_->AwaitAgreedLeader(absl::Seconds(60)), 0);
     absl::Status pod = ha_->CreatePod();
     ASSERT_TRUE(pod.ok()) << pod;
     std::vector<wire::ServerMember> members;
-    for (int i = 0; i < kMembers; ++i) members.push_back(MemberOf(i));
+    for (int i = 0; i < kHaMembers; ++i) members.push_back(MemberOf(i));
     channels_ = std::make_unique<wire::MemberChannels>(members, grpc::InsecureChannelCredentials());
-    for (int i = 0; i < kMembers; ++i) {
+    for (int i = 0; i < kHaMembers; ++i) {
       stubs_.push_back(virmgrpc::UserService::NewStub(channels_->channel(i)));
     }
   }
@@ -115,7 +114,7 @@ class HaHistoryTest : public ::testing::Test {
   template <typename Rpc>
   Answer Call(wire::CallKind kind, Rpc rpc) {
     // Per member: whether its answer carried the "nothing done" marker.
-    std::vector<bool> marked(kMembers, false);
+    std::vector<bool> marked(kHaMembers, false);
     const auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(5);
     wire::MemberCallResult result = channels_->Call(
         kind, deadline, [](grpc::ClientContext*) {},

@@ -27,8 +27,6 @@
 namespace vipu::testing {
 namespace {
 
-constexpr int kMembers = 2;
-
 // Mutual TLS with the files of one --tls-init role directory.
 std::shared_ptr<grpc::ChannelCredentials> TlsAs(const std::string& dir) {
   grpc::SslCredentialsOptions ssl;
@@ -42,7 +40,7 @@ class HaSecureTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
-    ha_ = std::make_unique<HaMembers>(kMembers);
+    ha_ = std::make_unique<HaMembers>(kHaMembers);
     dir_ = ha_->dir();
     tls_ = dir_ + "/tls";
     CommandResult init = RunCommand(
@@ -52,7 +50,7 @@ class HaSecureTest : public ::testing::Test {
     ASSERT_TRUE(etcd.ok()) << etcd;
     // Roles are asked over mutual TLS with the CLI's certificate.
     ha_->set_credentials(TlsAs(tls_ + "/client"));
-    for (int i = 0; i < kMembers; ++i) {
+    for (int i = 0; i < kHaMembers; ++i) {
       ha_->StartMember(
           i, {"--secure", "--tls-dir", tls_, "--default-user-id", "root", "--audit-log",
               absl::StrCat(dir_, "/audit", i, ".log"), "--auto-add-agents", "--heartbeat-ms", "200",
@@ -64,7 +62,7 @@ class HaSecureTest : public ::testing::Test {
     // The first leader created the default admin and printed its key once.
     ASSERT_TRUE(WaitFor(
         [&] {
-          for (int i = 0; i < kMembers; ++i) {
+          for (int i = 0; i < kHaMembers; ++i) {
             for (const std::string& line :
                  std::vector<std::string>(absl::StrSplit(ReadFile(ha_->Log(i)), '\n'))) {
               if (absl::StartsWith(line, "Access key: '") && absl::EndsWith(line, "'")) {
@@ -217,13 +215,13 @@ TEST_F(HaSecureTest, UsersAndAgentsAreCheckedThroughTheStandbyAndSurviveAFailove
       std::filesystem::copy_file(role_dir + "/" + name, tls_ + "/server/" + name,
                                  std::filesystem::copy_options::overwrite_existing);
     }
-    for (int i = 0; i < kMembers; ++i) kill(ha_->Pid(i), SIGHUP);
+    for (int i = 0; i < kHaMembers; ++i) kill(ha_->Pid(i), SIGHUP);
   };
   serve(expired + "/server");
   CommandResult refused_by_client;
   EXPECT_TRUE(WaitFor(
       [&] {
-        for (int i = 0; i < kMembers; ++i) {
+        for (int i = 0; i < kHaMembers; ++i) {
           refused_by_client =
               As(VIPU_CLI_BIN, ha_->address(i), "alice", alice_key, {"list", "partitions"});
           if (refused_by_client.exit_code == 0) return false;

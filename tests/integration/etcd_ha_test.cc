@@ -40,17 +40,15 @@
 namespace vipu::testing {
 namespace {
 
-constexpr int kMembers = 2;
-
 // Two members on three etcd members, with the pod.
 class HaTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
-    ha_ = std::make_unique<HaMembers>(kMembers);
+    ha_ = std::make_unique<HaMembers>(kHaMembers);
     absl::Status etcd = ha_->LaunchEtcd(3);
     ASSERT_TRUE(etcd.ok()) << etcd;
-    for (int i = 0; i < kMembers; ++i) {
+    for (int i = 0; i < kHaMembers; ++i) {
       ha_->StartMember(
           i, {"--auto-add-agents", "--heartbeat-ms", "200", "--reconcile-window-ms", "1000"});
     }
@@ -103,11 +101,11 @@ class HaQuietTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
-    ha_ = std::make_unique<HaMembers>(kMembers);
+    ha_ = std::make_unique<HaMembers>(kHaMembers);
     absl::Status etcd = ha_->LaunchEtcd(1);
     ASSERT_TRUE(etcd.ok()) << etcd;
     ha_->set_lease_ms(20000);
-    for (int i = 0; i < kMembers; ++i) ha_->StartMember(i, {});
+    for (int i = 0; i < kHaMembers; ++i) ha_->StartMember(i, {});
     leader_ = ha_->AwaitAgreedLeader(absl::Seconds(60));
     ASSERT_GE(leader_, 0);
   }
@@ -247,13 +245,13 @@ TEST_F(HaQuietTest, AChangeWhoseAnswerTheStandbyLostIsNotSaidToHaveDoneNothing) 
 // serves again without any member being started again.
 TEST(HaQuorum, WithoutAMajorityEveryCallIsRefusedAndServiceReturnsByItself) {
   if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
-  HaMembers ha(kMembers);
+  HaMembers ha(kHaMembers);
   absl::Status etcd = ha.LaunchEtcd(3);
   ASSERT_TRUE(etcd.ok()) << etcd;
-  for (int i = 0; i < kMembers; ++i) ha.StartMember(i, {});
+  for (int i = 0; i < kHaMembers; ++i) ha.StartMember(i, {});
   ASSERT_GE(ha.AwaitAgreedLeader(absl::Seconds(60)), 0);
   std::vector<pid_t> pids;
-  for (int i = 0; i < kMembers; ++i) pids.push_back(ha.Pid(i));
+  for (int i = 0; i < kHaMembers; ++i) pids.push_back(ha.Pid(i));
   auto admin = [&](const std::string& host, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {VIPU_ADMIN_BIN, "--api-host", host, "--api-timeout", "10"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -272,7 +270,7 @@ TEST(HaQuorum, WithoutAMajorityEveryCallIsRefusedAndServiceReturnsByItself) {
   std::string said;
   const bool refused_everywhere = WaitFor(
       [&] {
-        for (int i = 0; i < kMembers; ++i) {
+        for (int i = 0; i < kHaMembers; ++i) {
           const std::string id = absl::StrCat("during", tried.size());
           tried.push_back(id);
           CommandResult change =
@@ -308,7 +306,7 @@ TEST(HaQuorum, WithoutAMajorityEveryCallIsRefusedAndServiceReturnsByItself) {
   std::cout << "quorum back: a change served again after "
             << absl::ToInt64Milliseconds(absl::Now() - back) << " ms" << std::endl;
   // The same processes: none exited or was started again.
-  for (int i = 0; i < kMembers; ++i) {
+  for (int i = 0; i < kHaMembers; ++i) {
     EXPECT_TRUE(ha.Running(i));
     EXPECT_EQ(ha.Pid(i), pids[i]);
   }
@@ -355,11 +353,11 @@ TEST(HaEtcdMemberLoss, LosingEtcdsRaftLeaderKeepsTheLeaderAndOnlyPausesChanges) 
   if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   int rounds = 1;
   if (const char* env = std::getenv("VIPU_FAULT_ROUNDS")) rounds = std::max(1, std::atoi(env));
-  HaMembers ha(kMembers);
+  HaMembers ha(kHaMembers);
   absl::Status etcd = ha.LaunchEtcd(3);
   ASSERT_TRUE(etcd.ok()) << etcd;
   ha.set_lease_ms(3000);  // the default of --etcd-lease-ms
-  for (int i = 0; i < kMembers; ++i) ha.StartMember(i, {});
+  for (int i = 0; i < kHaMembers; ++i) ha.StartMember(i, {});
   const int leader = ha.AwaitAgreedLeader(absl::Seconds(60));
   ASSERT_GE(leader, 0);
   const pid_t pid = ha.Pid(leader);

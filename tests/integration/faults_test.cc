@@ -66,18 +66,9 @@ bool AwaitWholeHealthPass(int metrics_port) {
                  absl::Seconds(20));
 }
 
-// "ACTIVE", "ERROR", ... from `vipu get partition-status`.
-std::string Field(const ServerProcess& s, const std::string& partition, const std::string& key) {
-  CommandResult r = s.Vipu({"get", "partition-status", partition});
-  std::regex re(" " + key + " +\\| ([^\\n]*?) *\\n");
-  std::smatch m;
-  if (r.exit_code != 0 || !std::regex_search(r.out, m, re)) return "";
-  return m[1];
-}
-
 bool WaitState(const ServerProcess& s, const std::string& partition, const std::string& state,
                absl::Duration timeout = absl::Seconds(20)) {
-  return WaitFor([&] { return Field(s, partition, "State") == state; }, timeout);
+  return WaitFor([&] { return PartitionStatusField(s, partition, "State") == state; }, timeout);
 }
 
 // The first topology id of a partition in ILD 0 ("ILD 0: 8-11" -> 8).
@@ -115,10 +106,11 @@ class FaultsTest : public ::testing::Test {
   }
 
   void ExpectRecoveredByAutoReset(const std::string& partition) {
-    ASSERT_TRUE(WaitState(*server_, partition, "ACTIVE")) << Field(*server_, partition, "Errors");
-    EXPECT_EQ(Field(*server_, partition, "Errors"), "none");
-    EXPECT_EQ(Field(*server_, partition, "Auto-reset retry count"), "1");
-    EXPECT_NE(Field(*server_, partition, "Last auto-reset"), "never");
+    ASSERT_TRUE(WaitState(*server_, partition, "ACTIVE"))
+        << PartitionStatusField(*server_, partition, "Errors");
+    EXPECT_EQ(PartitionStatusField(*server_, partition, "Errors"), "none");
+    EXPECT_EQ(PartitionStatusField(*server_, partition, "Auto-reset retry count"), "1");
+    EXPECT_NE(PartitionStatusField(*server_, partition, "Last auto-reset"), "never");
   }
 
   const int metrics_port_ = FreePort();
@@ -133,17 +125,17 @@ TEST_F(FaultsTest, IpuErrorFailsOnlyItsPartitionThenAutoResets) {
   CommandResult r = Inject({machine, "--kind", "ipu-error", "--ipu", std::to_string(ipu)});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(WaitState(*server_, "p1", "ERROR"));
-  EXPECT_EQ(Field(*server_, "p1", "Errors"),
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "Errors"),
             absl::StrCat("agent ", machine, ": IPU ", ipu, " error (injected fault)"));
-  EXPECT_EQ(Field(*server_, "p1", "Operation"), "FAILED");
-  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
-  EXPECT_EQ(Field(*server_, "p2", "Errors"), "none");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "Operation"), "FAILED");
+  EXPECT_EQ(PartitionStatusField(*server_, "p2", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p2", "Errors"), "none");
   // Auto reset waits for the fault to clear: no retry is spent meanwhile.
-  EXPECT_EQ(Field(*server_, "p1", "Auto-reset retry count"), "0");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "Auto-reset retry count"), "0");
 
   ASSERT_EQ(Inject({machine, "--kind", "clear"}).exit_code, 0);
   ExpectRecoveredByAutoReset("p1");
-  EXPECT_EQ(Field(*server_, "p2", "Auto-reset retry count"), "0");
+  EXPECT_EQ(PartitionStatusField(*server_, "p2", "Auto-reset retry count"), "0");
 }
 
 TEST_F(FaultsTest, LinkDownFailsOnlyThePartitionOwningItThenAutoResets) {
@@ -155,9 +147,9 @@ TEST_F(FaultsTest, LinkDownFailsOnlyThePartitionOwningItThenAutoResets) {
   const std::string name = absl::StrCat(first, ".ipu1-", second, ".ipu3");
   EXPECT_THAT(r.out, HasSubstr(name));
   ASSERT_TRUE(WaitState(*server_, "p1", "ERROR"));
-  EXPECT_EQ(Field(*server_, "p1", "Errors"),
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "Errors"),
             absl::StrCat("agent ", first, ": IPU-Link ", name, " down"));
-  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p2", "State"), "ACTIVE");
 
   ASSERT_EQ(Inject({first, "--kind", "clear"}).exit_code, 0);
   ExpectRecoveredByAutoReset("p1");
@@ -177,8 +169,8 @@ TEST_F(FaultsTest, LinkOutsideEveryPartitionFailsNone) {
   // link down, a whole health pass must leave both partitions alone.
   ASSERT_TRUE(AwaitReportedFaults(metrics_port_, machine, "link", 1));
   ASSERT_TRUE(AwaitWholeHealthPass(metrics_port_));
-  EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
-  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p2", "State"), "ACTIVE");
 }
 
 TEST_F(FaultsTest, HungAgentIsDownWithinThreeHeartbeatsAndRecovers) {
@@ -192,9 +184,9 @@ TEST_F(FaultsTest, HungAgentIsDownWithinThreeHeartbeatsAndRecovers) {
   // Three periods, plus a period the last heartbeat may predate the hang,
   // plus CLI polling on a shared machine.
   EXPECT_LT(noticed, absl::Milliseconds(4 * kHeartbeatMs) + absl::Seconds(1));
-  EXPECT_THAT(Field(*server_, "p2", "Errors"),
+  EXPECT_THAT(PartitionStatusField(*server_, "p2", "Errors"),
               HasSubstr(absl::StrCat("agent ", machine, ": down (no heartbeat for")));
-  EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "State"), "ACTIVE");
   CommandResult agents = server_->VipuAdmin({"list", "agents"});
   EXPECT_TRUE(std::regex_search(agents.out, std::regex(machine + " +\\|[^\\n]*\\| Down ")))
       << agents.out;
@@ -209,7 +201,8 @@ TEST_F(FaultsTest, SigstoppedAgentProcessFailsItsPartitionsUntilSigcont) {
   ASSERT_EQ(kill(agents[0], SIGSTOP), 0);
   EXPECT_TRUE(WaitState(*server_, "p1", "ERROR", absl::Seconds(10)));
   EXPECT_TRUE(WaitState(*server_, "p2", "ERROR", absl::Seconds(10)));
-  EXPECT_THAT(Field(*server_, "p1", "Errors"), HasSubstr(": down (no heartbeat for"));
+  EXPECT_THAT(PartitionStatusField(*server_, "p1", "Errors"),
+              HasSubstr(": down (no heartbeat for"));
   ASSERT_EQ(kill(agents[0], SIGCONT), 0);
   ExpectRecoveredByAutoReset("p1");
   ExpectRecoveredByAutoReset("p2");
@@ -231,11 +224,11 @@ TEST_F(FaultsTest, DisabledAutoResetStaysInError) {
   // reset it.
   ASSERT_TRUE(AwaitReportedFaults(metrics_port_, machine, "ipu", 0));
   ASSERT_TRUE(AwaitWholeHealthPass(metrics_port_));
-  EXPECT_EQ(Field(*server_, "manual", "State"), "ERROR");
-  EXPECT_EQ(Field(*server_, "manual", "Auto-reset retry count"), "0");
+  EXPECT_EQ(PartitionStatusField(*server_, "manual", "State"), "ERROR");
+  EXPECT_EQ(PartitionStatusField(*server_, "manual", "Auto-reset retry count"), "0");
   // A manual reset brings it back.
   ASSERT_EQ(server_->Vipu({"reset", "partition", "manual"}).exit_code, 0);
-  EXPECT_EQ(Field(*server_, "manual", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "manual", "State"), "ACTIVE");
 }
 
 // The agent's own words name its machine; the reason names it once and
@@ -259,12 +252,12 @@ TEST_F(FaultsTest, CrashedMachineStaysDownAndFailsItsPartition) {
   const std::string machine = MachineOf(p2_);
   ASSERT_EQ(Inject({machine, "--kind", "agent-crash"}).exit_code, 0);
   ASSERT_TRUE(WaitState(*server_, "p2", "ERROR", absl::Seconds(10)));
-  EXPECT_THAT(Field(*server_, "p2", "Errors"),
+  EXPECT_THAT(PartitionStatusField(*server_, "p2", "Errors"),
               HasSubstr(absl::StrCat("agent ", machine, ": down")));
   // Its server is gone: nothing can clear it.
   CommandResult clear = Inject({machine, "--kind", "clear"});
   EXPECT_NE(clear.exit_code, 0);
-  EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "State"), "ACTIVE");
 }
 
 TEST_F(FaultsTest, InjectFaultRefusesBadTargets) {
@@ -326,8 +319,8 @@ TEST_F(FaultsTest, InjectFaultRefusesBadTargets) {
     EXPECT_THAT(s.error_message(), HasSubstr(c.message));
   }
   // None of them reached a machine.
-  EXPECT_EQ(Field(*server_, "p1", "State"), "ACTIVE");
-  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p2", "State"), "ACTIVE");
 }
 
 // ---- test cluster ----
@@ -579,8 +572,8 @@ TEST_F(FaultsTest, RelocatablePartitionMovesOffAFaultyIpuOthersStay) {
                 .exit_code,
             0);
   ASSERT_TRUE(WaitFor([&] { return FirstTopologyId(*server_, "r") != before; }, absl::Seconds(20)));
-  ASSERT_TRUE(WaitState(*server_, "r", "ACTIVE")) << Field(*server_, "r", "Errors");
-  EXPECT_EQ(Field(*server_, "r", "Auto-reset retry count"), "1");
+  ASSERT_TRUE(WaitState(*server_, "r", "ACTIVE")) << PartitionStatusField(*server_, "r", "Errors");
+  EXPECT_EQ(PartitionStatusField(*server_, "r", "Auto-reset retry count"), "1");
   // The other half of the same machine: the only healthy free block of 2.
   EXPECT_EQ(FirstTopologyId(*server_, "r"), before ^ 2);
   EXPECT_NE(DevicesOf(*server_, "r"), devices);
@@ -594,7 +587,7 @@ TEST_F(FaultsTest, RelocatablePartitionMovesOffAFaultyIpuOthersStay) {
   // p2 has no flag: it stays on its IPUs, in error, until the fault clears.
   ASSERT_TRUE(WaitState(*server_, "p2", "ERROR"));
   EXPECT_EQ(FirstTopologyId(*server_, "p2"), p2_);
-  EXPECT_EQ(Field(*server_, "p2", "Auto-reset retry count"), "0");
+  EXPECT_EQ(PartitionStatusField(*server_, "p2", "Auto-reset retry count"), "0");
 }
 
 // `reset partition --relocatable` moves any partition off its faults, and
@@ -612,7 +605,7 @@ TEST_F(FaultsTest, ResetRelocatableMovesOrSaysWhyNot) {
   r = server_->Vipu({"reset", "partition", "p2", "--relocatable"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(FirstTopologyId(*server_, "p2"), p2_);
-  EXPECT_EQ(Field(*server_, "p2", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p2", "State"), "ACTIVE");
 
   // Now p1 has nowhere to go: every healthy block of 8 is taken.
   ASSERT_EQ(Inject({MachineOf(p1_), "--kind", "ipu-error", "--ipu", std::to_string(IpuOf(p1_))})
@@ -623,7 +616,7 @@ TEST_F(FaultsTest, ResetRelocatableMovesOrSaysWhyNot) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("cannot move partition 'p1' away from agent "));
   EXPECT_EQ(FirstTopologyId(*server_, "p1"), p1_);
-  EXPECT_EQ(Field(*server_, "p1", "State"), "ERROR");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "State"), "ERROR");
 }
 
 // The POD128 commands of the BERT benchmark: a partition over two ILDs takes
@@ -668,8 +661,9 @@ TEST(MultiIldTest, TwoIldPartitionOwnsItsGwLinks) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("ag9.gw0-ag25.gw1"));
   ASSERT_TRUE(WaitState(*server, "b", "ERROR"));
-  EXPECT_EQ(Field(*server, "b", "Errors"), "agent ag9: GW-Link ag9.gw0-ag25.gw1 down");
-  EXPECT_EQ(Field(*server, "a", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server, "b", "Errors"),
+            "agent ag9: GW-Link ag9.gw0-ag25.gw1 down");
+  EXPECT_EQ(PartitionStatusField(*server, "a", "State"), "ACTIVE");
   auto failed = client->Run(Bert(), 1);
   ASSERT_FALSE(failed.ok());
   EXPECT_THAT(std::string(failed.status().message()), HasSubstr("GW-Link ag9.gw0-ag25.gw1 down"));
@@ -683,7 +677,7 @@ TEST(MultiIldTest, TwoIldPartitionOwnsItsGwLinks) {
   // a whole health pass must leave a alone.
   ASSERT_TRUE(AwaitReportedFaults(metrics_port, "ag1", "link", 1));
   ASSERT_TRUE(AwaitWholeHealthPass(metrics_port));
-  EXPECT_EQ(Field(*server, "a", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server, "a", "State"), "ACTIVE");
 
   // When no aligned pair of segments is free, the create says so: free
   // halves at 0-31 of ILD 0 and 32-63 of ILD 1 are not twins.

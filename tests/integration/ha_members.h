@@ -55,6 +55,10 @@
 
 namespace vipu::testing {
 
+// The vipu-server members of the control plane the HA suites run: a leader
+// and one standby.
+inline constexpr int kHaMembers = 2;
+
 class HaMembers {
  public:
   // Makes the directory and the empty configuration file, and picks a free

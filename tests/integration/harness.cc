@@ -1,4 +1,5 @@
-// Spawning and waiting for child processes, temp dirs, and ServerProcess for integration tests.
+// Spawning and waiting for child processes, temp dirs, ServerProcess and the CLI and TLS helpers of
+// integration tests.
 #include "tests/integration/harness.h"
 
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -237,9 +239,28 @@ CommandResult ServerProcess::VipuAdmin(const std::vector<std::string>& args) con
   return RunCommand(argv, {{"HOME", home()}});
 }
 
+std::string PartitionStatusField(const ServerProcess& s, const std::string& partition,
+                                 const std::string& key) {
+  CommandResult r = s.Vipu({"get", "partition-status", partition});
+  std::regex re(" " + key + " +\\| ([^\\n]*?) *\\n");
+  std::smatch m;
+  if (r.exit_code != 0 || !std::regex_search(r.out, m, re)) return "";
+  return m[1];
+}
+
+std::string PlanBin() {
+  return (std::filesystem::path(VIPU_SERVER_BIN).parent_path() / "vipu-plan").string();
+}
+
 std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
+}
+
+CommandResult TlsInit(const std::string& dir, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {VIPU_SERVER_BIN, "--tls-init", dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return RunCommand(argv);
 }
 
 std::vector<std::string> ClientTls(const std::string& tls) {

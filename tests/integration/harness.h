@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,6 +42,9 @@ int TestHeartbeatMs();
 std::string MakeTempDir();
 void RemoveTree(const std::string& path);
 std::string ReadFile(const std::string& path);
+
+// IPUs of the pod16 that ServerProcess::Start("pod16") simulates.
+inline constexpr uint32_t kPod16Ipus = 16;
 
 class ServerProcess {
  public:
@@ -79,10 +83,21 @@ class ServerProcess {
   int port_ = 0;
 };
 
+// The value of row `key` ("State", ...) of `vipu get partition-status
+// PARTITION` against `s`; empty when the command fails or has no such row.
+std::string PartitionStatusField(const ServerProcess& s, const std::string& partition,
+                                 const std::string& key);
+
+// vipu-plan, beside vipu-server in the build tree.
+std::string PlanBin();
+
 // `a` followed by `b`: argument lists built from parts.
 std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b);
 
-// Secure mode. --api-tls-* for the client files `vipu-server --tls-init
+// Secure mode. `vipu-server --tls-init DIR` followed by `extra`: the
+// certificates and keys of a secure pod, written under `dir`.
+CommandResult TlsInit(const std::string& dir, const std::vector<std::string>& extra = {});
+// --api-tls-* for the client files `vipu-server --tls-init
 // DIR` wrote under `tls`.
 std::vector<std::string> ClientTls(const std::string& tls);
 // The default admin's access key, printed once on the server's stdout (its

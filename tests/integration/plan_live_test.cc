@@ -16,10 +16,6 @@ namespace {
 using ::testing::HasSubstr;
 
 // vipu-plan sits beside vipu-server: every program is built into one bin/.
-std::string PlanBin() {
-  return (std::filesystem::path(VIPU_SERVER_BIN).parent_path() / "vipu-plan").string();
-}
-
 class PlanLiveTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -17,10 +17,6 @@
 namespace vipu::testing {
 namespace {
 
-std::string PlanBin() {
-  return (std::filesystem::path(VIPU_SERVER_BIN).parent_path() / "vipu-plan").string();
-}
-
 TEST(PlanReportBrowserTest, ChartsAreDrawnAndTheFiguresAreTheSummarys) {
   if (ChromiumBinary().empty()) VIPU_CANNOT_RUN_HERE() << "chromium is not installed";
   const std::string dir = MakeTempDir();

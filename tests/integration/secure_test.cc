@@ -20,12 +20,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 namespace fs = std::filesystem;
 
-CommandResult TlsInit(const std::string& dir, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {VIPU_SERVER_BIN, "--tls-init", dir};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return RunCommand(argv);
-}
-
 // Runs a CLI in `cwd` (create user writes ID.vipu-cli.hcl there).
 CommandResult RunIn(const std::string& cwd, const std::string& binary,
                     const std::vector<std::string>& args, const std::string& home) {

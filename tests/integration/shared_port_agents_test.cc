@@ -64,14 +64,6 @@ class SharedPortAgents {
   pid_t pid_ = -1;
 };
 
-std::string Field(const ServerProcess& s, const std::string& partition, const std::string& key) {
-  CommandResult r = s.Vipu({"get", "partition-status", partition});
-  std::regex re(" " + key + " +\\| ([^\\n]*?) *\\n");
-  std::smatch m;
-  if (r.exit_code != 0 || !std::regex_search(r.out, m, re)) return "";
-  return m[1];
-}
-
 // Agents `vipu-admin list agents` shows as Up among s0..s<kMachines-1>.
 int SharedMachinesUp(const ServerProcess& s) {
   CommandResult r = s.VipuAdmin({"list", "agents"});
@@ -103,8 +95,8 @@ TEST(SharedPortAgentsTest, SixtyFourMachinesOnOnePortRegisterAndServeAPartition)
 
   r = server->Vipu({"create", "partition", "wide", "--size", "128", "--allocation", "shared-all"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  ASSERT_TRUE(
-      WaitFor([&] { return Field(*server, "wide", "State") == "ACTIVE"; }, absl::Seconds(30)))
+  ASSERT_TRUE(WaitFor([&] { return PartitionStatusField(*server, "wide", "State") == "ACTIVE"; },
+                      absl::Seconds(30)))
       << server->Vipu({"get", "partition-status", "wide"}).out;
   // One server port for all, but each machine its own RDMA port, held by
   // the agent process.
