@@ -24,7 +24,9 @@ std::string LinkConfiguration(RoutingType r) {
   }
 }
 
-std::string LinkTopologyName(RoutingType r) { return r == RoutingType::kRingSwnc ? "torus" : "mesh"; }
+std::string LinkTopologyName(RoutingType r) {
+  return r == RoutingType::kRingSwnc ? "torus" : "mesh";
+}
 
 uint32_t NumGcds(const Partition& p) { return std::max<uint32_t>(p.num_gcds, 1); }
 
