@@ -37,6 +37,10 @@ KNOWN_HANDOFFS = [
     # accepts the call and runs its callbacks (and OnDone) on others, one at
     # a time, through its callback handler.
     ('server/ha/forwarder.cc', 'CallbackBidiHandler'),
+    # A machine's attach reactor, likewise: made where the Attach call is
+    # accepted, its reactions and OnDone (which frees the IPUs) run on the
+    # threads gRPC hands the call to, one at a time.
+    ('agents/agent_service.cc', 'CallbackServerStreamingHandler'),
 ]
 
 def first_real_frame(block):
