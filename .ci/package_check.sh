@@ -13,9 +13,10 @@ apt-get update -qq
 # The package's dependencies first, so that the snapshot below holds them
 # and the comparison after purge sees only what the package itself did.
 apt-get satisfy -y -qq "$(dpkg-deb -f "$deb" Depends)" >/dev/null
-# And what it recommends, as apt installs it by default (PyTorch, for
-# PopTorch programs).
-apt-get install -y -qq $(dpkg-deb -f "$deb" Recommends | tr -d ',') >/dev/null
+# And what it recommends (PyTorch, for PopTorch programs), without what
+# that in turn recommends (PyTorch's headers and -dev packages, which
+# nothing here needs).
+apt-get install -y -qq --no-install-recommends $(dpkg-deb -f "$deb" Recommends | tr -d ',') >/dev/null
 # man itself (man-db), as an operator has it, to read the package's pages.
 apt-get install -y -qq --no-install-recommends man-db >/dev/null
 # Left out: apt's and dpkg's own records and logs, and the backups that the
@@ -76,11 +77,14 @@ python3 -c 'import popdist; print("popdist", popdist.getNumTotalReplicas(), "rep
 popdist_sample_train --offline --training-steps 2 | tail -3
 # PopTorch from the package, on Debian's PyTorch: it says what it is, and a
 # program trains on the CPU without a pod (the IPU Model).
-poptorch-pod --version | grep -q 'open V-IPU' || fail "poptorch-pod --version"
-python3 -c 'import poptorch, popdist.poptorch; print("poptorch", poptorch.__version__)' |
-  grep -q '^poptorch .*openvipu' || fail "import poptorch"
-POPTORCH_IPU_MODEL=1 python3 /usr/share/doc/vipu/examples/poptorch_train.py --epochs 1 --samples 128 |
-  grep -q 'accuracy on the whole dataset' || fail "the PopTorch example did not train"
+poptorch-pod --version >/root/poptorch-pod.version || fail "poptorch-pod --version"
+grep -q 'open V-IPU' /root/poptorch-pod.version || fail "poptorch-pod --version"
+python3 -c 'import poptorch, popdist.poptorch; print("poptorch", poptorch.__version__)' \
+  >/root/poptorch.version 2>&1 || { cat /root/poptorch.version; fail "import poptorch"; }
+grep -q '^poptorch .*openvipu' /root/poptorch.version || fail "poptorch's version"
+POPTORCH_IPU_MODEL=1 python3 /usr/share/doc/vipu/examples/poptorch_train.py --epochs 1 --samples 128 \
+  >/root/poptorch.out 2>&1 || { cat /root/poptorch.out; fail "the PopTorch example failed"; }
+grep -q 'accuracy on the whole dataset' /root/poptorch.out || fail "the PopTorch example did not train"
 ipu-model predict --help >/dev/null || fail "ipu-model predict --help"
 kill "$server"
 wait "$server" || true
