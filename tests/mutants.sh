@@ -78,8 +78,19 @@ for m in "${selected[@]}"; do
   else
     echo "mutants: $name: running $tests on the mutant"
     run_tests "$work/$name" "$tests" || true
-    killers=$(python3 "$repo/tests/mutants.py" killers "$src" "$work/$name.xml" 2>/dev/null | sort -u | paste -sd, -)
-    if [ -n "$killers" ]; then verdict="killed by $killers"; else verdict="SURVIVED"; fi
+    # No report: the test program died before writing it (a crash is not
+    # an assertion of the test).
+    killers=
+    if [ -s "$work/$name.xml" ]; then
+      killers=$(python3 "$repo/tests/mutants.py" killers "$src" "$work/$name.xml" | sort -u | paste -sd, -) || killers=
+    fi
+    if [ -n "$killers" ]; then
+      verdict="killed by $killers"
+    elif [ ! -s "$work/$name.xml" ]; then
+      verdict="NO REPORT: the tests died (see $work/$name.log)"
+    else
+      verdict="SURVIVED"
+    fi
   fi
   cp "$work/pristine" "$src/$file"
   ninja -C "$build" -j"${JOBS:-2}" "${targets[@]}" >/dev/null 2>&1 || true
