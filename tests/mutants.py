@@ -114,8 +114,17 @@ def on_an_assertion(root, message):
     return int(located.group(2)) not in setup_lines(path)
 
 
+def read_report(report):
+    """gtest's XML report, read whatever bytes the tests' output put in it:
+    a failure message may quote a program's output cut inside a UTF-8
+    character, or hold control characters XML does not allow."""
+    with open(report, "rb") as f:
+        text = f.read().decode("utf-8", errors="replace")
+    return ElementTree.fromstring(re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", text))
+
+
 def killers(root, report):
-    for case in ElementTree.parse(report).getroot().iter("testcase"):
+    for case in read_report(report).iter("testcase"):
         failures = case.findall("failure")
         if any(on_an_assertion(root, f.get("message", "")) for f in failures):
             print(f"{case.get('classname')}.{case.get('name')}")
