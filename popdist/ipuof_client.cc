@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/host_port.h"
 #include "base/status_macros.h"
 #include "cli/common/credentials.h"
 #include "google/protobuf/util/json_util.h"
@@ -44,11 +45,6 @@ constexpr const char* kConfigSuffix = "_ipuof.conf";
 std::string Get(const Environment& env, const std::string& name) {
   auto it = env.find(name);
   return it == env.end() ? std::string() : it->second;
-}
-
-std::string HostPort(const std::string& host, uint32_t port) {
-  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
-  return v6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
 }
 
 absl::StatusOr<uint32_t> Number(const std::string& name, const std::string& text, uint32_t min,
