@@ -396,6 +396,9 @@ grpc::Status AgentService::InjectFault(grpc::ServerContext* context,
     case fabric::FaultKind::kClear:
       description = machine->ClearFaults();
       break;
+    case fabric::FaultKind::kPartitionLost:
+      description = machine->LosePartitions();
+      break;
     case fabric::FaultKind::kAgentCrash:
       description = machine->MarkCrashed();
       if (on_crash_) on_crash_();

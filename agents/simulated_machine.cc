@@ -440,6 +440,21 @@ std::string SimulatedMachine::ClearFaults() {
   return description;
 }
 
+std::string SimulatedMachine::LosePartitions() {
+  std::vector<std::string> lost;
+  {
+    vipu::MutexLock lock(&mu_);
+    for (const auto& [id, holding] : held_) lost.push_back(id);
+    held_.clear();
+  }
+  std::string description =
+      lost.empty() ? absl::StrCat("agent ", agent_id_, ": held no partition to lose")
+                   : absl::StrCat("agent ", agent_id_, ": lost partitions ",
+                                  absl::StrJoin(lost, ", "), " without telling the server");
+  spdlog::warn("{}", description);
+  return description;
+}
+
 bool SimulatedMachine::HungLocked(std::chrono::steady_clock::time_point now) const {
   return hang_ && now < hang_until_;
 }

@@ -185,6 +185,9 @@ class SimulatedMachine {
   std::string MarkCrashed();
   // Clears IPU errors, downed links and a hang (not a crash).
   std::string ClearFaults();
+  // Forgets every partition held, telling no one: only the heartbeats
+  // (Held) show it. Not undone by ClearFaults; the server pushes them again.
+  std::string LosePartitions();
 
   bool hung() const;
   bool crashed() const;

@@ -23,19 +23,21 @@ std::string FaultKindName(FaultKind kind) {
       return "agent-hang";
     case FaultKind::kClear:
       return "clear";
+    case FaultKind::kPartitionLost:
+      return "partition-lost";
     default:
       return "undefined";
   }
 }
 
 std::vector<std::string> FaultKindNames() {
-  return {"ipu-error", "link-down", "agent-crash", "agent-hang", "clear"};
+  return {"ipu-error", "link-down", "agent-crash", "agent-hang", "clear", "partition-lost"};
 }
 
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
   for (FaultKind k : {FaultKind::kIpuError, FaultKind::kLinkDown, FaultKind::kAgentCrash,
-                      FaultKind::kAgentHang, FaultKind::kClear}) {
+                      FaultKind::kAgentHang, FaultKind::kClear, FaultKind::kPartitionLost}) {
     if (lower == FaultKindName(k)) return k;
   }
   if (lower == "crash") return FaultKind::kAgentCrash;
@@ -53,6 +55,7 @@ absl::Status ValidateFaultRequest(const FaultRequest& r) {
     case FaultKind::kAgentCrash:
     case FaultKind::kAgentHang:
     case FaultKind::kClear:
+    case FaultKind::kPartitionLost:
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("kind: must be one of ",

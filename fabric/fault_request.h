@@ -23,6 +23,7 @@ enum class FaultKind : int {
   kAgentCrash = 3,
   kAgentHang = 4,
   kClear = 5,
+  kPartitionLost = 6,
 };
 
 inline constexpr uint32_t kMaxHangMs = 3600000;  // one hour
@@ -35,7 +36,7 @@ struct FaultRequest {
   uint32_t duration_ms = 0;      // kAgentHang only: 0 = until cleared
 };
 
-// ipu-error link-down agent-crash agent-hang clear
+// ipu-error link-down agent-crash agent-hang clear partition-lost
 std::string FaultKindName(FaultKind kind);
 std::vector<std::string> FaultKindNames();
 // The names above, case-insensitive, plus "crash" and "hang".

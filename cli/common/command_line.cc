@@ -521,7 +521,7 @@ class InjectFaultOptions : public CommandOptions {
  public:
   void AddFlags(CLI::App* app) override {
     AddText(app, "--kind", &kind_,
-            "ipu-error | link-down | agent-crash | agent-hang | clear (required)");
+            "ipu-error | link-down | agent-crash | agent-hang | clear | partition-lost (required)");
     AddText(app, "--ipu", &ipu_, "IPU# 0..3 (ipu-error)");
     AddText(app, "--link", &link_, "port 0..13 of the machine (link-down)");
     AddText(app, "--duration-ms", &duration_, "hang length in ms, 0 = until cleared (agent-hang)");

@@ -1,6 +1,8 @@
 // vipuagent.AgentRegistry: validates and records registrations and heartbeats, single or batched.
 #include "server/api/registry_service.h"
 
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -74,6 +76,13 @@ absl::StatusOr<Registration> ToRegistration(const vipuagent::RegisterRequest& re
 AgentHealth ToHealth(const vipuagent::HeartbeatRequest& request) {
   AgentHealth health;
   health.sequence = request.sequence();
+  // Every heartbeat says what the machine holds, an empty list included:
+  // the health monitor compares it with the state.
+  auto held = std::make_shared<std::map<std::string, uint64_t>>();
+  for (const vipuagent::HeldPartition& h : request.held()) {
+    (*held)[h.partition_id()] = h.generation();
+  }
+  health.held = std::move(held);
   for (const vipuagent::IpuHealth& ipu : request.ipu_health()) {
     if (ipu.healthy()) continue;
     health.ipu_errors[ipu.index()] = ipu.error().empty() ? "error" : ipu.error();

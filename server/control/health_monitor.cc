@@ -146,6 +146,11 @@ void HealthMonitor::ActOnPartitions(const std::vector<fabric::Partition>& partit
     auto changed = controller_->MarkFaulty(faults);
     if (!changed.ok()) spdlog::error("health: {}", changed.status().ToString());
   }
+  // After the faults: a partition just marked is no longer ACTIVE when the
+  // push reads it again.
+  for (const HeldCheck::Missing& m : held_check_.Check(partitions, *registry_, now)) {
+    controller_->PushAgain(m.agent_id, m.partition_id, m.generation);
+  }
 }
 
 }  // namespace vipu::server

@@ -5,6 +5,9 @@
 //   machine and the IPU or link;
 // - once the faults clear, a PS_ERROR partition is auto-reset within its
 //   bounded retries (PartitionController::AutoReset);
+// - a machine whose heartbeats lack a PS_ACTIVE partition placed on it, or
+//   name an older generation, is pushed it again (HeldCheck); a machine
+//   that refuses puts the partition in PS_ERROR naming it;
 // - every agent in a cluster is told its position and ports (SetTopology),
 //   again whenever it re-registers or the cluster changes; in parallel and
 //   in the background (TopologyPusher), so a tick never waits for agents.
@@ -30,6 +33,7 @@
 #include "absl/time/time.h"
 #include "base/mutex.h"
 #include "base/repeated_warning.h"
+#include "server/control/held_check.h"
 #include "server/control/partition_controller.h"
 #include "server/fleet/agent_client.h"
 #include "server/fleet/agent_registry.h"
@@ -91,6 +95,7 @@ class HealthMonitor {
   const Options options_;
 
   std::map<std::string, bool> up_;  // last liveness seen, for transition logs
+  HeldCheck held_check_;
   std::atomic<uint64_t> passes_{0};
   TopologyPusher pusher_;
 

@@ -100,8 +100,21 @@ class PartitionController {
       const security::Caller& caller = security::Caller::System());
 
   // After an agent (re)registers: release what the database does not want
-  // there, re-push what it lost.
+  // there, re-push what it lost (to every machine of the partition, which
+  // learn the agent's address again). When `agent_id` itself refuses the
+  // push, the partition goes PS_ERROR with its words and the auto reset
+  // takes over; what another machine answers, not connected included, only
+  // goes to the log: its own registration or heartbeats settle it.
   void ReconcileAgent(const std::string& agent_id, std::vector<fabric::HeldPartition> held);
+  // After a machine's reports lacked `partition_id` at `generation` (the
+  // health monitor's HeldCheck): configures it again on `agent_id` alone,
+  // in the background, when the partition is still PS_ACTIVE at that
+  // generation and the machine connected. A refusal fails the partition as
+  // in ReconcileAgent; a call that did not reach the machine changes
+  // nothing (its liveness is the health monitor's). Counted as a
+  // reconciliation (AwaitReconciled, reconciled()).
+  void PushAgain(const std::string& agent_id, const std::string& partition_id,
+                 uint64_t generation);
   // After a server start: finish operations a crash interrupted.
   void Recover();
 
@@ -194,6 +207,15 @@ class PartitionController {
   // The agents' half of a move: release on the machines `left`, then
   // configure the partition where it now is (on the work queue).
   void ApplyMove(const std::string& id, uint64_t generation, std::vector<std::string> left);
+
+  // Counts a reconciliation from now until the returned token's last copy
+  // goes (the job ran, or the queue dropped it at shutdown).
+  std::shared_ptr<void> CountReconciliation() ABSL_LOCKS_EXCLUDED(reconcile_mu_);
+  // Configures `p` again as `plan` says and waits; when `agent_id`
+  // refuses, marks `p` faulty with its words. Errors of the other
+  // machines are logged.
+  void ConfigureAgain(const fabric::Partition& p, std::shared_ptr<const PartitionPlan> plan,
+                      const std::string& agent_id);
 
   // Reads the partition and applies `op` when it is still at `generation`
   // (a job queued behind a newer operation does nothing).

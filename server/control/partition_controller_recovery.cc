@@ -2,6 +2,7 @@
 // agent.
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_join.h"
@@ -10,14 +11,28 @@
 
 namespace vipu::server {
 
-void PartitionController::ReconcileAgent(const std::string& agent_id,
-                                         std::vector<fabric::HeldPartition> held) {
+namespace {
+
+// True when the machine answered and said no; false when it agreed or the
+// call never reached it (not connected, gone, too slow).
+bool Refused(const absl::Status& status) {
+  return !status.ok() && !absl::IsUnavailable(status) && !absl::IsDeadlineExceeded(status) &&
+         !absl::IsCancelled(status);
+}
+
+// Settled PS_ACTIVE: what a machine must hold.
+bool ShouldBeHeld(const fabric::Partition& p) {
+  return p.ready_state == fabric::ReadyState::kActive &&
+         p.operation_state != fabric::OperationState::kRemoving;
+}
+
+}  // namespace
+
+std::shared_ptr<void> PartitionController::CountReconciliation() {
   {
     vipu::MutexLock lock(&reconcile_mu_);
     ++reconciling_;
   }
-  // Counts the job done when it has run, or when the queue drops it at
-  // shutdown: the last copy of the job going away either way.
   struct Done {
     PartitionController* self;
     ~Done() {
@@ -26,7 +41,40 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
       ++self->reconciled_;
     }
   };
-  std::shared_ptr<Done> done(new Done{this});
+  // Made in place: a temporary Done would count the job done at once.
+  return std::shared_ptr<Done>(new Done{this});
+}
+
+void PartitionController::ConfigureAgain(const fabric::Partition& p,
+                                         std::shared_ptr<const PartitionPlan> plan,
+                                         const std::string& agent_id) {
+  AgentDriver::Results results = driver_->Apply(AgentDriver::Op::kConfigure, plan);
+  std::vector<std::string> others;
+  for (size_t i = 0; i < plan->machines.size() && i < results.size(); ++i) {
+    const MachineResult& r = results[i];
+    if (r.status.ok()) continue;
+    if (r.agent_id != agent_id || !Refused(r.status)) {
+      others.push_back(DescribeAgentError(r.agent_id, r.status));
+      continue;
+    }
+    const std::string error = DescribeAgentError(r.agent_id, r.status);
+    spdlog::warn("partition {} (generation {}): agent {} refused to hold it again: {}", p.id,
+                 p.generation, agent_id, error);
+    auto marked = MarkFaulty({{p.id, p.generation, {error}}});
+    if (!marked.ok()) {
+      spdlog::error("partition {}: cannot record the refusal: {}", p.id,
+                    marked.status().ToString());
+    }
+  }
+  if (!others.empty()) {
+    spdlog::info("partition {} pushed again for agent {}; left to their own reports: {}", p.id,
+                 agent_id, absl::StrJoin(others, "; "));
+  }
+}
+
+void PartitionController::ReconcileAgent(const std::string& agent_id,
+                                         std::vector<fabric::HeldPartition> held) {
+  std::shared_ptr<void> done = CountReconciliation();
   work_.Post([this, agent_id, held = std::move(held), done] {
     std::vector<fabric::Partition> wanted;
     // The clusters of those partitions, read with them: a re-push plans
@@ -51,30 +99,49 @@ void PartitionController::ReconcileAgent(const std::string& agent_id,
     std::map<std::string, uint64_t> held_generation;
     for (const fabric::HeldPartition& h : held) {
       held_generation[h.partition_id] = h.generation;
-      auto it = wanted_generation.find(h.partition_id);
-      if (it == wanted_generation.end() || it->second > h.generation) {
-        if (it == wanted_generation.end()) {
-          spdlog::info("reconcile agent {}: releasing {} (generation {}), unknown to the database",
-                       agent_id, h.partition_id, h.generation);
-          ReleaseOn(agent_id, h.partition_id, h.generation);
-        }
+      if (wanted_generation.find(h.partition_id) == wanted_generation.end()) {
+        spdlog::info("reconcile agent {}: releasing {} (generation {}), unknown to the database",
+                     agent_id, h.partition_id, h.generation);
+        ReleaseOn(agent_id, h.partition_id, h.generation);
       }
     }
     for (const fabric::Partition& p : wanted) {
-      if (p.operation_state == fabric::OperationState::kRemoving) continue;
-      if (p.ready_state != fabric::ReadyState::kActive) continue;
+      if (!ShouldBeHeld(p)) continue;
       auto it = held_generation.find(p.id);
       if (it != held_generation.end() && it->second == p.generation) continue;
       spdlog::info("reconcile agent {}: re-pushing partition {} (generation {})", agent_id, p.id,
                    p.generation);
-      std::shared_ptr<const PartitionPlan> plan = PlanFor(p, clusters.at(p.cluster_id));
-      std::vector<std::string> errors =
-          ErrorsOf(*plan, driver_->Apply(AgentDriver::Op::kConfigure, plan));
-      if (!errors.empty()) {
-        spdlog::warn("reconcile agent {}: partition {}: {}", agent_id, p.id,
-                     absl::StrJoin(errors, "; "));
-      }
+      ConfigureAgain(p, PlanFor(p, clusters.at(p.cluster_id)), agent_id);
     }
+  });
+}
+
+void PartitionController::PushAgain(const std::string& agent_id, const std::string& partition_id,
+                                    uint64_t generation) {
+  std::shared_ptr<void> done = CountReconciliation();
+  work_.Post([this, agent_id, partition_id, generation, done] {
+    std::optional<fabric::Partition> current;
+    absl::StatusOr<std::shared_ptr<const fabric::Cluster>> cluster;
+    absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
+      auto p = txn.GetPartition(partition_id);
+      if (!p.ok()) return absl::IsNotFound(p.status()) ? absl::OkStatus() : p.status();
+      if (p->generation != generation || !ShouldBeHeld(*p)) return absl::OkStatus();
+      cluster = txn.ClusterRef(p->cluster_id);
+      current = *std::move(p);
+      return absl::OkStatus();
+    });
+    if (!s.ok()) {
+      spdlog::error("partition {}: cannot read it to push it again to agent {}: {}", partition_id,
+                    agent_id, s.ToString());
+      return;
+    }
+    if (!current) return;  // moved on since the reports were compared
+    auto plan = std::make_shared<const PartitionPlan>(
+        OnlyMachine(*PlanFor(*current, cluster), agent_id));
+    if (plan->machines.empty() || !plan->machines[0].connected) return;
+    spdlog::warn("partition {} (generation {}): agent {} reports not holding it; pushing it again",
+                 partition_id, generation, agent_id);
+    ConfigureAgain(*current, std::move(plan), agent_id);
   });
 }
 

@@ -63,6 +63,14 @@ PartitionPlan PlanOneMachine(const std::string& agent_id, const std::string& par
   return plan;
 }
 
+PartitionPlan OnlyMachine(const PartitionPlan& plan, const std::string& agent_id) {
+  PartitionPlan one;
+  for (const MachinePlan& machine : plan.machines) {
+    if (machine.address.agent_id == agent_id) one.machines.push_back(machine);
+  }
+  return one;
+}
+
 PartitionPlan MachinesThatLostIt(const PartitionPlan& plan, const AgentDriver::Results& results) {
   PartitionPlan lost;
   for (size_t i = 0; i < plan.machines.size() && i < results.size(); ++i) {

@@ -33,6 +33,10 @@ PartitionPlan PlanPartition(const fabric::Partition& partition, const AgentRegis
 PartitionPlan PlanOneMachine(const std::string& agent_id, const std::string& partition_id,
                              uint64_t generation, const AgentRegistry& registry);
 
+// The part of `plan` for `agent_id` alone (members and ports as planned);
+// no machine when the partition has none on it.
+PartitionPlan OnlyMachine(const PartitionPlan& plan, const std::string& agent_id);
+
 // The machines of `plan` that answered a reset with NOT_FOUND: they lost
 // the partition (an agent restart) and are configured afresh at the same
 // generation. `results` are the driver's for `plan`.

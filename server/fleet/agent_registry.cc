@@ -138,6 +138,17 @@ std::optional<AgentStatus> AgentRegistry::StatusOf(const std::string& id) const 
   return AgentStatus{a.id, a.last_heartbeat, a.machine_type, a.health};
 }
 
+std::optional<HeldReport> AgentRegistry::HeldBy(const std::string& id, absl::Time now) const {
+  vipu::MutexLock lock(&mu_);
+  auto it = agents_.find(id);
+  if (it == agents_.end()) return std::nullopt;
+  const LiveAgent& a = it->second;
+  if (now - a.last_heartbeat >= timeout() || a.health.sequence == 0 || a.health.held == nullptr) {
+    return std::nullopt;
+  }
+  return HeldReport{a.epoch, a.health.sequence, a.health.held};
+}
+
 std::vector<AgentStatus> AgentRegistry::Statuses() const {
   vipu::MutexLock lock(&mu_);
   std::vector<AgentStatus> out;

@@ -41,6 +41,10 @@ struct AgentHealth {
   // The heartbeat's number since the agent registered (0: unnumbered). A
   // numbered report no newer than the one held is stale and ignored.
   uint64_t sequence = 0;
+  // What the machine said it holds, partition id -> generation; null when
+  // the report did not say (a report made in a test). Shared: the health
+  // monitor reads it for every machine of every partition each tick.
+  std::shared_ptr<const std::map<std::string, uint64_t>> held;
   bool healthy() const { return ipu_errors.empty() && links_down.empty(); }
 };
 
@@ -86,6 +90,13 @@ struct AgentStatus {
   absl::Time last_heartbeat;
   fabric::MachineType machine_type = fabric::MachineType::kM2000;
   AgentHealth health;
+};
+
+// What an Up agent last reported holding (AgentRegistry::HeldBy).
+struct HeldReport {
+  uint64_t epoch = 0;     // LiveAgent::epoch: the registration it was made in
+  uint64_t sequence = 0;  // AgentHealth::sequence
+  std::shared_ptr<const std::map<std::string, uint64_t>> held;  // never null
 };
 
 // An agent that should be told its topology (AgentRegistry::TopologyDue).
@@ -143,6 +154,9 @@ class AgentRegistry {
   // over the agents then. `layout` must not be null.
   std::shared_ptr<const std::vector<bool>> UpMachines(
       const std::shared_ptr<const fabric::ClusterLayout>& layout, absl::Time now) const;
+  // What `id` last reported holding, when it is Up at `now` and its last
+  // report was numbered and said what it holds; else nullopt.
+  std::optional<HeldReport> HeldBy(const std::string& id, absl::Time now) const;
   // Address and registration of an agent, without copying its reports.
   std::optional<AgentEndpoint> EndpointOf(const std::string& id) const;
   // Every registered agent's last heartbeat, sorted by id.

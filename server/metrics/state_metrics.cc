@@ -135,6 +135,16 @@ std::vector<MetricSample> AgentFaults(const AgentRegistry* registry) {
   return out;
 }
 
+// How many partitions each agent's last heartbeat said it holds.
+std::vector<MetricSample> AgentPartitionsHeld(const AgentRegistry* registry) {
+  std::vector<MetricSample> out;
+  for (const AgentStatus& a : registry->Statuses()) {
+    if (a.health.held == nullptr) continue;
+    out.push_back({{{"agent", a.id}}, static_cast<double>(a.health.held->size())});
+  }
+  return out;
+}
+
 std::vector<MetricSample> One(double value) { return {{{}, value}}; }
 
 void RegisterPartitionMetrics(Metrics* metrics, storage::Store* store) {
@@ -173,6 +183,10 @@ void RegisterAgentMetrics(Metrics* metrics, storage::Store* store, const AgentRe
                         "IPUs in error (kind ipu) and links down (kind link) that the agent's "
                         "last heartbeat reported (registered agents only).",
                         [registry] { return AgentFaults(registry); });
+  metrics->AddCollector(Type::kGauge, "vipu_agent_partitions_held",
+                        "Partitions the agent's last heartbeat said its machine holds; the server "
+                        "configures again one it lacks (registered agents only).",
+                        [registry] { return AgentPartitionsHeld(registry); });
   metrics->AddCollector(Type::kGauge, "vipu_ready",
                         "1 once the agents are reconciled and mutating requests are served.",
                         [readiness] { return One(readiness->ready() ? 1.0 : 0.0); });

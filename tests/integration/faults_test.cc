@@ -195,6 +195,43 @@ TEST_F(FaultsTest, HungAgentIsDownWithinThreeHeartbeatsAndRecovers) {
   ExpectRecoveredByAutoReset("p2");
 }
 
+// How many times `text` occurs in `haystack`.
+int Occurrences(const std::string& haystack, const std::string& text) {
+  int n = 0;
+  for (size_t at = haystack.find(text); at != std::string::npos; at = haystack.find(text, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(FaultsTest, AMachineThatSilentlyLostItsPartitionIsGivenItBackAndItStaysActive) {
+  // The second machine of p1 forgets it without a word: only its
+  // heartbeats show it.
+  const std::string machine = MachineOf(p1_ + 4);
+  const std::string held = absl::StrCat("vipu_agent_partitions_held{agent=\"", machine, "\"}");
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(metrics_port_, held) == 1; }, absl::Seconds(20)));
+  CommandResult r = Inject({machine, "--kind", "partition-lost"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("lost partitions p1"));
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(metrics_port_, held) == 0; }, absl::Seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(metrics_port_, held) == 1; }, absl::Seconds(20)));
+  std::printf("[ measured ] partition lost -> held again in %lld ms (heartbeat %d ms)\n",
+              static_cast<long long>(absl::ToInt64Milliseconds(absl::Now() - start)),
+              kHeartbeatMs);
+  const std::string log = server_->dir() + "/server.log";
+  const std::string pushed = absl::StrCat("partition p1 (generation 1): agent ", machine,
+                                          " reports not holding it; pushing it again");
+  EXPECT_EQ(Occurrences(ReadFile(log), pushed), 1) << ReadFile(log);
+  // Pushed at its generation: nothing the users see moved, and once held
+  // again it is not pushed on every pass.
+  ASSERT_TRUE(AwaitWholeHealthPass(metrics_port_));
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "Errors"), "none");
+  EXPECT_EQ(PartitionStatusField(*server_, "p1", "Auto-reset retry count"), "0");
+  EXPECT_EQ(Occurrences(ReadFile(log), pushed), 1);
+}
+
 TEST_F(FaultsTest, SigstoppedAgentProcessFailsItsPartitionsUntilSigcont) {
   std::vector<pid_t> agents = server_->Children();
   ASSERT_EQ(agents.size(), 1u);  // pod16: one process for the 4 machines

@@ -1,4 +1,5 @@
 // PartitionController::ReconcileAgent, ::AwaitReconciled and ::Recover after a start.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,6 +119,110 @@ TEST_F(PartitionControllerRecoveryTest, AReconcileWhoseCallsFailStillFinishes) {
   EXPECT_THAT(agents_.agents(Op::kRelease, 3), ElementsAre(machines[0]));
   EXPECT_THAT(agents_.calls(Op::kConfigure), SizeIs(configured + machines.size()));
   EXPECT_EQ(h_->controller->reconciled(), 1u);
+}
+
+TEST_F(PartitionControllerRecoveryTest, ARegisteringMachineThatRefusesThePushFailsThePartition) {
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  agents_.Fail(machines[0], Op::kConfigure,
+               absl::FailedPreconditionError("IPU 0 is held by partition other"));
+  Reconcile(machines[0], {});
+  fabric::Partition after = Get("p1");
+  EXPECT_EQ(after.generation, p.generation);
+  EXPECT_EQ(after.ready_state, fabric::ReadyState::kError);
+  EXPECT_EQ(after.operation_state, fabric::OperationState::kFailed);
+  EXPECT_THAT(after.errors, ElementsAre(absl::StrCat("agent ", machines[0],
+                                                     ": IPU 0 is held by partition other")));
+}
+
+TEST_F(PartitionControllerRecoveryTest, AnotherMachineNotYetRegisteredDoesNotFailThePartition) {
+  // After a server restart the machines register one by one: the first to
+  // come finds the others not connected yet. Their registrations settle them.
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  h_->registry.ForgetForTesting(machines[1]);
+  agents_.Fail(machines[1], Op::kConfigure, absl::FailedPreconditionError("never asked"));
+  Reconcile(machines[0], {});
+  EXPECT_THAT(agents_.agents(Op::kConfigure, p.generation), testing::Contains(machines[0]));
+  fabric::Partition after = Get("p1");
+  EXPECT_EQ(after.ready_state, fabric::ReadyState::kActive);
+  EXPECT_THAT(after.errors, IsEmpty());
+}
+
+TEST_F(PartitionControllerRecoveryTest, AnotherMachinesRefusalIsLeftToItsOwnReports) {
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  agents_.Fail(machines[1], Op::kConfigure, absl::FailedPreconditionError("busy"));
+  Reconcile(machines[0], {});
+  EXPECT_EQ(Get("p1").ready_state, fabric::ReadyState::kActive);
+}
+
+// ---- PushAgain (a machine's heartbeats lack the partition)
+
+TEST_F(PartitionControllerRecoveryTest, PushAgainConfiguresThatMachineAloneAtTheGeneration) {
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  const size_t configured = agents_.calls(Op::kConfigure).size();
+  h_->controller->PushAgain(machines[1], "p1", p.generation);
+  ASSERT_TRUE(h_->controller->AwaitReconciled(absl::Now() + absl::Seconds(10)));
+  std::vector<FakeAgentClient::Call> pushed = agents_.calls(Op::kConfigure);
+  ASSERT_THAT(pushed, SizeIs(configured + 1));
+  EXPECT_EQ(pushed.back().agent.agent_id, machines[1]);
+  EXPECT_EQ(pushed.back().partition.generation, p.generation);
+  // As first configured: the same IPUs and the whole partition's members.
+  auto first = std::find_if(pushed.begin(), pushed.begin() + configured,
+                            [&](const FakeAgentClient::Call& c) {
+                              return c.agent.agent_id == machines[1];
+                            });
+  ASSERT_NE(first, pushed.begin() + configured);
+  EXPECT_EQ(pushed.back().config.ipus, first->config.ipus);
+  EXPECT_THAT(pushed.back().config.members, SizeIs(machines.size()));
+  EXPECT_EQ(Get("p1").ready_state, fabric::ReadyState::kActive);
+}
+
+TEST_F(PartitionControllerRecoveryTest, PushAgainThatTheMachineRefusesFailsThePartitionNamingIt) {
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  agents_.Fail(machines[1], Op::kConfigure, absl::FailedPreconditionError("IPUs in reset"));
+  h_->controller->PushAgain(machines[1], "p1", p.generation);
+  ASSERT_TRUE(h_->controller->AwaitReconciled(absl::Now() + absl::Seconds(10)));
+  fabric::Partition after = Get("p1");
+  EXPECT_EQ(after.generation, p.generation);
+  EXPECT_EQ(after.ready_state, fabric::ReadyState::kError);
+  EXPECT_THAT(after.errors, ElementsAre(absl::StrCat("agent ", machines[1], ": IPUs in reset")));
+  // From here the auto reset takes over, as for any fault.
+  EXPECT_TRUE(h_->controller->AutoReset("p1", p.generation).value_or(false));
+}
+
+TEST_F(PartitionControllerRecoveryTest, PushAgainThatDoesNotReachTheMachineChangesNothing) {
+  fabric::Partition p = Active("p1", 8);
+  const std::vector<std::string> machines = MachinesOf(p);
+  agents_.Fail(machines[1], Op::kConfigure, absl::UnavailableError("connection refused"));
+  h_->controller->PushAgain(machines[1], "p1", p.generation);
+  agents_.Fail(machines[0], Op::kConfigure, absl::DeadlineExceededError("too slow"));
+  h_->controller->PushAgain(machines[0], "p1", p.generation);
+  ASSERT_TRUE(h_->controller->AwaitReconciled(absl::Now() + absl::Seconds(10)));
+  EXPECT_EQ(Get("p1").ready_state, fabric::ReadyState::kActive);
+}
+
+TEST_F(PartitionControllerRecoveryTest, PushAgainOfAnOlderGenerationOrAnotherMachineDoesNothing) {
+  fabric::Partition p = Active("p1", 8);
+  const size_t calls = agents_.calls().size();
+  h_->controller->PushAgain(MachinesOf(p)[0], "p1", p.generation + 1);
+  h_->controller->PushAgain("m7", "p1", p.generation);  // not a machine of p1
+  h_->controller->PushAgain(MachinesOf(p)[0], "nope", 1);
+  ASSERT_TRUE(h_->controller->AwaitReconciled(absl::Now() + absl::Seconds(10)));
+  EXPECT_THAT(agents_.calls(), SizeIs(calls));
+  EXPECT_EQ(h_->controller->reconciled(), 3u);
+}
+
+TEST_F(PartitionControllerRecoveryTest, PushAgainOfAPartitionInErrorDoesNothing) {
+  fabric::Partition p = Active("p1", 8);
+  ASSERT_EQ(h_->controller->MarkFaulty({{"p1", p.generation, {"agent m0: down"}}}).value_or(0), 1u);
+  const size_t calls = agents_.calls().size();
+  h_->controller->PushAgain(MachinesOf(p)[0], "p1", p.generation);
+  ASSERT_TRUE(h_->controller->AwaitReconciled(absl::Now() + absl::Seconds(10)));
+  EXPECT_THAT(agents_.calls(), SizeIs(calls));
 }
 
 TEST_F(PartitionControllerRecoveryTest, AReconcileWhoseStoreReadFailsReleasesNothingAndFinishes) {
