@@ -31,6 +31,11 @@ CLI::Option* AddServerFlags(CLI::App* app, ServerOptions* opt) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
   app->add_option("--agent-binary", opt->agent_binary, "vipu-agent for --simulate");
+  app->add_option("--simulate-machines-per-process", opt->simulate_machines_per_process,
+                  "IPU-Machines each vipu-agent process of --simulate serves; 1: one process "
+                  "per machine, as on a real pod")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   app->add_option("--ready-file", opt->ready_file, "file to write host:port to once ready");
   app->add_flag("--auto-add-agents", opt->auto_add_agents,
                 "accept registrations of unknown agents");
@@ -129,6 +134,9 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, char** argv) {
     opt.db = "/var/lib/vipu/vipu.db";
   }
   ResolveSecurityDefaults(&opt);
+  if (opt.simulate.empty() && app.get_option("--simulate-machines-per-process")->count() > 0) {
+    return ConfigurationError("--simulate-machines-per-process: only with --simulate");
+  }
   if (!opt.simulate.empty()) {
     absl::StatusOr<fabric::PodSpec> preset = fabric::PodPreset(opt.simulate);
     if (!preset.ok()) {

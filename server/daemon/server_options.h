@@ -14,6 +14,9 @@ struct ServerOptions {
   std::string simulate;  // pod preset name, empty: none
   std::string log_level = "info";
   std::string agent_binary;  // default: vipu-agent next to vipu-server
+  // Machines of a simulated pod served by one vipu-agent process; 1: one
+  // process per machine, as on a real pod.
+  int simulate_machines_per_process = 16;
   std::string ready_file;    // written with "host:port" once ready
   bool auto_add_agents = false;
   int heartbeat_ms = 1000;

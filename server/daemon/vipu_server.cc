@@ -334,6 +334,7 @@ absl::Status VipuServer::StartSimulatedPod(const fabric::PodSpec& pod) {
   const std::string& agent_address = endpoints_->agent_address();
   Simulator::Options so;
   so.agent_binary = options_.agent_binary.empty() ? DefaultAgentBinary() : options_.agent_binary;
+  so.machines_per_process = static_cast<uint32_t>(options_.simulate_machines_per_process);
   const std::string agent_host = agent_address.substr(0, agent_address.rfind(':'));
   so.server_address =
       absl::StrCat(agent_host == "0.0.0.0" || agent_host == "[::]" ? "127.0.0.1" : agent_host,

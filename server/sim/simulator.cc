@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -24,8 +25,6 @@ extern char** environ;
 
 namespace vipu::server {
 namespace {
-
-constexpr uint32_t kMachinesPerProcess = 16;
 
 // The flags that give an agent process of `group` its certificate, issued
 // first unless a usable one (same CA, right key) is there.
@@ -155,10 +154,10 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
   const std::map<std::string, MachinePorts> assigned = AssignPorts(ids, options.ports);
   std::unique_ptr<Simulator> sim(new Simulator(pod, ids));
 
-  for (uint32_t first = 0; first < ids.size(); first += kMachinesPerProcess) {
+  const uint32_t per_process = std::clamp<uint32_t>(options.machines_per_process, 1, 16);
+  for (uint32_t first = 0; first < ids.size(); first += per_process) {
     std::vector<std::string> group(
-        ids.begin() + first,
-        ids.begin() + std::min<size_t>(ids.size(), first + kMachinesPerProcess));
+        ids.begin() + first, ids.begin() + std::min<size_t>(ids.size(), first + per_process));
     absl::StatusOr<std::vector<std::string>> args = AgentArgs(pod, options, assigned, group);
     if (!args.ok()) {
       sim->Stop();

@@ -43,6 +43,9 @@ class Simulator {
     // ids, 127.0.0.1 and localhost; a missing or unusable one is issued with
     // DIR/ca-key.pem. Empty: plaintext.
     std::string tls_dir;
+    // Machines per vipu-agent process, 1..16 (an ILD at most): 1 is one
+    // process per machine, so that killing one is losing one machine.
+    uint32_t machines_per_process = 16;
   };
 
   // FAILED_PRECONDITION naming the agent and the port when a remembered

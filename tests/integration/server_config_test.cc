@@ -89,6 +89,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadConfig{"auto-add-agents = perhaps", "auto-add-agents: "},
                       BadConfig{"metrics-listen = \"nowhere\"", "metrics-listen: "},
                       BadConfig{"reconcile-window-ms = -1", "reconcile-window-ms: "},
+                      BadConfig{"simulate-machines-per-process = 0",
+                                "simulate-machines-per-process: "},
+                      BadConfig{"simulate-machines-per-process = 17",
+                                "simulate-machines-per-process: "},
                       BadConfig{"listen", "expected `key = value`"},
                       BadConfig{"config = \"/etc/other.hcl\"", "unknown key 'config'"}));
 

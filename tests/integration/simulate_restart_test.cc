@@ -1,10 +1,15 @@
 // `vipu-server --simulate` keeps every machine on its port across restarts,
 // so that the IPUoF configs `vipu create partition` wrote stay valid; a port
 // another process took meanwhile stops the start, naming agent and port.
+// With one agent process per machine, killing one is losing that machine
+// alone.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <regex>
 
 #include <stdexcept>
 #include <string>
@@ -107,6 +112,104 @@ TEST(SimulateRestartTest, IpuofConfigAnswersAfterSigtermAndAfterKill9) {
   for (const popdist::ipuof::IpuofDevice& d : from_file->devices()) {
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat(d.port))) << "device " << d.device_id;
   }
+}
+
+// The agent process of `server` whose command line serves exactly `machine`.
+pid_t ProcessServing(const ServerProcess& server, const std::string& machine) {
+  for (pid_t child : server.Children()) {
+    std::string cmdline = ReadFile(absl::StrCat("/proc/", child, "/cmdline"));
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (cmdline.find(absl::StrCat(" --agent-ids ", machine, " ")) != std::string::npos) {
+      return child;
+    }
+  }
+  return -1;
+}
+
+// The machine ("ag3") a partition's first IPU is on, from `vipu get partition`.
+std::string FirstMachineOf(const ServerProcess& s, const std::string& partition) {
+  CommandResult r = s.Vipu({"get", "partition", partition});
+  std::smatch m;
+  if (!std::regex_search(r.out, m, std::regex("ILD 0: ([0-9]+)"))) return "";
+  return absl::StrCat("ag", 1 + std::stoi(m[1]) / 4);
+}
+
+bool WaitState(const ServerProcess& s, const std::string& partition, const std::string& state) {
+  return WaitFor([&] { return PartitionStatusField(s, partition, "State") == state; },
+                 absl::Seconds(20));
+}
+
+TEST(SimulateRestartTest, OneProcessPerMachineLosesOneMachineAtATimeAndComesBackOnItsPorts) {
+  auto server = ServerProcess::Start("pod16", {"--simulate-machines-per-process", "1"});
+  ASSERT_EQ(server->Children().size(), 4u);
+  for (const char* machine : {"ag1", "ag2", "ag3", "ag4"}) {
+    EXPECT_GT(ProcessServing(*server, machine), 0) << machine;
+  }
+  ASSERT_EQ(server->Vipu({"create", "partition", "moving", "--size", "4", "--relocatable"})
+                .exit_code,
+            0);
+  ASSERT_EQ(server->Vipu({"create", "partition", "staying", "--size", "4"}).exit_code, 0);
+  const std::string lost = FirstMachineOf(*server, "moving");
+  const std::string kept = FirstMachineOf(*server, "staying");
+  ASSERT_NE(lost, "");
+  ASSERT_NE(lost, kept);
+
+  // A machine lost for good: its partition fails, names it, and moves to a
+  // healthy machine; the other machines and their partitions notice nothing.
+  ASSERT_EQ(kill(ProcessServing(*server, lost), SIGKILL), 0);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return PartitionStatusField(*server, "moving", "Errors").find("agent " + lost + ": down") !=
+               std::string::npos;
+      },
+      absl::Seconds(20)))
+      << PartitionStatusField(*server, "moving", "State");
+  ASSERT_TRUE(WaitState(*server, "moving", "ACTIVE"))
+      << PartitionStatusField(*server, "moving", "Errors");
+  const std::string moved_to = FirstMachineOf(*server, "moving");
+  EXPECT_NE(moved_to, lost);
+  EXPECT_NE(moved_to, kept);
+  EXPECT_EQ(PartitionStatusField(*server, "staying", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server, "staying", "Auto-reset retry count"), "0");
+  CommandResult agents = server->VipuAdmin({"list", "agents"});
+  EXPECT_TRUE(std::regex_search(agents.out, std::regex(lost + " +\\|[^\\n]*\\| Down ")))
+      << agents.out;
+  for (const std::string& other : {kept, moved_to}) {
+    EXPECT_TRUE(std::regex_search(agents.out, std::regex(other + " +\\|[^\\n]*\\| Up ")))
+        << agents.out;
+  }
+
+  // The server restarts the pod: every machine, the lost one too, on the
+  // ports its IPUoF configs name.
+  auto configs = [&](const std::string& partition) {
+    CommandResult r = server->Vipu({"get", "partition", partition, "--gcd", "0", "--ipuof-configs"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::string moving_config = configs("moving");
+  const std::string staying_config = configs("staying");
+  server->Restart();
+  EXPECT_EQ(server->Children().size(), 4u);
+  EXPECT_EQ(configs("moving"), moving_config);
+  EXPECT_EQ(configs("staying"), staying_config);
+  EXPECT_EQ(PartitionStatusField(*server, "moving", "State"), "ACTIVE");
+  EXPECT_EQ(PartitionStatusField(*server, "staying", "State"), "ACTIVE");
+  agents = server->VipuAdmin({"list", "agents"});
+  EXPECT_TRUE(std::regex_search(agents.out, std::regex(lost + " +\\|[^\\n]*\\| Up ")))
+      << agents.out;
+}
+
+TEST(SimulateRestartTest, MachinesPerProcessIsRefusedOutsideOneToSixteenOrWithoutSimulate) {
+  for (const char* bad : {"0", "17", "-1", "many"}) {
+    CommandResult r = RunCommand({VIPU_SERVER_BIN, "--simulate", "pod4", "--db", "/nonexistent/x.db",
+                                  "--simulate-machines-per-process", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_THAT(r.err, HasSubstr("--simulate-machines-per-process")) << bad;
+  }
+  CommandResult r = RunCommand(
+      {VIPU_SERVER_BIN, "--db", "/nonexistent/x.db", "--simulate-machines-per-process", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--simulate-machines-per-process: only with --simulate"));
 }
 
 TEST(SimulateRestartTest, RememberedPortTakenByAnotherProcessStopsTheStartNamingAgentAndPort) {
