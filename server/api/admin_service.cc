@@ -38,7 +38,7 @@ grpc::Status AdminService::CreateAgent(grpc::ServerContext* context,
                                        const vipuadmin::CreateAgentRequest* request,
                                        vipuadmin::CreateAgentReply*) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"create agent", /*admin=*/true, /*mutating=*/true}));
+      AdmitCall(access_, context, {"create agent", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "create agent"); !admitted.ok()) {
     return admitted;
   }
@@ -53,7 +53,7 @@ grpc::Status AdminService::ListAgents(grpc::ServerContext* context,
                                       const vipuadmin::ListAgentsRequest*,
                                       vipuadmin::ListAgentsReply* reply) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"list agents", /*admin=*/true, /*mutating=*/false}));
+      AdmitCall(access_, context, {"list agents", /*admin=*/true, /*mutating=*/false}));
   GRPC_ASSIGN_OR_RETURN(auto agents, inventory_->ListAgents());
   std::vector<std::string> ids;
   for (const fabric::Agent& a : agents) ids.push_back(a.id);
@@ -68,7 +68,7 @@ grpc::Status AdminService::GetAgent(grpc::ServerContext* context,
                                     const vipuadmin::GetAgentRequest* request,
                                     vipuadmin::GetAgentReply* reply) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"get agent", /*admin=*/true, /*mutating=*/false}));
+      AdmitCall(access_, context, {"get agent", /*admin=*/true, /*mutating=*/false}));
   GRPC_RETURN_IF_ERROR(fabric::ValidateId("agent_id", request->agent_id()));
   GRPC_ASSIGN_OR_RETURN(fabric::Agent agent, inventory_->GetAgent(request->agent_id()));
   GRPC_ASSIGN_OR_RETURN(auto clusters, inventory_->ClustersOf({agent.id}));
@@ -80,7 +80,7 @@ grpc::Status AdminService::RemoveAgent(grpc::ServerContext* context,
                                        const vipuadmin::RemoveAgentRequest* request,
                                        vipuadmin::RemoveAgentReply*) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"remove agent", /*admin=*/true, /*mutating=*/true}));
+      AdmitCall(access_, context, {"remove agent", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove agent"); !admitted.ok()) {
     return admitted;
   }
@@ -92,7 +92,7 @@ grpc::Status AdminService::CreateCluster(grpc::ServerContext* context,
                                          const vipuadmin::CreateClusterRequest* request,
                                          vipuadmin::CreateClusterReply*) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"create cluster", /*admin=*/true, /*mutating=*/true}));
+      AdmitCall(access_, context, {"create cluster", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "create cluster"); !admitted.ok()) {
     return admitted;
   }
@@ -104,7 +104,7 @@ grpc::Status AdminService::ListClusters(grpc::ServerContext* context,
                                         const vipuadmin::ListClustersRequest*,
                                         vipuadmin::ListClustersReply* reply) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"list clusters", /*admin=*/true, /*mutating=*/false}));
+      AdmitCall(access_, context, {"list clusters", /*admin=*/true, /*mutating=*/false}));
   GRPC_ASSIGN_OR_RETURN(auto clusters, inventory_->ListClusters());
   for (const fabric::Cluster& c : clusters) ToWire(c, reply->add_clusters());
   return grpc::Status::OK;
@@ -114,7 +114,7 @@ grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
                                          const vipuadmin::RemoveClusterRequest* request,
                                          vipuadmin::RemoveClusterReply*) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"remove cluster", /*admin=*/true, /*mutating=*/true}));
+      AdmitCall(access_, context, {"remove cluster", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove cluster"); !admitted.ok()) {
     return admitted;
   }
@@ -129,8 +129,8 @@ grpc::Status AdminService::RemoveCluster(grpc::ServerContext* context,
 grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
                                             const vipuadmin::CreateAllocationRequest* request,
                                             vipuadmin::CreateAllocationReply*) {
-  GRPC_RETURN_IF_ERROR(security::AdmitCall(
-      access_, context, {"create allocation", /*admin=*/true, /*mutating=*/true}));
+  GRPC_RETURN_IF_ERROR(
+      AdmitCall(access_, context, {"create allocation", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "create allocation"); !admitted.ok()) {
     return admitted;
   }
@@ -144,8 +144,8 @@ grpc::Status AdminService::CreateAllocation(grpc::ServerContext* context,
 grpc::Status AdminService::RemoveAllocation(grpc::ServerContext* context,
                                             const vipuadmin::RemoveAllocationRequest* request,
                                             vipuadmin::RemoveAllocationReply*) {
-  GRPC_RETURN_IF_ERROR(security::AdmitCall(
-      access_, context, {"remove allocation", /*admin=*/true, /*mutating=*/true}));
+  GRPC_RETURN_IF_ERROR(
+      AdmitCall(access_, context, {"remove allocation", /*admin=*/true, /*mutating=*/true}));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove allocation"); !admitted.ok()) {
     return admitted;
   }
@@ -156,8 +156,7 @@ grpc::Status AdminService::RemoveAllocation(grpc::ServerContext* context,
 grpc::Status AllocationService::ListAllocations(grpc::ServerContext* context,
                                                 const vipuadmin::ListAllocationsRequest*,
                                                 vipuadmin::ListAllocationsReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, {"list allocations"}));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, {"list allocations"}));
   GRPC_ASSIGN_OR_RETURN(auto allocations, inventory_->ListAllocations());
   for (const fabric::Allocation& a : allocations) {
     if (caller.MayUseAllocation(a.id)) ToWire(a, reply->add_allocations());
@@ -168,8 +167,7 @@ grpc::Status AllocationService::ListAllocations(grpc::ServerContext* context,
 grpc::Status AdminService::Backup(grpc::ServerContext* context,
                                   const vipuadmin::BackupRequest* request,
                                   vipuadmin::BackupReply* reply) {
-  GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"backup", /*admin=*/true, /*mutating=*/true}));
+  GRPC_RETURN_IF_ERROR(AdmitCall(access_, context, {"backup", /*admin=*/true, /*mutating=*/true}));
   if (operations_.backup_store == nullptr)
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "backup: disabled");
   namespace fs = std::filesystem;

@@ -39,8 +39,8 @@ class AdminService final : public vipuadmin::AdminService::Service {
   // RPCs are refused (UNAVAILABLE + retry-after-ms) until `readiness` says
   // ready; `access` admits every RPC (an admin user with --secure).
   AdminService(Inventory* inventory, const AgentRegistry* registry,
-               ClusterLinksCache* cluster_links, const Readiness& readiness,
-               security::AccessControl& access, Operations operations)
+               ClusterLinksCache* cluster_links, const Readiness& readiness, AccessControl& access,
+               Operations operations)
       : inventory_(inventory),
         registry_(registry),
         cluster_links_(cluster_links),
@@ -82,7 +82,7 @@ class AdminService final : public vipuadmin::AdminService::Service {
   const AgentRegistry* registry_;
   ClusterLinksCache* cluster_links_;
   const Readiness& readiness_;
-  security::AccessControl& access_;
+  AccessControl& access_;
   const Operations operations_;
 };
 
@@ -91,14 +91,14 @@ class AdminService final : public vipuadmin::AdminService::Service {
 class AllocationService final : public vipuadmin::AllocationService::Service {
  public:
   // Restricted users see only the allocations `access` grants them.
-  AllocationService(Inventory* inventory, security::AccessControl& access)
+  AllocationService(Inventory* inventory, AccessControl& access)
       : inventory_(inventory), access_(access) {}
   grpc::Status ListAllocations(grpc::ServerContext*, const vipuadmin::ListAllocationsRequest*,
                                vipuadmin::ListAllocationsReply*) override;
 
  private:
   Inventory* inventory_;
-  security::AccessControl& access_;
+  AccessControl& access_;
 };
 
 }  // namespace vipu::server

@@ -10,7 +10,7 @@ grpc::Status AdminService::InjectFault(grpc::ServerContext* context,
                                        const vipuadmin::InjectFaultRequest* request,
                                        vipuadmin::InjectFaultReply* reply) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"inject fault", /*admin=*/true, /*mutating=*/true}));
+      AdmitCall(access_, context, {"inject fault", /*admin=*/true, /*mutating=*/true}));
   if (operations_.faults == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "fault injection is not enabled");
   }
@@ -33,7 +33,7 @@ grpc::Status AdminService::TestCluster(grpc::ServerContext* context,
                                        const vipuadmin::TestClusterRequest* request,
                                        vipuadmin::TestClusterReply* reply) {
   GRPC_RETURN_IF_ERROR(
-      security::AdmitCall(access_, context, {"test cluster", /*admin=*/true, /*mutating=*/true}));
+      AdmitCall(access_, context, {"test cluster", /*admin=*/true, /*mutating=*/true}));
   if (operations_.tester == nullptr) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "cluster tests are not enabled");
   }

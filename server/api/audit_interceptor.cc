@@ -35,7 +35,7 @@ std::string FirstNamed(const Message& m) {
 
 class AuditInterceptor : public grpc::experimental::Interceptor {
  public:
-  AuditInterceptor(security::AuditLog* log, grpc::experimental::ServerRpcInfo* info)
+  AuditInterceptor(AuditLog* log, grpc::experimental::ServerRpcInfo* info)
       : log_(log), info_(info) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
@@ -56,7 +56,7 @@ class AuditInterceptor : public grpc::experimental::Interceptor {
 
  private:
   void Write(const grpc::Status& status) {
-    security::AuditRecord record;
+    AuditRecord record;
     record.time = absl::Now();
     record.action = info_->method();
     record.object = object_;
@@ -75,7 +75,7 @@ class AuditInterceptor : public grpc::experimental::Interceptor {
     }
   }
 
-  security::AuditLog* log_;
+  AuditLog* log_;
   grpc::experimental::ServerRpcInfo* info_;
   std::string object_;
 };

@@ -28,12 +28,12 @@ std::string AuditObject(const google::protobuf::Message& request);
 // counted by the log; the call's answer is not changed.
 class AuditInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit AuditInterceptorFactory(security::AuditLog* log) : log_(log) {}
+  explicit AuditInterceptorFactory(AuditLog* log) : log_(log) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override;
 
  private:
-  security::AuditLog* log_;
+  AuditLog* log_;
 };
 
 }  // namespace vipu::server

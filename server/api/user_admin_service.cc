@@ -8,10 +8,10 @@
 namespace vipu::server {
 namespace {
 
-const security::Action kCreateUser{"create user", /*admin=*/true, /*mutating=*/true};
-const security::Action kListUsers{"list users", /*admin=*/true, /*mutating=*/false};
-const security::Action kRemoveUser{"remove user", /*admin=*/true, /*mutating=*/true};
-const security::Action kUpdateUser{"update user", /*admin=*/true, /*mutating=*/true};
+const Action kCreateUser{"create user", /*admin=*/true, /*mutating=*/true};
+const Action kListUsers{"list users", /*admin=*/true, /*mutating=*/false};
+const Action kRemoveUser{"remove user", /*admin=*/true, /*mutating=*/true};
+const Action kUpdateUser{"update user", /*admin=*/true, /*mutating=*/true};
 
 void ToWire(const storage::UserRecord& u, vipuadmin::User* out) {
   out->set_id(u.id);
@@ -26,8 +26,7 @@ void ToWire(const storage::UserRecord& u, vipuadmin::User* out) {
 grpc::Status UserAdminService::CreateUser(grpc::ServerContext* context,
                                           const vipuadmin::CreateUserRequest* request,
                                           vipuadmin::CreateUserReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kCreateUser));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kCreateUser));
   std::vector<std::string> allocations(request->allocations().begin(),
                                        request->allocations().end());
   GRPC_ASSIGN_OR_RETURN(auto key,
@@ -40,7 +39,7 @@ grpc::Status UserAdminService::CreateUser(grpc::ServerContext* context,
 grpc::Status UserAdminService::ListUsers(grpc::ServerContext* context,
                                          const vipuadmin::ListUsersRequest*,
                                          vipuadmin::ListUsersReply* reply) {
-  GRPC_RETURN_IF_ERROR(security::AdmitCall(access_, context, kListUsers));
+  GRPC_RETURN_IF_ERROR(AdmitCall(access_, context, kListUsers));
   GRPC_ASSIGN_OR_RETURN(auto users, users_->List());
   for (const storage::UserRecord& u : users) ToWire(u, reply->add_users());
   return grpc::Status::OK;
@@ -49,8 +48,7 @@ grpc::Status UserAdminService::ListUsers(grpc::ServerContext* context,
 grpc::Status UserAdminService::RemoveUser(grpc::ServerContext* context,
                                           const vipuadmin::RemoveUserRequest* request,
                                           vipuadmin::RemoveUserReply*) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kRemoveUser));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kRemoveUser));
   absl::Status s = users_->Remove(request->user_id());
   if (s.ok()) spdlog::info("user {} removed by {}", request->user_id(), caller.Name());
   return wire::ToGrpc(s);
@@ -59,9 +57,8 @@ grpc::Status UserAdminService::RemoveUser(grpc::ServerContext* context,
 grpc::Status UserAdminService::UpdateUser(grpc::ServerContext* context,
                                           const vipuadmin::UpdateUserRequest* request,
                                           vipuadmin::UpdateUserReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kUpdateUser));
-  security::UserUpdate update;
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kUpdateUser));
+  UserUpdate update;
   if (request->set_allocations()) {
     update.allocations.emplace(request->allocations().begin(), request->allocations().end());
   } else if (!request->allocations().empty()) {

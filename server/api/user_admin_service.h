@@ -14,8 +14,7 @@ namespace vipu::server {
 // its RPCs at once and it keeps no state of its own.
 class UserAdminService final : public vipuadmin::UserAdminService::Service {
  public:
-  UserAdminService(security::UserDirectory* users, security::AccessControl& access)
-      : users_(users), access_(access) {}
+  UserAdminService(UserDirectory* users, AccessControl& access) : users_(users), access_(access) {}
 
   grpc::Status CreateUser(grpc::ServerContext*, const vipuadmin::CreateUserRequest*,
                           vipuadmin::CreateUserReply*) override;
@@ -27,8 +26,8 @@ class UserAdminService final : public vipuadmin::UserAdminService::Service {
                           vipuadmin::UpdateUserReply*) override;
 
  private:
-  security::UserDirectory* users_;
-  security::AccessControl& access_;
+  UserDirectory* users_;
+  AccessControl& access_;
 };
 
 }  // namespace vipu::server

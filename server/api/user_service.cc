@@ -37,20 +37,19 @@ absl::Status CheckPartitionId(const std::string& id) {
 }
 
 // Access control of each RPC (server/security/access_control.h).
-const security::Action kListPartitions{"list partitions"};
-const security::Action kListIpus{"list ipu attributes"};
-const security::Action kGetPartition{"get partition"};
-const security::Action kCreatePartition{"create partition", false, /*mutating=*/true};
-const security::Action kRemovePartition{"remove partition", false, /*mutating=*/true};
-const security::Action kResetPartition{"reset partition", false, /*mutating=*/true};
+const Action kListPartitions{"list partitions"};
+const Action kListIpus{"list ipu attributes"};
+const Action kGetPartition{"get partition"};
+const Action kCreatePartition{"create partition", false, /*mutating=*/true};
+const Action kRemovePartition{"remove partition", false, /*mutating=*/true};
+const Action kResetPartition{"reset partition", false, /*mutating=*/true};
 
 }  // namespace
 
 grpc::Status UserService::ListPartitions(grpc::ServerContext* context,
                                          const virmgrpc::ListPartitionsRequest* request,
                                          virmgrpc::ListPartitionsReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kListPartitions));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kListPartitions));
   if (!request->allocation_id().empty()) {
     GRPC_RETURN_IF_ERROR(fabric::ValidateId("allocation_id", request->allocation_id()));
   }
@@ -63,7 +62,7 @@ grpc::Status UserService::ListPartitions(grpc::ServerContext* context,
 grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
                                             const virmgrpc::ListIPUAttributesRequest* request,
                                             virmgrpc::ListIPUAttributesReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller, security::AdmitCall(access_, context, kListIpus));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kListIpus));
   for (const std::string& id : request->agents()) {
     GRPC_RETURN_IF_ERROR(fabric::ValidateId("agents", id));
   }
@@ -110,13 +109,12 @@ grpc::Status UserService::ListIPUAttributes(grpc::ServerContext* context,
 grpc::Status UserService::CreatePartition(grpc::ServerContext* context,
                                           const virmgrpc::CreatePartitionRequest* request,
                                           virmgrpc::CreatePartitionReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kCreatePartition));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kCreatePartition));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "create partition"); !admitted.ok()) {
     return admitted;
   }
   GRPC_ASSIGN_OR_RETURN(auto parsed, FromWire(*request));
-  const bool shared = security::Metadata(*context, wire::kShareMetadata) == "true";
+  const bool shared = Metadata(*context, wire::kShareMetadata) == "true";
   GRPC_ASSIGN_OR_RETURN(auto created, controller_->Create(parsed, caller, shared));
   reply->set_partition_id(created.id);
   return grpc::Status::OK;
@@ -125,8 +123,7 @@ grpc::Status UserService::CreatePartition(grpc::ServerContext* context,
 grpc::Status UserService::RemovePartition(grpc::ServerContext* context,
                                           const virmgrpc::RemovePartitionRequest* request,
                                           virmgrpc::RemovePartitionReply*) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kRemovePartition));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kRemovePartition));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "remove partition"); !admitted.ok()) {
     return admitted;
   }
@@ -137,8 +134,7 @@ grpc::Status UserService::RemovePartition(grpc::ServerContext* context,
 grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
                                          const virmgrpc::ResetPartitionRequest* request,
                                          virmgrpc::ResetPartitionReply*) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kResetPartition));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kResetPartition));
   if (grpc::Status admitted = AdmitWhenReady(readiness_, "reset partition"); !admitted.ok()) {
     return admitted;
   }
@@ -149,8 +145,7 @@ grpc::Status UserService::ResetPartition(grpc::ServerContext* context,
 grpc::Status UserService::GetPartitionIpuofConfig(
     grpc::ServerContext* context, const virmgrpc::GetPartitionIpuofConfigRequest* request,
     virmgrpc::GetPartitionIpuofConfigReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kGetPartition));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kGetPartition));
   GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
   std::optional<uint32_t> gcd;
   if (request->has_gcd_id()) gcd = request->gcd_id().id();
@@ -171,8 +166,7 @@ grpc::Status UserService::GetPartitionIpuofConfig(
 grpc::Status UserService::GetPartitionStatus(grpc::ServerContext* context,
                                              const virmgrpc::GetPartitionStatusRequest* request,
                                              virmgrpc::GetPartitionStatusReply* reply) {
-  GRPC_ASSIGN_OR_RETURN(security::Caller caller,
-                        security::AdmitCall(access_, context, kGetPartition));
+  GRPC_ASSIGN_OR_RETURN(Caller caller, AdmitCall(access_, context, kGetPartition));
   GRPC_RETURN_IF_ERROR(CheckPartitionId(request->partition_id()));
   GRPC_ASSIGN_OR_RETURN(auto partition,
                         controller_->GetSettled(request->partition_id(),

@@ -22,8 +22,8 @@ class UserService final : public virmgrpc::UserService::Service {
   // caller's allocations. `readiness`: mutating RPCs are refused
   // (UNAVAILABLE + retry-after-ms) until it says ready. `access`: the
   // authentication, authorization and rate limit of every RPC.
-  UserService(PartitionController* controller, const AgentRegistry* registry,
-              Inventory* inventory, const Readiness& readiness, security::AccessControl& access)
+  UserService(PartitionController* controller, const AgentRegistry* registry, Inventory* inventory,
+              const Readiness& readiness, AccessControl& access)
       : controller_(controller),
         registry_(registry),
         readiness_(readiness),
@@ -50,7 +50,7 @@ class UserService final : public virmgrpc::UserService::Service {
   PartitionController* controller_;
   const AgentRegistry* registry_;
   const Readiness& readiness_;
-  security::AccessControl& access_;
+  AccessControl& access_;
   Inventory* inventory_;
 };
 

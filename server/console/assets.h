@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 struct Asset {
   const char* path;  // "/console.js"; "/" is index.html
@@ -19,6 +19,6 @@ struct Asset {
 // The asset served at `path`, or nullptr.
 const Asset* FindAsset(std::string_view path);
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_CONSOLE_ASSETS_H_

@@ -22,7 +22,7 @@
 #include "server/security/audit_log.h"
 #include "spdlog/spdlog.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 namespace {
 
 constexpr char kCookie[] = "vipu_console";
@@ -170,7 +170,7 @@ uint64_t ConsoleServer::Refresh() {
   // A hash of the content: the JSON of a pod of 16,384 machines is tens of
   // MB, kept between refreshes otherwise.
   const size_t fingerprint =
-      std::hash<std::string>{}(StateJson(**snapshot, security::Caller::System(), 0, false));
+      std::hash<std::string>{}(StateJson(**snapshot, Caller::System(), 0, false));
   uint64_t changed = 0;
   bool sample = false;
   {
@@ -212,9 +212,9 @@ std::optional<Session> ConsoleServer::SessionOf(const httplib::Request& req) con
   return sessions_.Find(id, absl::Now());
 }
 
-std::optional<security::Caller> ConsoleServer::CallerOf(const httplib::Request& req,
-                                                        httplib::Response& res) const {
-  if (!options_.listener.secure) return security::Caller::System();
+std::optional<Caller> ConsoleServer::CallerOf(const httplib::Request& req,
+                                              httplib::Response& res) const {
+  if (!options_.listener.secure) return Caller::System();
   std::optional<Session> s = SessionOf(req);
   if (!s) {
     Fail(res, absl::UnauthenticatedError("console: log in with a user id and access key"));
@@ -269,7 +269,7 @@ void ConsoleServer::HandleSession(const httplib::Request& req, httplib::Response
   }
   // Without --secure every caller is the unrestricted anonymous one, as on
   // the APIs; the session only carries the CSRF token of its changes.
-  auto s = sessions_.Create(security::Caller::System(), absl::Now());
+  auto s = sessions_.Create(Caller::System(), absl::Now());
   if (!s.ok()) return Fail(res, s.status());
   res.set_header("Set-Cookie",
                  absl::StrCat(kCookie, "=", s->id, "; Path=/; HttpOnly; SameSite=Strict"));
@@ -309,13 +309,13 @@ void ConsoleServer::HandleLogin(const httplib::Request& req, httplib::Response& 
     return Fail(res, absl::FailedPreconditionError(
                          "login: the server runs without --secure; there are no users"));
   }
-  security::CallInfo call;
+  CallInfo call;
   call.user_id = login->user_id;
   call.access_key = login->access_key;
   call.peer = absl::StrCat("console:", req.remote_addr);
-  static const security::Action kLogin{"console login", false, false};
+  static const Action kLogin{"console login", false, false};
   // Start refused a secure console without the policy.
-  absl::StatusOr<security::Caller> caller = deps_.access->Admit(call, kLogin);
+  absl::StatusOr<Caller> caller = deps_.access->Admit(call, kLogin);
   if (!caller.ok()) return Fail(res, caller.status());
   auto s = sessions_.Create(*caller, absl::Now());
   if (!s.ok()) return Fail(res, s.status());
@@ -343,7 +343,7 @@ void ConsoleServer::HandleLogout(const httplib::Request& req, httplib::Response&
 void ConsoleServer::HandleState(const httplib::Request& req, httplib::Response& res) {
   auto params = ParseParams(QueryOf(req.target), {});
   if (!params.ok()) return Fail(res, params.status());
-  std::optional<security::Caller> caller = CallerOf(req, res);
+  std::optional<Caller> caller = CallerOf(req, res);
   if (!caller) return;
   std::shared_ptr<const PodSnapshot> snapshot;
   uint64_t version = 0;
@@ -363,7 +363,7 @@ void ConsoleServer::HandlePartition(const httplib::Request& req, httplib::Respon
   if (!params.ok()) return Fail(res, params.status());
   auto id = PartitionIdParam(*params, "id");
   if (!id.ok()) return Fail(res, id.status());
-  std::optional<security::Caller> caller = CallerOf(req, res);
+  std::optional<Caller> caller = CallerOf(req, res);
   if (!caller) return;
   auto partition = deps_.controller->Get(*id, *caller);
   if (!partition.ok()) return Fail(res, partition.status());
@@ -429,7 +429,7 @@ void ConsoleServer::HandleHistory(const httplib::Request& req, httplib::Response
   if (!params.ok()) return Fail(res, params.status());
   auto minutes = IntParam(*params, "minutes", 1, 60, 60);
   if (!minutes.ok()) return Fail(res, minutes.status());
-  std::optional<security::Caller> caller = CallerOf(req, res);
+  std::optional<Caller> caller = CallerOf(req, res);
   if (!caller) return;
   res.set_content(HistoryJson(history_.Since(absl::Now(), absl::Minutes(*minutes)), *caller),
                   kJson);
@@ -462,7 +462,7 @@ void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response&
   // The console changes partitions as the APIs do, so it leaves the same
   // trail, allowed or refused.
   if (deps_.audit != nullptr) {
-    security::AuditRecord record;
+    AuditRecord record;
     record.time = absl::Now();
     record.user = s ? s->caller.user_id : "";
     record.peer = absl::StrCat("http:", req.remote_addr, ":", req.remote_port);
@@ -487,7 +487,7 @@ void ConsoleServer::HandleAction(const httplib::Request& req, httplib::Response&
 void ConsoleServer::HandleEvents(const httplib::Request& req, httplib::Response& res) {
   auto params = ParseParams(QueryOf(req.target), {});
   if (!params.ok()) return Fail(res, params.status());
-  std::optional<security::Caller> caller = CallerOf(req, res);
+  std::optional<Caller> caller = CallerOf(req, res);
   if (!caller) return;
   auto subscribed = hub_.Subscribe();
   if (!subscribed.ok()) return Fail(res, subscribed.status());
@@ -514,4 +514,4 @@ void ConsoleServer::HandleEvents(const httplib::Request& req, httplib::Response&
       [sub](bool) {});
 }
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server

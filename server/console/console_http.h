@@ -47,11 +47,11 @@ struct Request;
 struct Response;
 }  // namespace httplib
 
-namespace vipu::server::security {
+namespace vipu::server {
 class AuditLog;
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 struct ConsoleOptions {
   // Where it listens; `secure` also asks for logins.
@@ -74,9 +74,9 @@ struct ConsoleDeps {
   ClusterLinksCache* cluster_links = nullptr;  // the layouts and links of the clusters
   const AgentRegistry* registry = nullptr;
   PartitionController* controller = nullptr;
-  security::AccessControl* access = nullptr;
+  AccessControl* access = nullptr;
   // Where remove and reset from the console are recorded; null: nowhere.
-  security::AuditLog* audit = nullptr;
+  AuditLog* audit = nullptr;
   // The member's role and leader in a highly available control plane, asked
   // on every change-detection pass (so a change of leader reaches open
   // consoles as a new state version); must be thread-safe. Empty: a single
@@ -117,8 +117,7 @@ class ConsoleServer {
   std::optional<Session> SessionOf(const httplib::Request& req) const;
   // The caller of a data request, or an error written to `res` (401 with
   // --secure and no session).
-  std::optional<security::Caller> CallerOf(const httplib::Request& req,
-                                           httplib::Response& res) const;
+  std::optional<Caller> CallerOf(const httplib::Request& req, httplib::Response& res) const;
 
   void HandleSession(const httplib::Request& req, httplib::Response& res);
   void HandleLogin(const httplib::Request& req, httplib::Response& res);
@@ -154,6 +153,6 @@ class ConsoleServer {
 // absl status -> HTTP status code of the console's API.
 int HttpStatusOf(const absl::Status& status);
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_CONSOLE_CONSOLE_HTTP_H_

@@ -18,7 +18,7 @@
 #include "model/system_spec.h"
 #include "model/workload.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 namespace {
 
 bool PortDown(const std::map<std::string, AgentView>& agents, const fabric::LinkEnd& end) {
@@ -32,7 +32,7 @@ struct Visible {
   std::set<std::string> clusters;
 };
 
-Visible VisibleTo(const PodSnapshot& s, const security::Caller& caller) {
+Visible VisibleTo(const PodSnapshot& s, const Caller& caller) {
   Visible v;
   for (const fabric::Allocation& a : s.allocations) {
     if (!caller.MayUseAllocation(a.id)) continue;
@@ -45,7 +45,7 @@ Visible VisibleTo(const PodSnapshot& s, const security::Caller& caller) {
   return v;
 }
 
-bool MaySee(const PodSnapshot& s, const security::Caller& caller, const fabric::Partition& p) {
+bool MaySee(const PodSnapshot& s, const Caller& caller, const fabric::Partition& p) {
   return caller.MaySee(p, s.shared.count(p.id) > 0);
 }
 
@@ -310,7 +310,7 @@ std::map<std::string, Counts> CountsOf(const PodSnapshot& s) {
   return out;
 }
 
-std::string StateJson(const PodSnapshot& s, const security::Caller& caller, uint64_t version,
+std::string StateJson(const PodSnapshot& s, const Caller& caller, uint64_t version,
                       bool with_time) {
   const Visible visible = VisibleTo(s, caller);
   std::set<std::string> seen;
@@ -351,7 +351,7 @@ std::string StateJson(const PodSnapshot& s, const security::Caller& caller, uint
   return j.Take();
 }
 
-std::string HistoryJson(const std::vector<Sample>& samples, const security::Caller& caller) {
+std::string HistoryJson(const std::vector<Sample>& samples, const Caller& caller) {
   JsonWriter j;
   j.BeginObject().Key("samples").BeginArray();
   for (const Sample& sample : samples) {
@@ -441,4 +441,4 @@ std::string BertLargePredictionJson(const fabric::Partition& partition,
   return j.Take();
 }
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server

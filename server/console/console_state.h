@@ -23,7 +23,7 @@
 #include "server/security/caller.h"
 #include "storage/store.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 struct AgentView {
   std::string id;
@@ -85,11 +85,11 @@ std::map<std::string, Counts> CountsOf(const PodSnapshot& snapshot);
 // capacity of its allocations. `version` numbers the state (it changes
 // whenever the content does). With `with_time` false the output depends on
 // the content only (change detection).
-std::string StateJson(const PodSnapshot& snapshot, const security::Caller& caller, uint64_t version,
+std::string StateJson(const PodSnapshot& snapshot, const Caller& caller, uint64_t version,
                       bool with_time = true);
 
 // The history samples, summed over the allocations `caller` may use.
-std::string HistoryJson(const std::vector<Sample>& samples, const security::Caller& caller);
+std::string HistoryJson(const std::vector<Sample>& samples, const Caller& caller);
 
 // What `ipu-model predict` says of one BERT-Large training step on a
 // partition of this shape (its IPUs, ILDs, machine type and topology): the
@@ -102,6 +102,6 @@ std::string BertLargePredictionJson(const fabric::Partition& partition,
                                     const fabric::Cluster& cluster,
                                     fabric::MachineType machine_type);
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_CONSOLE_CONSOLE_STATE_H_

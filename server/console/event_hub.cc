@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 std::string FormatEvent(const std::string& event, const std::string& data) {
   std::string out = absl::StrCat("event: ", event, "\n");
@@ -93,4 +93,4 @@ void EventHub::Unsubscribe(Subscription* s) {
   subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), s), subscribers_.end());
 }
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server

@@ -21,7 +21,7 @@
 #include "absl/time/time.h"
 #include "base/mutex.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 class EventHub;
 
@@ -92,6 +92,6 @@ class EventHub {
 // "event: NAME\ndata: DATA\n\n"; newlines in `data` become separate data lines.
 std::string FormatEvent(const std::string& event, const std::string& data);
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_CONSOLE_EVENT_HUB_H_

@@ -1,7 +1,7 @@
 // The bounded ring of history samples behind the console's chart.
 #include "server/console/history.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 void History::Add(Sample sample) {
   vipu::MutexLock lock(&mu_);
@@ -27,4 +27,4 @@ size_t History::SizeForTesting() const {
   return samples_.size();
 }
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server

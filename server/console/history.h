@@ -15,7 +15,7 @@
 #include "absl/time/time.h"
 #include "base/mutex.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 struct Counts {
   uint32_t ipus_in_use = 0;
@@ -46,6 +46,6 @@ class History {
   std::deque<Sample> samples_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_CONSOLE_HISTORY_H_

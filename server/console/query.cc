@@ -7,7 +7,7 @@
 #include "base/status_macros.h"
 #include "fabric/validation.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 namespace {
 
 int HexValue(char c) {
@@ -144,4 +144,4 @@ absl::StatusOr<Login> LoginParams(const Params& params) {
   return login;
 }
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server

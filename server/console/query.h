@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 inline constexpr size_t kMaxQueryBytes = 4096;
 inline constexpr size_t kMaxValueBytes = 1024;
@@ -49,6 +49,6 @@ struct Login {
 };
 absl::StatusOr<Login> LoginParams(const Params& params);
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_CONSOLE_QUERY_H_

@@ -10,7 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "base/status_macros.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 absl::StatusOr<std::string> RandomToken(size_t bytes) {
   std::vector<unsigned char> buf(bytes);
@@ -25,7 +25,7 @@ bool TokensEqual(const std::string& a, const std::string& b) {
   return a.size() == b.size() && !a.empty() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-absl::StatusOr<Session> Sessions::Create(const security::Caller& caller, absl::Time now) {
+absl::StatusOr<Session> Sessions::Create(const Caller& caller, absl::Time now) {
   ASSIGN_OR_RETURN(std::string id, RandomToken(32));
   ASSIGN_OR_RETURN(std::string csrf, RandomToken(32));
   Session s{std::move(id), std::move(csrf), caller, now};
@@ -66,4 +66,4 @@ size_t Sessions::size() const {
   return sessions_.size();
 }
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server

@@ -16,12 +16,12 @@
 #include "base/mutex.h"
 #include "server/security/caller.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 
 struct Session {
   std::string id;    // cookie value: 32 random bytes, hex
   std::string csrf;  // X-CSRF-Token value: 32 random bytes, hex
-  security::Caller caller;
+  Caller caller;
   absl::Time last_used;
 };
 
@@ -31,7 +31,7 @@ class Sessions {
       : capacity_(capacity), idle_timeout_(idle_timeout) {}
 
   // A new session for `caller`. INTERNAL when the system has no randomness.
-  absl::StatusOr<Session> Create(const security::Caller& caller, absl::Time now);
+  absl::StatusOr<Session> Create(const Caller& caller, absl::Time now);
   // The live session `id` (touched), or nullopt.
   std::optional<Session> Find(const std::string& id, absl::Time now);
   void Remove(const std::string& id);
@@ -50,6 +50,6 @@ absl::StatusOr<std::string> RandomToken(size_t bytes);
 // Compares without leaking where they differ through timing.
 bool TokensEqual(const std::string& a, const std::string& b);
 
-}  // namespace vipu::server::console
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_CONSOLE_SESSIONS_H_

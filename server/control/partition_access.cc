@@ -28,8 +28,8 @@ absl::StatusOr<fabric::Partition> LoadPartition(storage::ReadTxn& txn, const std
   return p;
 }
 
-absl::Status CheckAccess(storage::ReadTxn& txn, const security::Caller& caller,
-                         const fabric::Partition& p, const char* action) {
+absl::Status CheckAccess(storage::ReadTxn& txn, const Caller& caller, const fabric::Partition& p,
+                         const char* action) {
   if (caller.Unrestricted()) return absl::OkStatus();
   bool shared = false;
   if (p.owner != caller.user_id) {
@@ -43,8 +43,7 @@ absl::Status CheckAccess(storage::ReadTxn& txn, const security::Caller& caller,
                    " partition '", p.id, "' (neither its own nor shared in a granted allocation)"));
 }
 
-absl::Status FilterAllocations(const security::Caller& caller,
-                               const fabric::PartitionRequest& request,
+absl::Status FilterAllocations(const Caller& caller, const fabric::PartitionRequest& request,
                                AllocationRefs* candidates) {
   if (caller.Unrestricted()) return absl::OkStatus();
   AllocationRefs allowed;

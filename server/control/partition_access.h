@@ -21,8 +21,8 @@ absl::StatusOr<fabric::Partition> LoadPartition(storage::ReadTxn& txn, const std
 
 // PERMISSION_DENIED (logged with the user and the action) unless `caller`
 // may act on `p`: own or shared, in a granted allocation.
-absl::Status CheckAccess(storage::ReadTxn& txn, const security::Caller& caller,
-                         const fabric::Partition& p, const char* action);
+absl::Status CheckAccess(storage::ReadTxn& txn, const Caller& caller, const fabric::Partition& p,
+                         const char* action);
 
 // The store's shared allocations (storage::ReadTxn::AllocationRef): a
 // candidate of 16,384 machines is not copied.
@@ -30,8 +30,8 @@ using AllocationRefs = std::vector<std::shared_ptr<const fabric::Allocation>>;
 
 // Keeps the allocations `caller` may use; PERMISSION_DENIED when the request
 // names one it may not, or none is left.
-absl::Status FilterAllocations(const security::Caller& caller,
-                               const fabric::PartitionRequest& request, AllocationRefs* candidates);
+absl::Status FilterAllocations(const Caller& caller, const fabric::PartitionRequest& request,
+                               AllocationRefs* candidates);
 
 // Allocations a request may be placed in, in the order they are tried.
 absl::StatusOr<AllocationRefs> CandidateAllocations(storage::ReadTxn& txn,

@@ -61,13 +61,12 @@ class PartitionController {
   // Commits the partition as PS_PENDING/POS_CREATING and returns it; agents
   // are configured afterwards. The owner is the caller; `shared` makes it
   // visible to every user of its allocation.
-  absl::StatusOr<fabric::Partition> Create(
-      const fabric::PartitionRequest& request,
-      const security::Caller& caller = security::Caller::System(), bool shared = false);
+  absl::StatusOr<fabric::Partition> Create(const fabric::PartitionRequest& request,
+                                           const Caller& caller = Caller::System(),
+                                           bool shared = false);
   // Releases the IPUs on the agents, then deletes the partition. With
   // `force`, agent errors are logged and the partition is deleted anyway.
-  absl::Status Remove(const std::string& id, bool force,
-                      const security::Caller& caller = security::Caller::System());
+  absl::Status Remove(const std::string& id, bool force, const Caller& caller = Caller::System());
   // New generation, PS_PENDING/POS_RESETTING; agents reset afterwards.
   // A partition created relocatable, or any partition when `relocatable`,
   // whose IPUs, links or machines are faulty moves instead: it gets healthy
@@ -76,28 +75,24 @@ class PartitionController {
   // left release it; its IPUoF configs change with it. When no healthy
   // block is free, RESOURCE_EXHAUSTED naming the faults if `relocatable`
   // was asked for here, else a reset in place.
-  absl::Status Reset(const std::string& id,
-                     const security::Caller& caller = security::Caller::System(),
+  absl::Status Reset(const std::string& id, const Caller& caller = Caller::System(),
                      bool relocatable = false);
 
-  absl::StatusOr<fabric::Partition> Get(
-      const std::string& id, const security::Caller& caller = security::Caller::System());
+  absl::StatusOr<fabric::Partition> Get(const std::string& id,
+                                        const Caller& caller = Caller::System());
   // Get, but a partition that is PS_PENDING is read again once its pending
   // operation has settled (committed ACTIVE or ERROR, been overtaken, or
   // the partition removed), or at `deadline`, whichever comes first: a
   // caller waiting for ACTIVE needs one read instead of polling. What is
   // returned is always the committed state at the time of the last read.
-  absl::StatusOr<fabric::Partition> GetSettled(
-      const std::string& id, absl::Time deadline,
-      const security::Caller& caller = security::Caller::System());
+  absl::StatusOr<fabric::Partition> GetSettled(const std::string& id, absl::Time deadline,
+                                               const Caller& caller = Caller::System());
   // The partitions `caller` may see.
-  absl::StatusOr<std::vector<fabric::Partition>> List(
-      const std::string& allocation_id,
-      const security::Caller& caller = security::Caller::System());
+  absl::StatusOr<std::vector<fabric::Partition>> List(const std::string& allocation_id,
+                                                      const Caller& caller = Caller::System());
   // All GCDs, or just `gcd`.
   absl::StatusOr<std::vector<fabric::GcdConfig>> IpuofConfigs(
-      const std::string& id, std::optional<uint32_t> gcd,
-      const security::Caller& caller = security::Caller::System());
+      const std::string& id, std::optional<uint32_t> gcd, const Caller& caller = Caller::System());
 
   // After an agent (re)registers: release what the database does not want
   // there, re-push what it lost (to every machine of the partition, which
@@ -113,8 +108,7 @@ class PartitionController {
   // in ReconcileAgent; a call that did not reach the machine changes
   // nothing (its liveness is the health monitor's). Counted as a
   // reconciliation (AwaitReconciled, reconciled()).
-  void PushAgain(const std::string& agent_id, const std::string& partition_id,
-                 uint64_t generation);
+  void PushAgain(const std::string& agent_id, const std::string& partition_id, uint64_t generation);
   // After a server start: finish operations a crash interrupted.
   void Recover();
 
@@ -161,7 +155,7 @@ class PartitionController {
     std::vector<std::string> down;  // the allocation's agents that are not Up
   };
   absl::StatusOr<std::vector<AllocationCapacity>> Capacity(
-      const security::Caller& caller = security::Caller::System()) const;
+      const Caller& caller = Caller::System()) const;
 
   // Waits until no ReconcileAgent job is queued or running, or `deadline`
   // passes; true when none is left (the server reports ready after this).

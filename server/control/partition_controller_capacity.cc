@@ -10,7 +10,7 @@
 namespace vipu::server {
 
 absl::StatusOr<std::vector<PartitionController::AllocationCapacity>> PartitionController::Capacity(
-    const security::Caller& caller) const {
+    const Caller& caller) const {
   std::vector<AllocationCapacity> out;
   absl::Status status = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
     // Shared with the store's membership cache: no allocation is copied.

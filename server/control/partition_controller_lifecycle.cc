@@ -52,7 +52,7 @@ std::string ExhaustedIn(const fabric::Allocation& allocation, const absl::Status
 // are configured afterwards.
 
 absl::StatusOr<fabric::Partition> PartitionController::Create(
-    const fabric::PartitionRequest& request, const security::Caller& caller, bool shared) {
+    const fabric::PartitionRequest& request, const Caller& caller, bool shared) {
   RETURN_IF_ERROR(fabric::ValidatePartitionRequest(request));
 
   fabric::Partition created;
@@ -119,7 +119,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Create(
 
 class PartitionController::Removal : public std::enable_shared_from_this<Removal> {
  public:
-  Removal(PartitionController* controller, std::string id, bool force, security::Caller caller)
+  Removal(PartitionController* controller, std::string id, bool force, Caller caller)
       : c_(controller), id_(std::move(id)), force_(force), caller_(std::move(caller)) {}
 
   // Runs the steps below and returns the answer of the last one.
@@ -210,13 +210,12 @@ class PartitionController::Removal : public std::enable_shared_from_this<Removal
   PartitionController* const c_;
   const std::string id_;
   const bool force_;
-  const security::Caller caller_;
+  const Caller caller_;
   fabric::Partition partition_;  // as marked removing; set on the writer thread
   vipu::Outcome<absl::Status> outcome_;
 };
 
-absl::Status PartitionController::Remove(const std::string& id, bool force,
-                                         const security::Caller& caller) {
+absl::Status PartitionController::Remove(const std::string& id, bool force, const Caller& caller) {
   return std::make_shared<Removal>(this, id, force, caller)->Run();
 }
 
@@ -240,7 +239,7 @@ absl::StatusOr<PartitionController::Restart> PartitionController::CommitRestart(
   return restart;
 }
 
-absl::Status PartitionController::Reset(const std::string& id, const security::Caller& caller,
+absl::Status PartitionController::Reset(const std::string& id, const Caller& caller,
                                         bool relocatable) {
   Restart restart;
   absl::Status s = store_->Write([&](storage::WriteTxn& txn) -> absl::Status {

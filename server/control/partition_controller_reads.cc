@@ -15,7 +15,7 @@ namespace vipu::server {
 
 absl::StatusOr<fabric::Partition> PartitionController::GetSettled(const std::string& id,
                                                                   absl::Time deadline,
-                                                                  const security::Caller& caller) {
+                                                                  const Caller& caller) {
   // The ticket is taken before the first read, so an outcome committed
   // between that read and the wait still wakes it.
   PartitionWatch::Ticket ticket = watch_.Watch(id);
@@ -26,7 +26,7 @@ absl::StatusOr<fabric::Partition> PartitionController::GetSettled(const std::str
 }
 
 absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id,
-                                                           const security::Caller& caller) {
+                                                           const Caller& caller) {
   fabric::Partition out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
     ASSIGN_OR_RETURN(out, LoadPartition(txn, id));
@@ -37,7 +37,7 @@ absl::StatusOr<fabric::Partition> PartitionController::Get(const std::string& id
 }
 
 absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
-    const std::string& allocation_id, const security::Caller& caller) {
+    const std::string& allocation_id, const Caller& caller) {
   std::vector<fabric::Partition> out;
   absl::Status s = store_->Read([&](storage::ReadTxn& txn) -> absl::Status {
     if (!allocation_id.empty()) RETURN_IF_ERROR(CheckAllocationExists(txn, allocation_id));
@@ -64,7 +64,7 @@ absl::StatusOr<std::vector<fabric::Partition>> PartitionController::List(
 }
 
 absl::StatusOr<std::vector<fabric::GcdConfig>> PartitionController::IpuofConfigs(
-    const std::string& id, std::optional<uint32_t> gcd, const security::Caller& caller) {
+    const std::string& id, std::optional<uint32_t> gcd, const Caller& caller) {
   fabric::Partition partition;
   std::shared_ptr<const fabric::Cluster> cluster;  // the store's, shared: not copied
   std::map<std::string, fabric::MachineEndpoint> endpoints;

@@ -136,8 +136,8 @@ void PartitionController::PushAgain(const std::string& agent_id, const std::stri
       return;
     }
     if (!current) return;  // moved on since the reports were compared
-    auto plan = std::make_shared<const PartitionPlan>(
-        OnlyMachine(*PlanFor(*current, cluster), agent_id));
+    auto plan =
+        std::make_shared<const PartitionPlan>(OnlyMachine(*PlanFor(*current, cluster), agent_id));
     if (plan->machines.empty() || !plan->machines[0].connected) return;
     spdlog::warn("partition {} (generation {}): agent {} reports not holding it; pushing it again",
                  partition_id, generation, agent_id);

@@ -50,14 +50,14 @@ int Fail(absl::string_view message, int code) {
 
 // Prints the two lines Graphcore's `--tls-init` prints (docs/security.md).
 absl::Status InitTls(const std::string& dir, const ServerOptions& options) {
-  security::TlsInitOptions tls;
+  TlsInitOptions tls;
   tls.dir = dir;
   tls.extra_hosts = options.tls_hosts;
   tls.validity_days = options.tls_validity_days;
   if (!options.tls_agents.empty()) {
-    ASSIGN_OR_RETURN(tls.agents, security::ParseTlsAgents(options.tls_agents));
+    ASSIGN_OR_RETURN(tls.agents, ParseTlsAgents(options.tls_agents));
   }
-  ASSIGN_OR_RETURN(const security::TlsInitResult result, security::GenerateTlsCertificates(tls));
+  ASSIGN_OR_RETURN(const TlsInitResult result, GenerateTlsCertificates(tls));
   std::printf("Generated server TLS certificates in the directory: %s\n",
               result.server_dir.c_str());
   std::printf("Generated client TLS certificates in the directory: %s\n",
@@ -70,7 +70,7 @@ absl::Status InitTls(const std::string& dir, const ServerOptions& options) {
 }
 
 // Prints the default admin's key once, when it was just created.
-absl::Status EnsureDefaultAdmin(security::UserDirectory& users, const ServerOptions& options) {
+absl::Status EnsureDefaultAdmin(UserDirectory& users, const ServerOptions& options) {
   const std::string id = DefaultUserId(options);
   if (absl::Status s = fabric::ValidateId("default user id", id); !s.ok()) {
     return absl::InvalidArgumentError(
@@ -111,7 +111,7 @@ void AddSecurityFlags(CLI::App& app, ServerOptions* o) {
                  "agent certificates for --tls-init: ID[+ID...][@HOST[+HOST...]],... "
                  "(DIR/agents/<first id>/)")
       ->check([](const std::string& value) -> std::string {
-        auto agents = security::ParseTlsAgents(value);
+        auto agents = ParseTlsAgents(value);
         return agents.ok() ? "" : std::string(agents.status().message());
       });
   app.add_option("--tls-validity-days", o->tls_validity_days,
@@ -165,9 +165,9 @@ int RunSecurityCommands(const ServerOptions& o) {
     return Fail(
         absl::StrCat("--tls-validity-days: must be at most 36500, got ", o.tls_validity_days), 2);
   }
-  if (o.key_hash_iterations < security::kMinHashIterations) {
-    return Fail(absl::StrCat("--key-hash-iterations: must be at least ",
-                             security::kMinHashIterations, ", got ", o.key_hash_iterations),
+  if (o.key_hash_iterations < kMinHashIterations) {
+    return Fail(absl::StrCat("--key-hash-iterations: must be at least ", kMinHashIterations,
+                             ", got ", o.key_hash_iterations),
                 2);
   }
   if (o.audit_log_max_bytes <= 0) {
@@ -179,7 +179,7 @@ int RunSecurityCommands(const ServerOptions& o) {
     return Fail(absl::StrCat("--audit-log-keep: must be in 1..1000, got ", o.audit_log_keep), 2);
   }
   if (!o.tls_agents.empty()) {
-    if (auto agents = security::ParseTlsAgents(o.tls_agents); !agents.ok()) {
+    if (auto agents = ParseTlsAgents(o.tls_agents); !agents.ok()) {
       return Fail(agents.status().message(), 2);
     }
     if (o.tls_init.empty()) return Fail("--tls-agents: only with --tls-init", 2);
@@ -190,7 +190,7 @@ int RunSecurityCommands(const ServerOptions& o) {
     }
     return 0;
   }
-  if (auto limiter = security::RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst);
+  if (auto limiter = RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst);
       !limiter.ok()) {
     return Fail(limiter.status().message(), 2);
   }
@@ -200,14 +200,12 @@ int RunSecurityCommands(const ServerOptions& o) {
        {std::pair<std::string, std::string>{listen_given ? "--listen" : "--user-api-listen",
                                             o.user_api_listen},
         {"--admin-api-listen", o.admin_api_listen}}) {
-    if (absl::Status s = security::CheckListenPolicy(flag, address, o.secure, o.insecure);
-        !s.ok()) {
+    if (absl::Status s = CheckListenPolicy(flag, address, o.secure, o.insecure); !s.ok()) {
       spdlog::critical("{}", std::string(s.message()));
       return Fail(s.message(), 2);
     }
   }
-  if (!o.secure && !o.agent_api_listen.empty() &&
-      !security::IsLoopbackAddress(o.agent_api_listen)) {
+  if (!o.secure && !o.agent_api_listen.empty() && !IsLoopbackAddress(o.agent_api_listen)) {
     spdlog::warn(
         "--agent-api-listen {}: agents register without TLS and are not authenticated; keep it "
         "on a management network or use --secure (docs/security.md)",
@@ -230,7 +228,7 @@ int RunSecurityCommands(const ServerOptions& o) {
   if (!fs::exists(fs::path(o.tls_dir) / "server" / "cert.pem")) {
     if (absl::Status s = InitTls(o.tls_dir, o); !s.ok()) return Fail(s.message(), 1);
   }
-  security::UserDirectory users(store->get(), nullptr, o.key_hash_iterations);
+  UserDirectory users(store->get(), nullptr, o.key_hash_iterations);
   if (absl::Status s = EnsureDefaultAdmin(users, o); !s.ok()) {
     return Fail(s.message(), absl::IsInvalidArgument(s) ? 2 : 1);
   }
@@ -257,20 +255,19 @@ absl::StatusOr<std::unique_ptr<tls::LiveCertificates>> LoadServerCertificates(
 absl::StatusOr<std::unique_ptr<Security>> Security::Start(const ServerOptions& o,
                                                           storage::Store* store) {
   std::unique_ptr<Security> s(new Security());
-  ASSIGN_OR_RETURN(s->limiter_,
-                   security::RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst));
-  s->authenticator_ = std::make_unique<security::Authenticator>(store);
-  s->users_ = std::make_unique<security::UserDirectory>(store, s->authenticator_.get(),
-                                                        o.key_hash_iterations);
-  s->access_ = o.secure ? security::AccessControl::Secure(*s->authenticator_, s->limiter_.get())
-                        : security::AccessControl::InsecureAdmittingEveryone(s->limiter_.get());
+  ASSIGN_OR_RETURN(s->limiter_, RateLimiter::Create(o.rate_limit_per_second, o.rate_limit_burst));
+  s->authenticator_ = std::make_unique<Authenticator>(store);
+  s->users_ =
+      std::make_unique<UserDirectory>(store, s->authenticator_.get(), o.key_hash_iterations);
+  s->access_ = o.secure ? AccessControl::Secure(*s->authenticator_, s->limiter_.get())
+                        : AccessControl::InsecureAdmittingEveryone(s->limiter_.get());
   s->user_admin_service_ = std::make_unique<UserAdminService>(s->users_.get(), *s->access_);
   if (AuditLogEnabled(o)) {
-    security::AuditLogOptions audit;
+    AuditLogOptions audit;
     audit.path = o.audit_log;
     audit.max_bytes = o.audit_log_max_bytes;
     audit.keep = o.audit_log_keep;
-    ASSIGN_OR_RETURN(s->audit_log_, security::AuditLog::Open(audit));
+    ASSIGN_OR_RETURN(s->audit_log_, AuditLog::Open(audit));
     spdlog::info("audit log: {} (rotated beyond {} bytes, {} kept)", o.audit_log,
                  o.audit_log_max_bytes, o.audit_log_keep);
   } else if (o.secure) {

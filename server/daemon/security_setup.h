@@ -67,8 +67,8 @@ class Security {
 
   // The policy every service admits calls by: secure or, without --secure,
   // one that admits everyone and says so in its name.
-  security::AccessControl& access() { return *access_; }
-  security::UserDirectory* users() { return users_.get(); }
+  AccessControl& access() { return *access_; }
+  UserDirectory* users() { return users_.get(); }
   // Null: plaintext (no --secure).
   std::shared_ptr<grpc::ServerCredentials> credentials() const { return credentials_; }
   // What the server dials agents with: its own certificate, verifying the
@@ -84,19 +84,19 @@ class Security {
   absl::Status ReloadCertificates();
   grpc::Service* user_admin_service() { return user_admin_service_.get(); }
   // Null: no audit log (--audit-log off, or unset without --secure).
-  security::AuditLog* audit_log() { return audit_log_.get(); }
+  AuditLog* audit_log() { return audit_log_.get(); }
 
  private:
   Security() = default;
-  std::unique_ptr<security::Authenticator> authenticator_;
-  std::unique_ptr<security::UserDirectory> users_;
-  std::unique_ptr<security::RateLimiter> limiter_;
-  std::unique_ptr<security::AccessControl> access_;
+  std::unique_ptr<Authenticator> authenticator_;
+  std::unique_ptr<UserDirectory> users_;
+  std::unique_ptr<RateLimiter> limiter_;
+  std::unique_ptr<AccessControl> access_;
   std::unique_ptr<tls::LiveCertificates> certificates_;
   std::shared_ptr<grpc::ServerCredentials> credentials_;
   std::shared_ptr<grpc::ChannelCredentials> agent_channel_credentials_;
   std::unique_ptr<UserAdminService> user_admin_service_;
-  std::unique_ptr<security::AuditLog> audit_log_;
+  std::unique_ptr<AuditLog> audit_log_;
 };
 
 }  // namespace vipu::server

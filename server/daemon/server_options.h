@@ -17,7 +17,7 @@ struct ServerOptions {
   // Machines of a simulated pod served by one vipu-agent process; 1: one
   // process per machine, as on a real pod.
   int simulate_machines_per_process = 16;
-  std::string ready_file;    // written with "host:port" once ready
+  std::string ready_file;  // written with "host:port" once ready
   bool auto_add_agents = false;
   int heartbeat_ms = 1000;
   int agent_deadline_ms = 5000;

@@ -17,6 +17,7 @@
 #include "server/api/audit_interceptor.h"
 #include "server/api/nothing_done_interceptor.h"
 #include "server/api/rpc_metrics_interceptor.h"
+#include "server/daemon/console_control_plane.h"
 #include "server/ha/role_interceptor.h"
 #include "server/ha/role_metrics.h"
 #include "server/metrics/state_metrics.h"
@@ -286,7 +287,7 @@ absl::Status VipuServer::StartEndpoints() {
     // Refusals made before anything was done say so to clients.
     creators.push_back(std::make_unique<NothingDoneInterceptorFactory>());
     // Every end-point: a mutating method is audited wherever it is served.
-    if (security::AuditLog* audit = security_->audit_log(); audit != nullptr) {
+    if (AuditLog* audit = security_->audit_log(); audit != nullptr) {
       creators.push_back(std::make_unique<AuditInterceptorFactory>(audit));
     }
     if (role_ != nullptr) creators.push_back(std::make_unique<RoleInterceptorFactory>(role_));
@@ -313,9 +314,9 @@ absl::Status VipuServer::StartConsole() {
   const std::optional<HttpListenerOptions> listener = HttpListenerOf(options_);
   if (!listener) return absl::OkStatus();
   const std::string& listen = listener->address;
-  console::ConsoleOptions console_options;
+  ConsoleOptions console_options;
   console_options.listener = *listener;
-  console::ConsoleDeps deps;
+  ConsoleDeps deps;
   deps.metrics = &metrics_;
   deps.store = store_.get();
   deps.cluster_links = &cluster_links_;
@@ -324,7 +325,7 @@ absl::Status VipuServer::StartConsole() {
   deps.access = &security_->access();
   deps.audit = security_->audit_log();
   if (role_ != nullptr) deps.control_plane = [role = role_] { return ConsoleControlPlane(role); };
-  ASSIGN_OR_RETURN(http_, console::ConsoleServer::Start(console_options, deps));
+  ASSIGN_OR_RETURN(http_, ConsoleServer::Start(console_options, deps));
   spdlog::info("console on {}://{}:{}/ and metrics on /metrics", options_.secure ? "https" : "http",
                listen.substr(0, listen.rfind(':')), http_->port());
   return absl::OkStatus();

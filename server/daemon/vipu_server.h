@@ -47,21 +47,6 @@ std::optional<HttpListenerOptions> HttpListenerOf(const ServerOptions& options);
 // standby alike, which then add their services and credentials.
 EndpointSpec ListenersOf(const ServerOptions& options);
 
-// What the console shows of the control plane: `role`'s member, role and
-// leader (reading `role` is thread-safe), or a single server for null.
-// Inline: a test calling it then does not pull in vipu_server.cc, which needs
-// gRPC reflection, linked only into vipu-server.
-inline console::ControlPlane ConsoleControlPlane(const MemberRole* role) {
-  console::ControlPlane c;
-  if (role == nullptr) return c;
-  c.ha = true;
-  c.role = role->role_name();
-  std::optional<MemberAddresses> leader = role->current_leader();
-  if (leader) c.leader = leader->user;
-  c.member = role->self().user;
-  return c;
-}
-
 // Owns every part it starts, and the database lock for its whole life: it
 // is the only writer of the database. Members are declared in the order
 // Start builds them; the destructor stops the parts in the order a clean stop needs
@@ -143,7 +128,7 @@ class VipuServer {
   HealthMonitor health_;
   Metrics metrics_;
   std::unique_ptr<Endpoints> endpoints_;
-  std::unique_ptr<console::ConsoleServer> http_;
+  std::unique_ptr<ConsoleServer> http_;
   std::unique_ptr<Simulator> sim_;
 };
 

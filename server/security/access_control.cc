@@ -6,7 +6,7 @@
 #include "spdlog/spdlog.h"
 #include "wire/metadata_keys.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 std::string Metadata(const grpc::ServerContext& context, const char* key) {
   const auto& md = context.client_metadata();
@@ -79,4 +79,4 @@ absl::StatusOr<Caller> AccessControl::Admit(const grpc::ServerContext& context,
   return Admit(call, action);
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

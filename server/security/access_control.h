@@ -21,7 +21,7 @@
 #include "server/security/caller.h"
 #include "server/security/rate_limiter.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 struct Action {
   const char* name;       // "create partition", for logs and messages
@@ -45,8 +45,7 @@ class AccessControl {
  public:
   // Secure mode: every call is authenticated by `authenticator`, and an
   // admin action needs an admin user. `limiter` may be null (no limit).
-  static std::unique_ptr<AccessControl> Secure(Authenticator& authenticator,
-                                               RateLimiter* limiter);
+  static std::unique_ptr<AccessControl> Secure(Authenticator& authenticator, RateLimiter* limiter);
   // Without --secure: nobody is authenticated, and every caller is admitted
   // as the unrestricted caller its metadata names. Rate limits still apply
   // (`limiter` may be null: no limit).
@@ -82,6 +81,6 @@ std::string Metadata(const grpc::ServerContext& context, const char* key);
 // "ipv4:10.1.2.3:5000" -> "ipv4:10.1.2.3" (rate limits per host, not per connection).
 std::string PeerHost(const std::string& peer);
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_ACCESS_CONTROL_H_

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 constexpr char kScheme[] = "pbkdf2-sha256";
@@ -87,4 +87,4 @@ std::string Sha256Hex(std::string_view data) {
       absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 // OWASP's 2023 floor for PBKDF2-HMAC-SHA256 is 600k; we take 100k because
 // the Authenticator caches verified keys, so the cost is paid once per
@@ -31,6 +31,6 @@ bool VerifyAccessKey(std::string_view key, std::string_view encoded);
 // Lower-case hex SHA-256 (cache keys: the key itself is not kept in memory).
 std::string Sha256Hex(std::string_view data);
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_ACCESS_KEY_H_

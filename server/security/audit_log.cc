@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/json_writer.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 std::string ErrnoText(int err) { return std::strerror(err); }
@@ -126,4 +126,4 @@ uint64_t AuditLog::FailuresForTesting() const {
   return failures_;
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

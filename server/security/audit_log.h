@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "base/mutex.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 // One audited call.
 struct AuditRecord {
@@ -81,6 +81,6 @@ class AuditLog {
   uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_AUDIT_LOG_H_

@@ -8,7 +8,7 @@
 #include "server/security/access_key.h"
 #include "wire/metadata_keys.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 std::string CacheKey(const std::string& user_id, const std::string& access_key) {
@@ -89,4 +89,4 @@ uint64_t Authenticator::SlowVerificationsForTesting() const {
   return slow_verifications_;
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

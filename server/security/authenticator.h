@@ -17,7 +17,7 @@
 #include "server/security/caller.h"
 #include "storage/store.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 class Authenticator {
  public:
@@ -49,6 +49,6 @@ class Authenticator {
   uint64_t forgets_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_AUTHENTICATOR_H_

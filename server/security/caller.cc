@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 const Caller& Caller::System() {
   static const Caller* system = new Caller();
@@ -28,4 +28,4 @@ std::string Caller::Name() const {
   return peer.empty() ? std::string("anonymous") : absl::StrCat("anonymous (", peer, ")");
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

@@ -9,7 +9,7 @@
 
 #include "fabric/types.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 struct Caller {
   // The authenticated user id; "" when the server runs without --secure.
@@ -34,6 +34,6 @@ struct Caller {
   std::string Name() const;
 };
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_CALLER_H_

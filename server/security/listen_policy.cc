@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 bool IsLoopbackAddress(const std::string& address) {
   if (absl::StartsWith(address, "unix:") || absl::StartsWith(address, "unix-abstract:")) {
@@ -39,4 +39,4 @@ absl::Status CheckListenPolicy(const std::string& flag, const std::string& addre
       "docs/security.md) or pass --insecure to accept that"));
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

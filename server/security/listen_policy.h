@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 // 127.0.0.0/8, ::1, localhost, and unix: sockets. "0.0.0.0", "[::]", other
 // addresses and host names are not.
@@ -19,6 +19,6 @@ bool IsLoopbackAddress(const std::string& address);
 absl::Status CheckListenPolicy(const std::string& flag, const std::string& address, bool secure,
                                bool insecure);
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_LISTEN_POLICY_H_

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 absl::StatusOr<std::unique_ptr<RateLimiter>> RateLimiter::Create(double rate_per_second,
                                                                  double burst) {
@@ -42,4 +42,4 @@ void RateLimiter::DropIdle(absl::Time now) {
   }
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

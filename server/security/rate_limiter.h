@@ -13,7 +13,7 @@
 #include "base/mutex.h"
 #include "server/security/token_bucket.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 class RateLimiter {
  public:
@@ -40,6 +40,6 @@ class RateLimiter {
   std::map<std::string, TokenBucket> buckets_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_RATE_LIMITER_H_

@@ -29,7 +29,7 @@
 #include "spdlog/spdlog.h"
 #include "tls/peer_identity.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 namespace fs = std::filesystem;
@@ -358,4 +358,4 @@ absl::StatusOr<TlsInitResult> GenerateTlsCertificates(const TlsInitOptions& opti
   return result;
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 // One agent certificate: the agent ids it may serve (CN = the first, SAN
 // DNS:<id> for each) and the hosts it is reached at (IP SANs for IP
@@ -67,6 +67,6 @@ absl::StatusOr<std::string> IssueAgentCertificate(const std::string& dir,
                                                   const AgentCertificateSpec& agent,
                                                   int validity_days = 825);
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_TLS_INIT_H_

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 void TokenBucket::Refill(absl::Time now) {
   if (now <= last_) return;
@@ -23,4 +23,4 @@ double TokenBucket::Available(absl::Time now) {
   return tokens_;
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

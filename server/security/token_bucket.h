@@ -6,7 +6,7 @@
 
 #include "absl/time/time.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 class TokenBucket {
  public:
@@ -28,6 +28,6 @@ class TokenBucket {
   absl::Time last_;
 };
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_TOKEN_BUCKET_H_

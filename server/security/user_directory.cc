@@ -11,7 +11,7 @@
 #include "fabric/validation.h"
 #include "spdlog/spdlog.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 absl::Status ValidateAllocationIds(const std::vector<std::string>& allocations) {
@@ -176,4 +176,4 @@ absl::StatusOr<std::optional<std::string>> UserDirectory::EnsureDefaultAdmin(
   return std::optional<std::string>(std::move(key));
 }
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server

@@ -15,7 +15,7 @@
 #include "server/security/authenticator.h"
 #include "storage/store.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 
 // What UserDirectory::Update changes; unset members stay as they are.
 struct UserUpdate {
@@ -69,6 +69,6 @@ class UserDirectory {
   int hash_iterations_;
 };
 
-}  // namespace vipu::server::security
+}  // namespace vipu::server
 
 #endif  // VIPU_SERVER_SECURITY_USER_DIRECTORY_H_

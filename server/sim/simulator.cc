@@ -39,8 +39,8 @@ absl::StatusOr<std::vector<std::string>> AgentTlsFlags(const std::string& tls_di
   names.push_back("localhost");
   if (!pem.ok() || tls::CertificateExpired(pem->cert) ||
       !tls::CheckCertificateNames(pem->cert, names, {"127.0.0.1"}).ok()) {
-    security::AgentCertificateSpec spec{group, {"127.0.0.1", "localhost"}};
-    auto issued = security::IssueAgentCertificate(tls_dir, spec);
+    AgentCertificateSpec spec{group, {"127.0.0.1", "localhost"}};
+    auto issued = IssueAgentCertificate(tls_dir, spec);
     if (!issued.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("simulate: cannot issue the certificate of agents ", group.front(),
@@ -156,8 +156,8 @@ absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Start(const fabric::PodSpe
 
   const uint32_t per_process = std::clamp<uint32_t>(options.machines_per_process, 1, 16);
   for (uint32_t first = 0; first < ids.size(); first += per_process) {
-    std::vector<std::string> group(
-        ids.begin() + first, ids.begin() + std::min<size_t>(ids.size(), first + per_process));
+    std::vector<std::string> group(ids.begin() + first,
+                                   ids.begin() + std::min<size_t>(ids.size(), first + per_process));
     absl::StatusOr<std::vector<std::string>> args = AgentArgs(pod, options, assigned, group);
     if (!args.ok()) {
       sim->Stop();

@@ -11,7 +11,7 @@
 #include "server/console/query.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace vipu::server::console;
+  using namespace vipu::server;
   static const std::set<std::string> kAllowed = {"id", "minutes", "action", "user", "key"};
   const std::string text(reinterpret_cast<const char*>(data), size);
   (void)QueryOf(text);

@@ -217,8 +217,7 @@ TEST_F(FaultsTest, AMachineThatSilentlyLostItsPartitionIsGivenItBackAndItStaysAc
   ASSERT_TRUE(WaitFor([&] { return MetricValue(metrics_port_, held) == 0; }, absl::Seconds(20)));
   ASSERT_TRUE(WaitFor([&] { return MetricValue(metrics_port_, held) == 1; }, absl::Seconds(20)));
   std::printf("[ measured ] partition lost -> held again in %lld ms (heartbeat %d ms)\n",
-              static_cast<long long>(absl::ToInt64Milliseconds(absl::Now() - start)),
-              kHeartbeatMs);
+              static_cast<long long>(absl::ToInt64Milliseconds(absl::Now() - start)), kHeartbeatMs);
   const std::string log = server_->dir() + "/server.log";
   const std::string pushed = absl::StrCat("partition p1 (generation 1): agent ", machine,
                                           " reports not holding it; pushing it again");

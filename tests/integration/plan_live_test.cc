@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"

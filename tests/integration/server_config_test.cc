@@ -81,20 +81,18 @@ TEST_P(ServerConfigBadTest, RefusedWithExitCode2NamingFileAndLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     Values, ServerConfigBadTest,
-    ::testing::Values(BadConfig{"lisen = \"127.0.0.1:1\"", "unknown key 'lisen'"},
-                      BadConfig{"heartbeat-ms = 0", "heartbeat-ms: "},
-                      BadConfig{"heartbeat-ms = many", "heartbeat-ms: "},
-                      BadConfig{"workers = 1000", "workers: "},
-                      BadConfig{"log-level = loud", "log-level: "},
-                      BadConfig{"auto-add-agents = perhaps", "auto-add-agents: "},
-                      BadConfig{"metrics-listen = \"nowhere\"", "metrics-listen: "},
-                      BadConfig{"reconcile-window-ms = -1", "reconcile-window-ms: "},
-                      BadConfig{"simulate-machines-per-process = 0",
-                                "simulate-machines-per-process: "},
-                      BadConfig{"simulate-machines-per-process = 17",
-                                "simulate-machines-per-process: "},
-                      BadConfig{"listen", "expected `key = value`"},
-                      BadConfig{"config = \"/etc/other.hcl\"", "unknown key 'config'"}));
+    ::testing::Values(
+        BadConfig{"lisen = \"127.0.0.1:1\"", "unknown key 'lisen'"},
+        BadConfig{"heartbeat-ms = 0", "heartbeat-ms: "},
+        BadConfig{"heartbeat-ms = many", "heartbeat-ms: "},
+        BadConfig{"workers = 1000", "workers: "}, BadConfig{"log-level = loud", "log-level: "},
+        BadConfig{"auto-add-agents = perhaps", "auto-add-agents: "},
+        BadConfig{"metrics-listen = \"nowhere\"", "metrics-listen: "},
+        BadConfig{"reconcile-window-ms = -1", "reconcile-window-ms: "},
+        BadConfig{"simulate-machines-per-process = 0", "simulate-machines-per-process: "},
+        BadConfig{"simulate-machines-per-process = 17", "simulate-machines-per-process: "},
+        BadConfig{"listen", "expected `key = value`"},
+        BadConfig{"config = \"/etc/other.hcl\"", "unknown key 'config'"}));
 
 TEST(ServerConfigTest, MissingConfigFileGivenWithTheFlagIsAnError) {
   CommandResult r = RunCommand({VIPU_SERVER_BIN, "--config", "/nonexistent/vipu-server.hcl"});

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <regex>
-
 #include <stdexcept>
 #include <string>
 
@@ -145,9 +144,8 @@ TEST(SimulateRestartTest, OneProcessPerMachineLosesOneMachineAtATimeAndComesBack
   for (const char* machine : {"ag1", "ag2", "ag3", "ag4"}) {
     EXPECT_GT(ProcessServing(*server, machine), 0) << machine;
   }
-  ASSERT_EQ(server->Vipu({"create", "partition", "moving", "--size", "4", "--relocatable"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      server->Vipu({"create", "partition", "moving", "--size", "4", "--relocatable"}).exit_code, 0);
   ASSERT_EQ(server->Vipu({"create", "partition", "staying", "--size", "4"}).exit_code, 0);
   const std::string lost = FirstMachineOf(*server, "moving");
   const std::string kept = FirstMachineOf(*server, "staying");
@@ -182,7 +180,8 @@ TEST(SimulateRestartTest, OneProcessPerMachineLosesOneMachineAtATimeAndComesBack
   // The server restarts the pod: every machine, the lost one too, on the
   // ports its IPUoF configs name.
   auto configs = [&](const std::string& partition) {
-    CommandResult r = server->Vipu({"get", "partition", partition, "--gcd", "0", "--ipuof-configs"});
+    CommandResult r =
+        server->Vipu({"get", "partition", partition, "--gcd", "0", "--ipuof-configs"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.out;
   };
@@ -201,8 +200,8 @@ TEST(SimulateRestartTest, OneProcessPerMachineLosesOneMachineAtATimeAndComesBack
 
 TEST(SimulateRestartTest, MachinesPerProcessIsRefusedOutsideOneToSixteenOrWithoutSimulate) {
   for (const char* bad : {"0", "17", "-1", "many"}) {
-    CommandResult r = RunCommand({VIPU_SERVER_BIN, "--simulate", "pod4", "--db", "/nonexistent/x.db",
-                                  "--simulate-machines-per-process", bad});
+    CommandResult r = RunCommand({VIPU_SERVER_BIN, "--simulate", "pod4", "--db",
+                                  "/nonexistent/x.db", "--simulate-machines-per-process", bad});
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_THAT(r.err, HasSubstr("--simulate-machines-per-process")) << bad;
   }

@@ -35,13 +35,13 @@ class TlsLibraryTest : public ::testing::Test {
     std::string tmpl = (fs::temp_directory_path() / "vipu-tls-test-XXXXXX").string();
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    server::security::TlsInitOptions options;
+    server::TlsInitOptions options;
     options.dir = dir_ + "/pod";
     options.agents = {{{"ag1", "ag2"}, {"127.0.0.1", "m1.example"}}};
-    ASSERT_TRUE(server::security::GenerateTlsCertificates(options).ok());
+    ASSERT_TRUE(server::GenerateTlsCertificates(options).ok());
     options.dir = dir_ + "/other";
     options.agents.clear();
-    ASSERT_TRUE(server::security::GenerateTlsCertificates(options).ok());
+    ASSERT_TRUE(server::GenerateTlsCertificates(options).ok());
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -92,10 +92,10 @@ TEST_F(TlsLibraryTest, RefusesBadFilesNamingThem) {
 }
 
 TEST_F(TlsLibraryTest, ExpiredCaIsRefusedExpiredCertificateIsNot) {
-  server::security::TlsInitOptions options;
+  server::TlsInitOptions options;
   options.dir = dir_ + "/expired";
   options.validity_days = 0;
-  ASSERT_TRUE(server::security::GenerateTlsCertificates(options).ok());
+  ASSERT_TRUE(server::GenerateTlsCertificates(options).ok());
   TlsFiles files = Role("expired", "server");
   auto s = LoadTlsFiles(files).status();
   EXPECT_THAT(Msg(s), StartsWith(files.ca));
@@ -104,7 +104,7 @@ TEST_F(TlsLibraryTest, ExpiredCaIsRefusedExpiredCertificateIsNot) {
   // A valid CA with an expired leaf: peers refuse it at the handshake.
   fs::copy(dir_ + "/pod", dir_ + "/renew", fs::copy_options::recursive);
   options.dir = dir_ + "/renew";
-  ASSERT_TRUE(server::security::GenerateTlsCertificates(options).ok());
+  ASSERT_TRUE(server::GenerateTlsCertificates(options).ok());
   auto pem = LoadTlsFiles(Role("renew", "server"));
   ASSERT_TRUE(pem.ok()) << pem.status();
   EXPECT_TRUE(CertificateExpired(pem->cert));
@@ -164,7 +164,7 @@ TEST_F(TlsLibraryTest, StartRefusesBadFilesAndLeavesNoDirectory) {
 }
 
 TEST(TlsAgentsFlagTest, Parses) {
-  auto agents = server::security::ParseTlsAgents("ag1@10.0.0.1,ag2+ag3@m2.example+10.0.0.2,ag4");
+  auto agents = server::ParseTlsAgents("ag1@10.0.0.1,ag2+ag3@m2.example+10.0.0.2,ag4");
   ASSERT_TRUE(agents.ok()) << agents.status();
   ASSERT_EQ(agents->size(), 3u);
   EXPECT_EQ((*agents)[0].ids, std::vector<std::string>{"ag1"});
@@ -178,7 +178,7 @@ TEST(TlsAgentsFlagTest, RefusesInvalidValues) {
   for (const std::string& bad :
        std::vector<std::string>{"", ",", "ag1,", "@h", "ag 1", "-ag", "ag1@", "ag1@bad host",
                                 "ag1+@h", "ag1,ag1", "ag1+ag1", "a:b", std::string(65, 'a')}) {
-    auto agents = server::security::ParseTlsAgents(bad);
+    auto agents = server::ParseTlsAgents(bad);
     EXPECT_TRUE(absl::IsInvalidArgument(agents.status())) << bad;
     EXPECT_THAT(Msg(agents.status()), StartsWith("--tls-agents: ")) << bad;
   }

@@ -13,7 +13,6 @@
 namespace vipu::server {
 namespace {
 
-using security::AccessControl;
 
 // A service wired without a policy does not compile: there is no
 // constructor without one, a null cannot stand in for it, and no setter
@@ -30,19 +29,18 @@ static_assert(
                              const Readiness&, std::nullptr_t, AdminService::Operations>);
 static_assert(!std::is_constructible_v<AllocationService, Inventory*>);
 static_assert(!std::is_constructible_v<AllocationService, Inventory*, std::nullptr_t>);
-static_assert(!std::is_constructible_v<UserAdminService, security::UserDirectory*, std::nullptr_t>);
+static_assert(!std::is_constructible_v<UserAdminService, UserDirectory*, std::nullptr_t>);
 // The policy itself comes only from one of its two named factories.
-static_assert(!std::is_constructible_v<AccessControl, bool, security::Authenticator*,
-                                       security::RateLimiter*>);
+static_assert(!std::is_constructible_v<AccessControl, bool, Authenticator*, RateLimiter*>);
 static_assert(!std::is_default_constructible_v<AccessControl>);
 
 TEST(ServicesWiringTest, TheInsecurePolicyAdmitsEveryoneAsTheCallerItNames) {
   std::unique_ptr<AccessControl> everyone = AccessControl::InsecureAdmittingEveryone(nullptr);
   EXPECT_FALSE(everyone->secure());
-  security::CallInfo call;
+  CallInfo call;
   call.user_id = "alice";
   call.peer = "ipv4:127.0.0.1:5000";
-  absl::StatusOr<security::Caller> caller =
+  absl::StatusOr<Caller> caller =
       everyone->Admit(call, {"remove cluster", /*admin=*/true, /*mutating=*/true});
   ASSERT_TRUE(caller.ok()) << caller.status();
   EXPECT_TRUE(caller->Unrestricted());

@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/control/partition_controller.h"
+#include "server/daemon/console_control_plane.h"
 #include "server/daemon/vipu_server.h"
 #include "server/fleet/agent_driver.h"
 #include "server/fleet/agent_registry.h"
@@ -37,7 +38,7 @@
 #include "storage/store.h"
 #include "tests/unit/support/controller_harness.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -68,7 +69,7 @@ class ConsoleHttpTest : public ::testing::Test {
     ConsoleOptions options;
     options.listener.address = "127.0.0.1:0";
     options.tick = absl::Hours(1);  // tests call Refresh() themselves
-    auto audit = security::AuditLog::Open({dir_ + "/audit.log"});
+    auto audit = AuditLog::Open({dir_ + "/audit.log"});
     ASSERT_TRUE(audit.ok()) << audit.status();
     audit_ = *std::move(audit);
     ConsoleDeps deps;
@@ -128,7 +129,7 @@ class ConsoleHttpTest : public ::testing::Test {
   std::string dir_;                            // the harness's directory
   storage::Store* store_ = nullptr;            // the harness's
   PartitionController* controller_ = nullptr;  // the harness's
-  std::unique_ptr<security::AuditLog> audit_;
+  std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<ConsoleServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };
@@ -420,7 +421,7 @@ TEST_F(ConsoleHttpTest, HistoryHasSamples) {
 }
 
 TEST_F(ConsoleHttpTest, RestrictedCallerSeesOnlyItsOwnPartitions) {
-  security::Caller alice;
+  Caller alice;
   alice.user_id = "alice";
   alice.authenticated = true;
   alice.allocations = {"default"};
@@ -439,7 +440,7 @@ TEST_F(ConsoleHttpTest, RestrictedCallerSeesOnlyItsOwnPartitions) {
   EXPECT_THAT(state, HasSubstr("\"partition\":null,\"used\":true"));
   EXPECT_THAT(state, HasSubstr("\"free_ipus\":4"));
   // A user of another allocation sees neither the cluster nor its capacity.
-  security::Caller bob = alice;
+  Caller bob = alice;
   bob.user_id = "bob";
   bob.allocations = {"elsewhere"};
   const std::string none = StateJson(**snapshot, bob, 1);
@@ -586,4 +587,4 @@ TEST(ConsoleStartTest, BadAddressNamesTheFlag) {
 }
 
 }  // namespace
-}  // namespace vipu::server::console
+}  // namespace vipu::server

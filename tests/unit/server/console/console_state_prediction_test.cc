@@ -14,7 +14,7 @@
 #include "model/ipu-model/predict_command.h"
 #include "server/console/console_state.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -146,4 +146,4 @@ TEST(ConsolePredictionTest, ALayoutThatDoesNotFitIsRefusedAsIpuModelRefusesIt) {
 }
 
 }  // namespace
-}  // namespace vipu::server::console
+}  // namespace vipu::server

@@ -1,16 +1,17 @@
 // EventHub: every subscriber gets every event in order; one that does not
 // read is dropped once its queue is full, without slowing the publisher or
 // the others; the number of streams is capped; Close ends every stream.
+#include "server/console/event_hub.h"
+
 #include <atomic>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "server/console/event_hub.h"
 #include "server/console/history.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 namespace {
 
 TEST(ConsoleEventHubTest, FormatsServerSentEvents) {
@@ -104,4 +105,4 @@ TEST(ConsoleHistoryTest, BoundedByCapacityAndWindow) {
 }
 
 }  // namespace
-}  // namespace vipu::server::console
+}  // namespace vipu::server

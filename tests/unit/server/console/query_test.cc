@@ -1,12 +1,13 @@
 // The console's query and form parsing: what it accepts, and that every
 // invalid value is refused naming the parameter.
+#include "server/console/query.h"
+
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/console/query.h"
 
-namespace vipu::server::console {
+namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -110,4 +111,4 @@ TEST(ConsoleQueryTest, LoginParams) {
 }
 
 }  // namespace
-}  // namespace vipu::server::console
+}  // namespace vipu::server

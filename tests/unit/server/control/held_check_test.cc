@@ -107,11 +107,10 @@ TEST_F(HeldCheckTest, AMachineThatHoldsItAgainIsForgotten) {
 }
 
 TEST_F(HeldCheckTest, OnlySettledActivePartitionsAreCompared) {
-  for (auto change : {+[](fabric::Partition& p) { p.ready_state = fabric::ReadyState::kPending; },
-                      +[](fabric::Partition& p) { p.ready_state = fabric::ReadyState::kError; },
-                      +[](fabric::Partition& p) {
-                        p.operation_state = fabric::OperationState::kRemoving;
-                      }}) {
+  for (auto change :
+       {+[](fabric::Partition& p) { p.ready_state = fabric::ReadyState::kPending; },
+        +[](fabric::Partition& p) { p.ready_state = fabric::ReadyState::kError; },
+        +[](fabric::Partition& p) { p.operation_state = fabric::OperationState::kRemoving; }}) {
     HeldCheck check;
     fabric::Partition p = Active();
     change(p);

@@ -123,7 +123,7 @@ TEST_F(PartitionControllerLifecycleTest, ResetOfAPartitionBeingRemovedIsRefused)
 
 TEST_F(PartitionControllerLifecycleTest, ResetOfAnotherUsersPartitionIsDenied) {
   fabric::Partition active = Active("p1", 8);
-  security::Caller bob;
+  Caller bob;
   bob.user_id = "bob";
   bob.authenticated = true;
   bob.allocations = {"all"};
@@ -190,7 +190,7 @@ TEST_F(PartitionControllerLifecycleTest, AResetAskedToMoveMovesAPartitionNotCrea
   fabric::Partition active = Active("p1", 4);
   const std::vector<std::string> before = MachinesOf(active);
   FailIpu(before[0], active.ipus[0].ipu.ipu);
-  ASSERT_TRUE(h_->controller->Reset("p1", security::Caller::System(), /*relocatable=*/true).ok());
+  ASSERT_TRUE(h_->controller->Reset("p1", Caller::System(), /*relocatable=*/true).ok());
   fabric::Partition p = Settled("p1");
   EXPECT_EQ(p.ready_state, fabric::ReadyState::kActive);
   EXPECT_NE(MachinesOf(p), before);
@@ -215,7 +215,7 @@ TEST_F(PartitionControllerLifecycleTest, AMoveAskedForWithNoHealthyRoomIsRefused
   ASSERT_TRUE(fillers.ok()) << fillers.status();
   FailIpu(machine, active.ipus[0].ipu.ipu);
   const size_t calls = agents_.calls().size();
-  absl::Status s = h_->controller->Reset("p1", security::Caller::System(), /*relocatable=*/true);
+  absl::Status s = h_->controller->Reset("p1", Caller::System(), /*relocatable=*/true);
   EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
   EXPECT_THAT(
       std::string(s.message()),

@@ -170,10 +170,9 @@ TEST_F(PartitionControllerRecoveryTest, PushAgainConfiguresThatMachineAloneAtThe
   EXPECT_EQ(pushed.back().agent.agent_id, machines[1]);
   EXPECT_EQ(pushed.back().partition.generation, p.generation);
   // As first configured: the same IPUs and the whole partition's members.
-  auto first = std::find_if(pushed.begin(), pushed.begin() + configured,
-                            [&](const FakeAgentClient::Call& c) {
-                              return c.agent.agent_id == machines[1];
-                            });
+  auto first =
+      std::find_if(pushed.begin(), pushed.begin() + configured,
+                   [&](const FakeAgentClient::Call& c) { return c.agent.agent_id == machines[1]; });
   ASSERT_NE(first, pushed.begin() + configured);
   EXPECT_EQ(pushed.back().config.ipus, first->config.ipus);
   EXPECT_THAT(pushed.back().config.members, SizeIs(machines.size()));

@@ -1,11 +1,12 @@
 // Access keys: randomness, salted hashes that verify only the same key, cost and bad input.
+#include "server/security/access_key.h"
+
 #include <set>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/security/access_key.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -81,4 +82,4 @@ TEST(AccessKeyTest, Sha256HexIsTheKnownDigest) {
 }
 
 }  // namespace
-}  // namespace vipu::server::security
+}  // namespace vipu::server

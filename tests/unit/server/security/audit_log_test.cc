@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/support/temp_dir.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -177,4 +177,4 @@ TEST(AuditLogTest, ConcurrentAppendsNeverInterleave) {
 }
 
 }  // namespace
-}  // namespace vipu::server::security
+}  // namespace vipu::server

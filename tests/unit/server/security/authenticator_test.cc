@@ -1,5 +1,7 @@
 // Authenticator, UserDirectory and the AccessControl gate against a real
 // Store in a temporary directory (cheap PBKDF2 cost for speed).
+#include "server/security/authenticator.h"
+
 #include <stdlib.h>
 
 #include <filesystem>
@@ -7,12 +9,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/security/access_control.h"
-#include "server/security/authenticator.h"
 #include "server/security/user_directory.h"
 #include "storage/sqlite_store.h"
 #include "storage/store.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -340,4 +341,4 @@ TEST(CallerTest, VisibilityRules) {
 }
 
 }  // namespace
-}  // namespace vipu::server::security
+}  // namespace vipu::server

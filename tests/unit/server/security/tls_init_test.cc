@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/security/listen_policy.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -206,4 +206,4 @@ TEST(ListenPolicyTest, BeyondLoopbackNeedsSecureOrExplicitInsecure) {
 }
 
 }  // namespace
-}  // namespace vipu::server::security
+}  // namespace vipu::server

@@ -1,13 +1,14 @@
 // TokenBucket refill and cap, and RateLimiter's per-key buckets and settings.
+#include "server/security/token_bucket.h"
+
 #include <cmath>
 #include <limits>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/security/rate_limiter.h"
-#include "server/security/token_bucket.h"
 
-namespace vipu::server::security {
+namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -87,4 +88,4 @@ TEST(RateLimiterTest, RefusesInvalidSettings) {
 }
 
 }  // namespace
-}  // namespace vipu::server::security
+}  // namespace vipu::server
