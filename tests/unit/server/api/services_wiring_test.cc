@@ -13,7 +13,6 @@
 namespace vipu::server {
 namespace {
 
-
 // A service wired without a policy does not compile: there is no
 // constructor without one, a null cannot stand in for it, and no setter
 // can add one later.
