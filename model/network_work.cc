@@ -322,7 +322,7 @@ void BuildLayers(const Workload& w, NetworkWork& net) {
   for (const TracedLayer& layer : w.layers) {
     UnitWork u;
     u.name = layer.name;
-    for (const TracedProduct& p : layer.products) {
+    for (const Gemm& p : layer.products) {
       u.gemms.push_back({mb * p.m, p.k, p.n, p.count});
       AddMatMul(u, mb * p.m, p.k, p.n, p.count);
     }

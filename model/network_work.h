@@ -12,15 +12,6 @@
 
 namespace vipu::model {
 
-// One forward matrix product (or convolution lowered to one): rows m,
-// reduction k, columns n, repeated `count` times. FLOPs = 2 m k n count.
-struct Gemm {
-  double m = 0;
-  double k = 0;
-  double n = 0;
-  double count = 1;
-};
-
 struct UnitWork {
   std::string name;
   std::vector<Gemm> gemms;     // forward pass

@@ -113,7 +113,7 @@ absl::Status ValidateLayers(const Workload& w) {
     const TracedLayer& l = w.layers[i];
     bool ok = finite(l.elementwise_bytes) && finite(l.ops) && finite(l.params) &&
               finite(l.param_tensors) && finite(l.output_bytes);
-    for (const TracedProduct& p : l.products) {
+    for (const Gemm& p : l.products) {
       ok = ok && finite(p.m) && finite(p.k) && finite(p.n) && finite(p.count);
     }
     if (!ok) {

@@ -49,20 +49,23 @@ struct ConvNetShape {
   uint32_t classes = 1000;
 };
 
-// One layer of a network given layer by layer, per sample: its matrix
-// products (a convolution lowered to one: rows = output positions, k = input
-// channels x kernel taps, n = output channels), the bytes its other ops
-// read and write, their count, its parameters and the activations it hands
-// on. The micro-batch multiplies the rows and bytes.
-struct TracedProduct {
+// One forward matrix product (or convolution lowered to one): rows m,
+// reduction k, columns n, repeated `count` times. FLOPs = 2 m k n count.
+struct Gemm {
   double m = 0;
   double k = 0;
   double n = 0;
   double count = 1;
 };
+
+// One layer of a network given layer by layer, per sample: its matrix
+// products (a convolution lowered to one: rows = output positions, k = input
+// channels x kernel taps, n = output channels), the bytes its other ops
+// read and write, their count, its parameters and the activations it hands
+// on. The micro-batch multiplies the rows and bytes.
 struct TracedLayer {
   std::string name;
-  std::vector<TracedProduct> products;
+  std::vector<Gemm> products;
   double elementwise_bytes = 0;
   double ops = 0;
   double params = 0;

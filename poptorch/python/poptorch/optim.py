@@ -83,6 +83,16 @@ def _parent_kwargs(parent, given):
     return out
 
 
+def _set_moment_types(optimizer, accum_type, first_order, second_order):
+    """The accumulator and the two moments' types of Adam, AdamW, RMSprop
+    and LAMB (float32 unless given), checked."""
+    optimizer.accum_type = accum_type or torch.float32
+    optimizer.first_order_momentum_accum_type = first_order or torch.float32
+    optimizer.second_order_momentum_accum_type = second_order or torch.float32
+    _check_types(optimizer.accum_type, optimizer.first_order_momentum_accum_type,
+                 optimizer.second_order_momentum_accum_type)
+
+
 def _check_types(*types):
     for t in types:
         if t not in _ACCUM_TYPES:
@@ -128,10 +138,7 @@ class Adam(Optimizer, torch.optim.Adam):
         given = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, foreach=foreach,
                      maximize=maximize, capturable=capturable, differentiable=differentiable, fused=fused)
         torch.optim.Adam.__init__(self, params, **_parent_kwargs(torch.optim.Adam, given))
-        self.accum_type = accum_type or torch.float32
-        self.first_order_momentum_accum_type = first_order_momentum_accum_type or torch.float32
-        self.second_order_momentum_accum_type = second_order_momentum_accum_type or torch.float32
-        _check_types(self.accum_type, self.first_order_momentum_accum_type, self.second_order_momentum_accum_type)
+        _set_moment_types(self, accum_type, first_order_momentum_accum_type, second_order_momentum_accum_type)
         self.max_grad_norm = float("inf") if max_grad_norm is None else float(max_grad_norm)
         _common(self, dict(given, loss_scaling=loss_scaling), ["loss_scaling"], loss_scaling)
 
@@ -148,10 +155,7 @@ class AdamW(Optimizer, torch.optim.AdamW):
                      foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused)
         torch.optim.AdamW.__init__(self, params, **_parent_kwargs(torch.optim.AdamW, given))
         self.bias_correction = True if bias_correction is None else bool(bias_correction)
-        self.accum_type = accum_type or torch.float32
-        self.first_order_momentum_accum_type = first_order_momentum_accum_type or torch.float32
-        self.second_order_momentum_accum_type = second_order_momentum_accum_type or torch.float32
-        _check_types(self.accum_type, self.first_order_momentum_accum_type, self.second_order_momentum_accum_type)
+        _set_moment_types(self, accum_type, first_order_momentum_accum_type, second_order_momentum_accum_type)
         self.max_grad_norm = float("inf") if max_grad_norm is None else float(max_grad_norm)
         _common(self, dict(given, loss_scaling=loss_scaling), ["loss_scaling"], loss_scaling)
 
@@ -193,10 +197,7 @@ class RMSprop(Optimizer, torch.optim.RMSprop):
         given = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum, centered=centered,
                      foreach=foreach, maximize=maximize, differentiable=differentiable)
         torch.optim.RMSprop.__init__(self, params, **_parent_kwargs(torch.optim.RMSprop, given))
-        self.accum_type = accum_type or torch.float32
-        self.first_order_momentum_accum_type = first_order_momentum_accum_type or torch.float32
-        self.second_order_momentum_accum_type = second_order_momentum_accum_type or torch.float32
-        _check_types(self.accum_type, self.first_order_momentum_accum_type, self.second_order_momentum_accum_type)
+        _set_moment_types(self, accum_type, first_order_momentum_accum_type, second_order_momentum_accum_type)
         self.use_tf_variant = bool(use_tf_variant)
         _common(self, dict(given, loss_scaling=loss_scaling), ["loss_scaling"], loss_scaling)
 
@@ -265,10 +266,7 @@ class LAMB(Optimizer, torch.optim.Optimizer):
         torch.optim.Optimizer.__init__(self, params, defaults)
         self.bias_correction = True if bias_correction is None else bool(bias_correction)
         self.max_weight_norm = defaults["max_weight_norm"]
-        self.accum_type = accum_type or torch.float32
-        self.first_order_momentum_accum_type = first_order_momentum_accum_type or torch.float32
-        self.second_order_momentum_accum_type = second_order_momentum_accum_type or torch.float32
-        _check_types(self.accum_type, self.first_order_momentum_accum_type, self.second_order_momentum_accum_type)
+        _set_moment_types(self, accum_type, first_order_momentum_accum_type, second_order_momentum_accum_type)
         _common(self, given, ["loss_scaling"], loss_scaling)
 
     @torch.no_grad()
