@@ -569,6 +569,15 @@ grpc::ServerWriteReactor<vipuagent::AttachReply>* AgentService::Attach(
   }
   absl::StatusOr<PartitionConfig> config = machine->Config(request->partition_id());
   if (!config.ok()) return new RefusedAttach(wire::ToGrpc(config.status()));
+  // A GCD's devices are numbered within the partition: none is beyond it.
+  for (uint32_t ipu : request->ipus()) {
+    if (config->partition_size != 0 && ipu >= config->partition_size) {
+      return new RefusedAttach(grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          absl::StrCat("ipus: IPU ", ipu, " is beyond partition ", request->partition_id(), "'s ",
+                       config->partition_size, " IPUs")));
+    }
+  }
   absl::StatusOr<uint64_t> ticket = attachments_.Attach(
       {machine->agent_id(), request->partition_id(), request->gcd()},
       std::vector<uint32_t>(request->ipus().begin(), request->ipus().end()), request->owner());

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "popdist/device_connection.h"
 #include "popdist/ipuof_client.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
@@ -555,6 +556,16 @@ TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
       {[](auto* w) { w->set_ipus_per_replica(3); }, 1, "ipus_per_replica"},
       {[](auto* w) { w->set_replicas(8); }, 1, "replicas"},
       {[](auto* w) { w->set_optimizer_state_offchip(false); }, 1, "memory: IPU 0 needs at least "},
+      // A network given layer by layer: only with model "layers", 1..4096 layers.
+      {[](auto* w) { w->add_layers()->set_name("fc"); }, 1,
+       "workload.layers: only with model \"layers\""},
+      {[](auto* w) { w->set_model("layers"); }, 1,
+       "workload.layers: must hold 1..4096 layers, got 0"},
+      {[](auto* w) {
+         w->set_model("layers");
+         for (int i = 0; i < 4097; ++i) w->add_layers()->set_name("fc");
+       },
+       1, "workload.layers: must hold 1..4096 layers, got 4097"},
   };
   for (const Case& c : cases) {
     vipuagent::WorkloadSpec w = Bert();
@@ -569,6 +580,43 @@ TEST_F(FaultsTest, DataPlaneRefusesBadWorkloads) {
   auto gone = client->Run(Bert(), 1);
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound);
+}
+
+// Attach at the machine that holds p2's GCD 0, as an application does:
+// what the machine does not hold, or an IPU list it cannot take, is refused
+// with the field named, and nothing stays attached.
+TEST_F(FaultsTest, AttachRefusesWhatTheMachineDoesNotHold) {
+  auto client = popdist::ipuof::IpuofClient::AttachToPartition("127.0.0.1", server_->port(), "p2",
+                                                               0, absl::Seconds(10));
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_FALSE(client->devices().empty());
+  const popdist::ipuof::IpuofDevice& first = client->devices()[0];
+  const std::string address = absl::StrCat(first.host, ":", first.port);
+  auto insecure = grpc::InsecureChannelCredentials();
+  struct Case {
+    std::string partition;
+    uint32_t gcd;
+    std::vector<uint32_t> ipus;
+    absl::StatusCode code;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"nope", 0, {0}, absl::StatusCode::kNotFound, "nope"},
+           {"p1", 0, {0}, absl::StatusCode::kNotFound, "p1"},  // another machine's
+           {"p2", 0, {7}, absl::StatusCode::kInvalidArgument, "ipus: IPU 7 is beyond partition p2"},
+           {"p2", 0, {}, absl::StatusCode::kInvalidArgument, "ipus: must name 1..64"},
+           {"p2", 0, {1, 1}, absl::StatusCode::kInvalidArgument, "ipus: an IPU is named twice"},
+       }) {
+    popdist::ipuof::DeviceConnection connection(address, insecure, c.partition, c.gcd);
+    auto attached = connection.Attach(c.ipus, "test", absl::Seconds(10));
+    ASSERT_FALSE(attached.ok()) << c.partition;
+    EXPECT_EQ(attached.status().code(), c.code) << attached.status();
+    EXPECT_THAT(std::string(attached.status().message()), HasSubstr(c.message));
+  }
+  // Nothing was left attached: the IPUs are free for the application.
+  popdist::ipuof::DeviceConnection connection(address, insecure, "p2", 0);
+  auto attached = connection.Attach({0, 1, 2, 3}, "test", absl::Seconds(10));
+  EXPECT_TRUE(attached.ok()) << attached.status();
 }
 
 // The IPUs a partition's GCD 0 runs on, as "ag4.ipu3,ag4.ipu2".
