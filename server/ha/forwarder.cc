@@ -23,6 +23,9 @@ constexpr auto kDefaultDeadline = std::chrono::seconds(60);
 // How long a refused caller waits before trying again: about the time a
 // standby takes to learn of a new leader.
 constexpr char kRetryAfterMs[] = "200";
+// How long a forward waits for a channel whose backoff it cut short to
+// start connecting again.
+constexpr auto kLeaveFailureWait = std::chrono::milliseconds(500);
 
 // Metadata that belongs to one hop, not to the caller.
 bool HopHeader(std::string_view key) {
@@ -113,6 +116,9 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
       if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
           status.error_message().find("failed to connect") != std::string::npos) {
         // No connection, so the call never left this member.
+        if (status.error_message().find("Connection refused") != std::string::npos) {
+          forwarder_->NoteConnectionRefused(leader_address_);
+        }
         status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
                               absl::StrCat("the leader ", leader_address_,
                                            " does not answer; try again or another member"));
@@ -149,28 +155,56 @@ grpc::ServerGenericBidiReactor* Forwarder::CreateReactor(grpc::GenericCallbackSe
   return new ForwardReactor(this, ctx);
 }
 
-std::shared_ptr<grpc::Channel> Forwarder::ChannelTo(const std::string& address) {
+void Forwarder::NoteConnectionRefused(const std::string& address) {
   MutexLock lock(&mu_);
-  std::shared_ptr<grpc::Channel>& channel = channels_[address];
-  if (!channel) {
-    grpc::ChannelArguments args;
-    // A leader this member can no longer reach (a cut link, not a closed
-    // socket) would otherwise hold every call sent on the dead connection
-    // until its deadline. Pings find the connection dead within about two
-    // seconds; a connection attempt then gives up after one, so calls that
-    // arrive meanwhile are refused as never sent (failed to connect) and
-    // their clients move on to another member. The members' listeners
-    // accept pings this often (server/api/endpoints.cc).
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 1000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-    channel = grpc::CreateCustomChannel(
-        address, credentials_ ? credentials_ : grpc::InsecureChannelCredentials(), args);
+  channels_[address].refused = true;
+}
+
+std::shared_ptr<grpc::Channel> Forwarder::ChannelTo(const std::string& address) {
+  std::shared_ptr<grpc::Channel> channel;
+  bool reset = false;
+  {
+    MutexLock lock(&mu_);
+    Leader& leader = channels_[address];
+    if (!leader.channel) leader.channel = NewChannel(address);
+    channel = leader.channel;
+    const absl::Time now = absl::Now();
+    if (leader.refused && now - leader.last_reset >= kBackoffResetInterval &&
+        channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
+      grpc::experimental::ChannelResetConnectionBackoff(channel.get());
+      leader.last_reset = now;
+      leader.refused = false;
+      ++backoff_resets_;
+      reset = true;
+    }
+  }
+  if (reset) {
+    // The channel leaves TRANSIENT_FAILURE on gRPC's own threads; a call
+    // started before it has would still be refused at once. A refused
+    // connection is quick, so this wait is short, and it is bounded.
+    channel->WaitForStateChange(GRPC_CHANNEL_TRANSIENT_FAILURE,
+                                std::chrono::system_clock::now() + kLeaveFailureWait);
   }
   return channel;
+}
+
+std::shared_ptr<grpc::Channel> Forwarder::NewChannel(const std::string& address) const {
+  grpc::ChannelArguments args;
+  // A leader this member can no longer reach (a cut link, not a closed
+  // socket) would otherwise hold every call sent on the dead connection
+  // until its deadline. Pings find the connection dead within about two
+  // seconds; a connection attempt then gives up after one, so calls that
+  // arrive meanwhile are refused as never sent (failed to connect) and
+  // their clients move on to another member. The members' listeners
+  // accept pings this often (server/api/endpoints.cc).
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 1000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  return grpc::CreateCustomChannel(
+      address, credentials_ ? credentials_ : grpc::InsecureChannelCredentials(), args);
 }
 
 }  // namespace vipu::server

@@ -12,6 +12,8 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/mutex.h"
 #include "server/ha/member_role.h"
 
@@ -41,16 +43,40 @@ class Forwarder final : public grpc::CallbackGenericService {
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;
 
-  // The channel to `address`, made once and kept.
+  // The channel to `address`, made once and kept. When the last forward
+  // to it found the connection refused (a leader named but not listening
+  // yet: its start-up) and the channel now waits out gRPC's reconnect
+  // backoff, the wait is cut short and this call connects afresh; at most
+  // once per kBackoffResetInterval per address, and never after a
+  // connection attempt that timed out (a cut link, where the quick refusal
+  // of calls is what moves their clients on to another member).
   std::shared_ptr<grpc::Channel> ChannelTo(const std::string& address);
+  // Says that a forward to `address` was refused a connection.
+  void NoteConnectionRefused(const std::string& address);
+  // Backoff resets so far (tests).
+  uint64_t backoff_resets() const {
+    MutexLock lock(&mu_);
+    return backoff_resets_;
+  }
   const MemberRole* role() const { return role_; }
   bool secure() const { return credentials_ != nullptr; }
 
+  static constexpr absl::Duration kBackoffResetInterval = absl::Milliseconds(100);
+
  private:
+  std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) const;
+
+  struct Leader {
+    std::shared_ptr<grpc::Channel> channel;
+    bool refused = false;  // the last forward found the connection refused
+    absl::Time last_reset = absl::InfinitePast();
+  };
+
   const MemberRole* role_;
   const std::shared_ptr<grpc::ChannelCredentials> credentials_;
-  Mutex mu_;
-  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
+  mutable Mutex mu_;
+  std::map<std::string, Leader> channels_ ABSL_GUARDED_BY(mu_);
+  uint64_t backoff_resets_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace vipu::server

@@ -1,0 +1,130 @@
+// Forwarder: a standby relays calls to the leader over real gRPC on loopback,
+// and a leader that was named before it listened is reached as soon as it
+// does, not after gRPC's reconnect backoff.
+#include "server/ha/forwarder.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/ha/member_role.h"
+#include "version.grpc.pb.h"
+#include "wire/metadata_keys.h"
+
+namespace vipu::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A loopback port nothing listens on now (bound, read, closed).
+int UnusedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class Leader final : public virmgrpc::VersionService::Service {
+  grpc::Status GetVersion(grpc::ServerContext*, const virmgrpc::VersionRequest*,
+                          virmgrpc::VersionReply* reply) override {
+    reply->set_version("from the leader");
+    return grpc::Status::OK;
+  }
+};
+
+class ForwarderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    leader_port_ = UnusedPort();
+    const std::string leader = absl::StrCat("127.0.0.1:", leader_port_);
+    role_.SetLeader(MemberAddresses{leader, leader, leader});
+    forwarder_ = std::make_unique<Forwarder>(&role_, nullptr);
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &standby_port_);
+    builder.RegisterCallbackGenericService(forwarder_.get());
+    standby_ = builder.BuildAndStart();
+    ASSERT_NE(standby_, nullptr);
+    stub_ = virmgrpc::VersionService::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", standby_port_), grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    if (leader_) leader_->Shutdown();
+    standby_->Shutdown();
+  }
+
+  // GetVersion through the standby; the reply or the refusal.
+  grpc::Status Call(std::string* version, bool* nothing_done) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    virmgrpc::VersionReply reply;
+    grpc::Status status = stub_->GetVersion(&context, {}, &reply);
+    *version = reply.version();
+    *nothing_done = context.GetServerTrailingMetadata().count(wire::kRetryAfterMetadata) > 0;
+    return status;
+  }
+
+  void StartLeader() {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(absl::StrCat("127.0.0.1:", leader_port_),
+                             grpc::InsecureServerCredentials());
+    builder.RegisterService(&leader_service_);
+    leader_ = builder.BuildAndStart();
+    ASSERT_NE(leader_, nullptr);
+  }
+
+  MemberRole role_{MemberAddresses{"127.0.0.1:1", "127.0.0.1:1", "127.0.0.1:1"}};
+  int leader_port_ = 0;
+  int standby_port_ = 0;
+  std::unique_ptr<Forwarder> forwarder_;
+  std::unique_ptr<grpc::Server> standby_;
+  Leader leader_service_;
+  std::unique_ptr<grpc::Server> leader_;
+  std::unique_ptr<virmgrpc::VersionService::Stub> stub_;
+};
+
+TEST_F(ForwarderTest, ALeaderNamedBeforeItListensIsReachedAsSoonAsItListens) {
+  std::string version;
+  bool nothing_done = false;
+  grpc::Status refused = Call(&version, &nothing_done);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(refused.error_message(), HasSubstr("does not answer"));
+  EXPECT_TRUE(nothing_done);
+  // The channel now waits out gRPC's reconnect backoff (at least a
+  // second). The leader comes up; the very next call reaches it.
+  StartLeader();
+  grpc::Status answered = Call(&version, &nothing_done);
+  ASSERT_TRUE(answered.ok()) << answered.error_message();
+  EXPECT_EQ(version, "from the leader");
+  EXPECT_EQ(forwarder_->backoff_resets(), 1u);
+}
+
+TEST_F(ForwarderTest, ARefusedLeaderIsTriedAgainAtMostOncePerInterval) {
+  std::string version;
+  bool nothing_done = false;
+  const absl::Time start = absl::Now();
+  int calls = 0;
+  // Refused again and again within one interval: one reset at most.
+  while (absl::Now() - start < Forwarder::kBackoffResetInterval / 2) {
+    EXPECT_FALSE(Call(&version, &nothing_done).ok());
+    ++calls;
+  }
+  EXPECT_GE(calls, 2);
+  EXPECT_LE(forwarder_->backoff_resets(), 1u);
+}
+
+}  // namespace
+}  // namespace vipu::server
