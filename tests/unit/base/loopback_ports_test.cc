@@ -1,5 +1,7 @@
 // Loopback ports: a listener is not free, the stable range lies above the
 // ephemeral range, and the holder of a port is named from /proc.
+#include "base/loopback_ports.h"
+
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,35 +11,14 @@
 
 #include <string>
 
-#include "base/loopback_ports.h"
+#include "tests/unit/support/loopback_listener.h"
 
 namespace vipu {
 namespace {
 
 using ::testing::StartsWith;
 
-// A socket listening on a free 127.0.0.1 port for as long as it lives.
-class Listener {
- public:
-  Listener() : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && listen(fd_, 1) == 0 &&
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      port_ = ntohs(addr.sin_port);
-    }
-  }
-  ~Listener() { close(fd_); }
-  Listener(const Listener&) = delete;
-  Listener& operator=(const Listener&) = delete;
-  uint32_t port() const { return port_; }
-
- private:
-  int fd_;
-  uint32_t port_ = 0;
-};
+using test::Listener;
 
 TEST(LoopbackPortsTest, StableRangeLiesAboveTheEphemeralRange) {
   const auto [first, last] = StablePortRange();

@@ -1,6 +1,8 @@
 // The simulated machines' ports: remembered ones kept, new ones left to
 // their agents, and a remembered port held by another process refused
 // naming the agent, the port and the holder.
+#include "server/sim/simulated_ports.h"
+
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,35 +15,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/sim/simulated_ports.h"
+#include "tests/unit/support/loopback_listener.h"
 
 namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
 
-// A socket listening on a free 127.0.0.1 port for as long as it lives.
-class Listener {
- public:
-  Listener() : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && listen(fd_, 1) == 0 &&
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      port_ = ntohs(addr.sin_port);
-    }
-  }
-  ~Listener() { close(fd_); }
-  Listener(const Listener&) = delete;
-  Listener& operator=(const Listener&) = delete;
-  uint32_t port() const { return port_; }
-
- private:
-  int fd_;
-  uint32_t port_ = 0;
-};
+using test::Listener;
 
 // The ids of a pod of `machines`: ag1 .. agN.
 std::vector<std::string> PodIds(int machines) {
