@@ -26,6 +26,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/harness.h"
 
@@ -40,32 +41,7 @@ inline std::string ChromiumBinary() {
 }
 
 // `text` as a JSON string literal.
-inline std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrCat("\\u00", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+inline std::string JsonString(const std::string& text) { return nlohmann::json(text).dump(); }
 
 // The body of GET http://127.0.0.1:port/path, read up to its Content-Length
 // (Chromium's DevTools server keeps the connection open), or "" once
