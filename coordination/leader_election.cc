@@ -167,6 +167,37 @@ absl::Status LeaderElection::Resign() {
   return status;
 }
 
+absl::Status LeaderElection::ResignWith(const std::vector<storage::etcd::TxnOp>& ops) {
+  const std::vector<storage::etcd::TxnCompare> fence = Fence();
+  std::optional<storage::etcd::LeaderKey> key;
+  {
+    MutexLock lock(&mu_);
+    if (leader_) key = key_;
+  }
+  if (!key.has_value()) return Resign();
+  std::vector<storage::etcd::TxnOp> all = ops;
+  all.push_back(storage::etcd::TxnOp::Delete(key->key));
+  absl::StatusOr<storage::etcd::TxnResult> r = client_->Txn(fence, all);
+  absl::Status written =
+      r.ok() ? (r->succeeded ? absl::OkStatus()
+                             : absl::FailedPreconditionError("the leadership had already gone"))
+             : r.status();
+  if (!written.ok()) {
+    Resign().IgnoreError();
+    return written;
+  }
+  std::unique_ptr<LeaseKeeper> keeper;
+  {
+    MutexLock lock(&mu_);
+    leader_ = false;
+    keeper = std::move(keeper_);
+  }
+  // The key is gone with the transaction; revoking the lease ends the
+  // keep-alives.
+  if (keeper != nullptr) keeper->Stop().IgnoreError();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<std::string>> LeaderElection::CurrentLeader() {
   return client_->LeaderValue(options_.election);
 }

@@ -108,6 +108,13 @@ class LeaderElection {
   // OK when not leading. Returns etcd's error when it could not be told (the
   // lease then expires on its own).
   absl::Status Resign();
+  // Resign, and in the same fenced transaction that deletes the leader key,
+  // makes `ops` (what the next leader should find): they are written only
+  // if this member still leads, and then the leadership passes at once.
+  // Returns the transaction's error, or FAILED_PRECONDITION when the
+  // leadership had already gone; it then resigns as Resign() does, without
+  // `ops`.
+  absl::Status ResignWith(const std::vector<storage::etcd::TxnOp>& ops);
 
   // The value of whoever leads the election now (this member included), or
   // nullopt when nobody does. For standbys: where to point clients.

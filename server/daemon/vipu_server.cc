@@ -223,19 +223,36 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
 
 absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::StartLeader(
     const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
-    SystemdNotifier* notifier) {
+    SystemdNotifier* notifier, const Handover* handover) {
   if (notifier != nullptr) notifier->Status("leading: waiting for agents and reconciling them");
   ASSIGN_OR_RETURN(std::unique_ptr<Security> security, Security::Start(options, store.get()));
   std::unique_ptr<VipuServer> server(
       new VipuServer(options, nullptr, std::move(store), std::move(security)));
   server->role_ = role;
   AddRoleMetrics(server->metrics_, role);
+  if (handover != nullptr) {
+    // Before the listeners: a heartbeat that arrives first finds its agent.
+    server->registry_.HandOver(handover->agents, absl::Now());
+    spdlog::info("took over {} agents from the previous leader's handover ({} ms old)",
+                 handover->agents.size(), absl::ToInt64Milliseconds(absl::Now() - handover->made));
+  }
   server->StartServices();
   RETURN_IF_ERROR(server->StartEndpoints());
   RETURN_IF_ERROR(server->StartConsole());
   server->AwaitKnownAgents();
   server->Serve();
   return server;
+}
+
+void VipuServer::StopServing() {
+  if (!endpoints_) return;
+  endpoints_->SetServing(false);
+  endpoints_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+}
+
+Handover VipuServer::MakeHandover() const {
+  const absl::Time now = absl::Now();
+  return Handover{now, registry_.UpAgents(now)};
 }
 
 VipuServer::~VipuServer() {

@@ -19,6 +19,7 @@
 #include "server/control/inventory.h"
 #include "server/control/partition_controller.h"
 #include "server/control/readiness.h"
+#include "server/daemon/handover.h"
 #include "server/daemon/security_setup.h"
 #include "server/daemon/server_options.h"
 #include "server/daemon/systemd_notify.h"
@@ -70,9 +71,12 @@ class VipuServer {
   // is `store` (in etcd, fenced by the leadership), there is no database lock
   // and no simulated pod, the reconcile window starts now, and every reply
   // says the member's role (`role`, borrowed; it must outlive the server).
+  // With `handover` (the record of a leader that stopped on purpose), its
+  // agents count as registered from the start: the server waits for no one
+  // it names, and serves as soon as the state is loaded.
   static absl::StatusOr<std::unique_ptr<VipuServer>> StartLeader(
       const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
-      SystemdNotifier* notifier = nullptr);
+      SystemdNotifier* notifier = nullptr, const Handover* handover = nullptr);
   ~VipuServer();
 
   VipuServer(const VipuServer&) = delete;
@@ -86,6 +90,14 @@ class VipuServer {
   // Reads the certificates again (SIGHUP) without touching connections or
   // partitions; FAILED_PRECONDITION without --secure.
   absl::Status ReloadCertificates();
+
+  // The first step of a stop on purpose: the listeners take no new call
+  // (a client's connection is refused, so it moves on to another member)
+  // and the calls in flight finish, for up to 5 s. The rest stops with the
+  // object.
+  void StopServing();
+  // What the next leader needs to serve at once: the agents Up now.
+  Handover MakeHandover() const;
 
  private:
   // `security` (Security::Start's, over `store`) must not be null.

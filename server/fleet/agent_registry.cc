@@ -36,7 +36,7 @@ bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now) {
   if (it == agents_.end()) return false;
   NoteHeartbeat(it->second.last_heartbeat, now);
   it->second.last_heartbeat = now;
-  return true;
+  return !it->second.handed_over;
 }
 
 bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now, AgentHealth health) {
@@ -44,7 +44,7 @@ bool AgentRegistry::Heartbeat(const std::string& id, absl::Time now, AgentHealth
   auto it = agents_.find(id);
   if (it == agents_.end()) return false;
   Apply(it->second, now, std::move(health));
-  return true;
+  return !it->second.handed_over;
 }
 
 void AgentRegistry::Apply(LiveAgent& agent, absl::Time now, AgentHealth health) {
@@ -77,8 +77,37 @@ std::vector<std::string> AgentRegistry::HeartbeatMany(
       continue;
     }
     Apply(it->second, now, std::move(health));
+    if (it->second.handed_over) unknown.push_back(id);
   }
   return unknown;
+}
+
+void AgentRegistry::HandOver(std::vector<LiveAgent> agents, absl::Time now) {
+  vipu::MutexLock lock(&mu_);
+  for (LiveAgent& agent : agents) {
+    if (agents_.count(agent.id) != 0) continue;
+    Stamp(agent, now);
+    agent.handed_over = true;
+    std::string id = agent.id;
+    agents_[id] = std::move(agent);
+  }
+}
+
+std::vector<LiveAgent> AgentRegistry::UpAgents(absl::Time now) const {
+  vipu::MutexLock lock(&mu_);
+  std::vector<LiveAgent> out;
+  for (const auto& [id, a] : agents_) {
+    if (now - a.last_heartbeat >= timeout()) continue;
+    LiveAgent copy;
+    copy.id = a.id;
+    copy.host = a.host;
+    copy.port = a.port;
+    copy.ipuof_port = a.ipuof_port;
+    copy.rdma_port = a.rdma_port;
+    copy.machine_type = a.machine_type;
+    out.push_back(std::move(copy));
+  }
+  return out;
 }
 
 void AgentRegistry::MarkTopologySent(const std::string& id, uint64_t epoch, uint64_t fingerprint) {

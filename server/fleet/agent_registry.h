@@ -67,6 +67,10 @@ struct LiveAgent {
   // Fingerprint of the topology last pushed (SetTopology) since this
   // registration; 0: none yet.
   uint64_t topology_sent = 0;
+  // Known from the previous leader's handover (HandOver), not from a
+  // registration of its own: its heartbeats count, and are each answered
+  // "register again" until it has, so that its details come back.
+  bool handed_over = false;
 };
 
 // Where an agent listens, without its reports (cheap to copy).
@@ -115,13 +119,21 @@ class AgentRegistry {
   absl::Duration timeout() const { return 3 * heartbeat_interval_; }
 
   void Register(LiveAgent agent, absl::Time now);
-  // False when the agent is not registered (it must register again).
+  // False when the agent is not registered, or only handed over: it must
+  // register (again).
   bool Heartbeat(const std::string& id, absl::Time now);
   // Same, recording the health the heartbeat carried.
   bool Heartbeat(const std::string& id, absl::Time now, AgentHealth health);
   // A batch of agents under one lock (the batched registry calls). Returns
   // the ids that are not registered (they must register again).
   void RegisterMany(std::vector<LiveAgent> agents, absl::Time now);
+  // The agents a leader that stopped on purpose knew were Up, registered as
+  // if they had just heartbeated (handed_over): a new leader serves them at
+  // once instead of waiting for each to find it and register. An agent
+  // already registered is left as it is.
+  void HandOver(std::vector<LiveAgent> agents, absl::Time now);
+  // The agents Up at `now`, without their reports (a handover).
+  std::vector<LiveAgent> UpAgents(absl::Time now) const;
   std::vector<std::string> HeartbeatMany(std::vector<std::pair<std::string, AgentHealth>> beats,
                                          absl::Time now);
   // Remembers what SetTopology told the agent during registration `epoch`

@@ -23,9 +23,6 @@ constexpr auto kDefaultDeadline = std::chrono::seconds(60);
 // How long a refused caller waits before trying again: about the time a
 // standby takes to learn of a new leader.
 constexpr char kRetryAfterMs[] = "200";
-// How long a forward waits for a channel whose backoff it cut short to
-// start connecting again.
-constexpr auto kLeaveFailureWait = std::chrono::milliseconds(500);
 
 // Metadata that belongs to one hop, not to the caller.
 bool HopHeader(std::string_view key) {
@@ -157,35 +154,22 @@ grpc::ServerGenericBidiReactor* Forwarder::CreateReactor(grpc::GenericCallbackSe
 
 void Forwarder::NoteConnectionRefused(const std::string& address) {
   MutexLock lock(&mu_);
-  channels_[address].refused = true;
+  Leader& leader = channels_[address];
+  const absl::Time now = absl::Now();
+  if (!leader.channel || now - leader.last_reset < kBackoffResetInterval) return;
+  // A refusal is quick, so the attempt this starts ends quickly too; while
+  // nothing listens it keeps failing at this pace, and once the leader
+  // listens the channel is connected by the time the caller tries again.
+  grpc::experimental::ChannelResetConnectionBackoff(leader.channel.get());
+  leader.last_reset = now;
+  ++backoff_resets_;
 }
 
 std::shared_ptr<grpc::Channel> Forwarder::ChannelTo(const std::string& address) {
-  std::shared_ptr<grpc::Channel> channel;
-  bool reset = false;
-  {
-    MutexLock lock(&mu_);
-    Leader& leader = channels_[address];
-    if (!leader.channel) leader.channel = NewChannel(address);
-    channel = leader.channel;
-    const absl::Time now = absl::Now();
-    if (leader.refused && now - leader.last_reset >= kBackoffResetInterval &&
-        channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
-      grpc::experimental::ChannelResetConnectionBackoff(channel.get());
-      leader.last_reset = now;
-      leader.refused = false;
-      ++backoff_resets_;
-      reset = true;
-    }
-  }
-  if (reset) {
-    // The channel leaves TRANSIENT_FAILURE on gRPC's own threads; a call
-    // started before it has would still be refused at once. A refused
-    // connection is quick, so this wait is short, and it is bounded.
-    channel->WaitForStateChange(GRPC_CHANNEL_TRANSIENT_FAILURE,
-                                std::chrono::system_clock::now() + kLeaveFailureWait);
-  }
-  return channel;
+  MutexLock lock(&mu_);
+  Leader& leader = channels_[address];
+  if (!leader.channel) leader.channel = NewChannel(address);
+  return leader.channel;
 }
 
 std::shared_ptr<grpc::Channel> Forwarder::NewChannel(const std::string& address) const {

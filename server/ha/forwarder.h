@@ -43,15 +43,14 @@ class Forwarder final : public grpc::CallbackGenericService {
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;
 
-  // The channel to `address`, made once and kept. When the last forward
-  // to it found the connection refused (a leader named but not listening
-  // yet: its start-up) and the channel now waits out gRPC's reconnect
-  // backoff, the wait is cut short and this call connects afresh; at most
-  // once per kBackoffResetInterval per address, and never after a
-  // connection attempt that timed out (a cut link, where the quick refusal
-  // of calls is what moves their clients on to another member).
+  // The channel to `address`, made once and kept.
   std::shared_ptr<grpc::Channel> ChannelTo(const std::string& address);
-  // Says that a forward to `address` was refused a connection.
+  // A forward to `address` was refused a connection (a leader named but not
+  // listening yet: its start-up): the channel connects again at once
+  // instead of waiting out gRPC's reconnect backoff (one to two seconds), at
+  // most once per kBackoffResetInterval. Not called after an attempt that
+  // timed out (a cut link), where the backoff's quick refusal of calls is
+  // what moves their clients on to another member.
   void NoteConnectionRefused(const std::string& address);
   // Backoff resets so far (tests).
   uint64_t backoff_resets() const {
@@ -68,7 +67,6 @@ class Forwarder final : public grpc::CallbackGenericService {
 
   struct Leader {
     std::shared_ptr<grpc::Channel> channel;
-    bool refused = false;  // the last forward found the connection refused
     absl::Time last_reset = absl::InfinitePast();
   };
 

@@ -20,6 +20,7 @@
 #include "base/repeated_warning.h"
 #include "coordination/leader_election.h"
 #include "server/api/endpoints.h"
+#include "server/daemon/handover.h"
 #include "server/daemon/run_loop.h"
 #include "server/daemon/security_setup.h"
 #include "server/daemon/systemd_notify.h"
@@ -175,6 +176,11 @@ class Member : public RunningDaemon {
   }
 
   // A clean stop: the leader hands over at once instead of after its lease.
+  // Its listeners stop taking calls and those in flight finish; then one
+  // fenced transaction gives up the leadership and leaves the successor the
+  // agents it knew were Up (server/daemon/handover.h), so that the
+  // successor serves as soon as it has loaded the state; the rest of the
+  // server stops after that, while the successor already serves.
   void Stop() {
     stop_.store(true);
     if (campaigner_.joinable()) campaigner_.join();
@@ -188,12 +194,25 @@ class Member : public RunningDaemon {
       standby = std::move(standby_);
       standby_http = std::move(standby_http_);
     }
+    absl::Status resigned;
+    if (server) {
+      const absl::Time start = absl::Now();
+      server->StopServing();
+      const Handover handover = server->MakeHandover();
+      resigned =
+          election_.ResignWith({etcd::TxnOp::Put(layout_.HandoverKey(), EncodeHandover(handover))});
+      if (resigned.ok()) {
+        spdlog::info("handed the leadership over with {} agents, {} ms after the stop began",
+                     handover.agents.size(), absl::ToInt64Milliseconds(absl::Now() - start));
+      }
+    }
     server.reset();
     standby.reset();
     standby_http.reset();
-    if (absl::Status s = election_.Resign(); !s.ok()) {
-      spdlog::warn("could not resign the leadership ({}); it lapses with the lease",
-                   std::string(s.message()));
+    if (resigned.ok()) resigned = election_.Resign();
+    if (!resigned.ok()) {
+      spdlog::warn("could not hand over the leadership ({}); it lapses with the lease",
+                   std::string(resigned.message()));
     }
   }
 
@@ -317,6 +336,7 @@ class Member : public RunningDaemon {
       return;
     }
     spdlog::info("state loaded: {} keys", (*store)->loaded_keys());
+    const std::optional<Handover> handover = TakeHandover();
     role_.BecomeLeader();
     // The leader's own listeners take the addresses over.
     std::unique_ptr<Endpoints> standby;
@@ -331,8 +351,8 @@ class Member : public RunningDaemon {
       standby->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
     }
     standby_http.reset();
-    absl::StatusOr<std::unique_ptr<VipuServer>> server =
-        VipuServer::StartLeader(options_, std::move(*store), &role_, &notifier_);
+    absl::StatusOr<std::unique_ptr<VipuServer>> server = VipuServer::StartLeader(
+        options_, std::move(*store), &role_, &notifier_, handover ? &*handover : nullptr);
     if (!server.ok()) {
       GiveUp(server.status());
       return;
@@ -342,6 +362,30 @@ class Member : public RunningDaemon {
     notifier_.Status(absl::StrCat("leader, serving on ", (*server)->address()));
     MutexLock lock(&mu_);
     server_ = std::move(*server);
+  }
+
+  // The record a leader that stopped on purpose left, deleted once read
+  // (fenced, so only while this member leads). One older than two leases
+  // is ignored: a leader elected in between may have left it unread, and
+  // the agents it names may be gone since.
+  std::optional<Handover> TakeHandover() {
+    absl::StatusOr<std::optional<etcd::KeyValue>> kv = client_->Get(layout_.HandoverKey());
+    if (!kv.ok() || !kv->has_value()) return std::nullopt;
+    absl::StatusOr<etcd::TxnResult> deleted =
+        client_->Txn(election_.Fence(), {etcd::TxnOp::Delete(layout_.HandoverKey())});
+    if (!deleted.ok() || !deleted->succeeded) return std::nullopt;
+    absl::StatusOr<Handover> handover = DecodeHandover((*kv)->value);
+    if (!handover.ok()) {
+      spdlog::warn("ignoring the previous leader's handover: {}",
+                   std::string(handover.status().message()));
+      return std::nullopt;
+    }
+    if (absl::Now() - handover->made > 2 * absl::Milliseconds(options_.etcd_lease_ms)) {
+      spdlog::info("ignoring a handover made {} ms ago",
+                   absl::ToInt64Milliseconds(absl::Now() - handover->made));
+      return std::nullopt;
+    }
+    return *std::move(handover);
   }
 
   const ServerOptions options_;

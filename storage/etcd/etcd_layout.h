@@ -50,6 +50,9 @@ class EtcdLayout {
   // requires the token it last saw and sets a new one, so a commit whose
   // answer was lost can be found out, and none can apply after a later one.
   std::string CommitKey() const { return prefix_ + "commit"; }
+  // "<prefix>handover": what a leader that stopped on purpose left the next
+  // one (server/daemon/handover.h); the next leader reads and deletes it.
+  std::string HandoverKey() const { return prefix_ + "handover"; }
   // "<prefix>state/": every object; "<prefix>state/generation": the last
   // generation handed out, in decimal.
   std::string StatePrefix() const { return prefix_ + "state/"; }

@@ -7,6 +7,7 @@
 // etcd is away serves refusals and leads once etcd answers; and a stopped
 // server's state migrates into etcd. Kills and pauses under load, with the
 // history checked, are in etcd_ha_history_test.cc.
+#include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -94,6 +95,55 @@ TEST_F(HaTest, EveryMemberAnswersAndStatesItsRole) {
       << list.out << list.err;
 }
 
+// SIGTERM, what `systemctl stop` and `restart` send: the leader stops taking
+// calls, lets those in flight finish, and gives the leadership up in one
+// transaction that also names the machines it knew were Up. The successor
+// serves as soon as it has read the state, without waiting for the agents
+// to find it; partitions and agents notice nothing.
+TEST_F(HaTest, ALeaderStoppedWithSigtermHandsOverAndThePartitionsStayActive) {
+  const int leader = ha_->AwaitAgreedLeader(absl::Seconds(60));
+  ASSERT_GE(leader, 0);
+  const int successor = 1 - leader;
+  CommandResult created = RunCommand({VIPU_CLI_BIN, "--api-host", ha_->MemberList(), "create",
+                                      "partition", "kept", "--size", "4"});
+  ASSERT_EQ(created.exit_code, 0) << created.out << created.err;
+  auto get = [&] {
+    return RunCommand({VIPU_CLI_BIN, "--api-host", ha_->MemberList(), "get", "partition", "kept"});
+  };
+  CommandResult before;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        before = get();
+        return before.out.find("ACTIVE") != std::string::npos;
+      },
+      absl::Seconds(30)))
+      << before.out << before.err;
+
+  const absl::Time stop = absl::Now();
+  ASSERT_EQ(kill(ha_->Pid(leader), SIGTERM), 0);
+  ASSERT_TRUE(WaitFor([&] { return !ha_->Running(leader); }, absl::Seconds(10)))
+      << "the stopped leader did not exit within 10 s";
+  std::printf("[ measured ] the stopped leader exited after %lld ms\n",
+              static_cast<long long>(absl::ToInt64Milliseconds(absl::Now() - stop)));
+  EXPECT_THAT(ReadFile(ha_->Log(leader)),
+              ::testing::HasSubstr("handed the leadership over with 4 agents"));
+  ASSERT_TRUE(WaitFor(
+      [&] { return ReadFile(ha_->Log(successor)).find("leading: serving") != std::string::npos; },
+      absl::Seconds(30)));
+  const std::string log = ReadFile(ha_->Log(successor));
+  EXPECT_THAT(log, ::testing::HasSubstr("took over 4 agents from the previous leader's handover"));
+  // Served without a reconcile window: the first change is taken.
+  CommandResult next = RunCommand({VIPU_CLI_BIN, "--api-host", ha_->address(successor), "create",
+                                   "partition", "next", "--size", "1"});
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  // The partition is as it was: ACTIVE, same IPUs, same generation.
+  CommandResult after = get();
+  EXPECT_EQ(after.out, before.out);
+  // The machines were never told to register again by a leader that did
+  // not know them, nor did they lose anything.
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("re-pushing partition kept")));
+}
+
 // Two members on one etcd member, without agents: nothing writes unless
 // the test does. The lease is long, so that a leader stopped by a test stays
 // leader in etcd for the few steps that follow, however slow the machine.
@@ -165,6 +215,28 @@ TEST_F(HaQuietTest, ADeposedLeadersWriteIsRefusedByEtcdAndChangesNothing) {
 // A leader that cannot vouch for its lease (etcd stopped answering) refuses
 // a change before doing anything, and says so, so that a client may send it
 // to another member at once.
+// The handover is fenced like every write: a leader deposed without
+// noticing (its key deleted behind its back) that is then stopped leaves
+// the next leader nothing, and takes nothing from the one that leads.
+TEST_F(HaQuietTest, ADeposedLeaderStoppedWithSigtermLeavesNoHandover) {
+  const int deposed = leader_, other = 1 - leader_;
+  const std::string key = ha_->LeaderKey();
+  ASSERT_FALSE(key.empty());
+  CommandResult del = ha_->Etcdctl({"del", key});
+  ASSERT_EQ(del.exit_code, 0) << del.err;
+  ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(other) == "leader"; }, absl::Seconds(60)));
+  ASSERT_EQ(ha_->RoleOf(deposed), "leader");
+
+  ASSERT_EQ(kill(ha_->Pid(deposed), SIGTERM), 0);
+  ASSERT_TRUE(WaitFor([&] { return !ha_->Running(deposed); }, absl::Seconds(10)));
+  CommandResult handover = ha_->Etcdctl({"get", "/vipu/handover"});
+  ASSERT_EQ(handover.exit_code, 0) << handover.err;
+  EXPECT_EQ(handover.out, "") << "a deposed leader left a handover";
+  EXPECT_THAT(ReadFile(ha_->Log(deposed)),
+              ::testing::HasSubstr("could not hand over the leadership"));
+  EXPECT_EQ(ha_->RoleOf(other), "leader");
+}
+
 TEST(HaLeaseInDoubt, ALeaderUnsureOfItsLeaseRefusesAChangeSayingNothingWasDone) {
   if (!EtcdCluster::Available()) VIPU_CANNOT_RUN_HERE() << "no etcd binary";
   HaMembers ha(1);
