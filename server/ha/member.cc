@@ -46,7 +46,7 @@ namespace etcd = storage::etcd;
 // How long one campaign waits before the member looks at its stop flag.
 constexpr absl::Duration kCampaignSlice = absl::Seconds(2);
 // How often a standby asks etcd who leads.
-constexpr absl::Duration kLeaderPoll = absl::Milliseconds(200);
+constexpr absl::Duration kLeaderPoll = absl::Milliseconds(50);
 
 int Fail(const std::string& message, int code) {
   spdlog::critical("{}", message);
