@@ -26,8 +26,11 @@ std::vector<std::string> PartitionProblems(const fabric::Partition& partition,
       continue;
     }
     if (now - live->last_heartbeat >= registry.timeout()) {  // as IsUp
-      problems.push_back(absl::StrFormat("agent %s: down (no heartbeat for %.1f s)", agent,
-                                         absl::ToDoubleSeconds(now - live->last_heartbeat)));
+      // The same words while the agent stays Down: a fault recorded once is
+      // the same fault on the next pass, which is what lets a relocatable
+      // partition move instead of being marked again on every pass.
+      problems.push_back(absl::StrFormat("agent %s: down (no heartbeat for over %.1f s)", agent,
+                                         absl::ToDoubleSeconds(registry.timeout())));
       continue;
     }
     if (!live->health.healthy()) health[agent] = std::move(live->health);

@@ -14,7 +14,8 @@
 namespace vipu::server {
 
 // Why a partition cannot work right now, one message per fault naming the
-// machine and the IPU or link: "agent ag3: down (no heartbeat for 3.2 s)",
+// machine and the IPU or link: "agent ag3: down (no heartbeat for over 3.0 s)"
+// (the timeout, so the words stay the same while it is Down),
 // "agent ag3: IPU 2 error (injected fault)", "agent ag3: IPU-Link
 // ag3.ipu1-ag4.ipu3 down". Empty when healthy. Only the partition's own
 // IPUs and owned links count.
