@@ -173,6 +173,19 @@ class HaQuietTest : public ::testing::Test {
     return stub->CreateAgent(ctx, req, &reply);
   }
 
+  // Deletes the leader's key behind its back and waits until the other
+  // member leads; the deposed one still believes it leads (its lease is long
+  // and kept alive). Returns the other member.
+  int DeposeLeaderUnnoticed() {
+    const std::string key = ha_->LeaderKey();
+    EXPECT_FALSE(key.empty());
+    CommandResult del = ha_->Etcdctl({"del", key});
+    EXPECT_EQ(del.exit_code, 0) << del.err;
+    const int other = 1 - leader_;
+    EXPECT_TRUE(WaitFor([&] { return ha_->RoleOf(other) == "leader"; }, absl::Seconds(60)));
+    return other;
+  }
+
   std::unique_ptr<HaMembers> ha_;
   int leader_ = -1;
 };
@@ -180,12 +193,8 @@ class HaQuietTest : public ::testing::Test {
 // The fence: a leader whose key is gone still believes it leads (its lease
 // is kept alive), so only etcd's compare stops its write.
 TEST_F(HaQuietTest, ADeposedLeadersWriteIsRefusedByEtcdAndChangesNothing) {
-  const int deposed = leader_, other = 1 - leader_;
-  const std::string key = ha_->LeaderKey();
-  ASSERT_FALSE(key.empty());
-  CommandResult del = ha_->Etcdctl({"del", key});
-  ASSERT_EQ(del.exit_code, 0) << del.err;
-  ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(other) == "leader"; }, absl::Seconds(60)));
+  const int deposed = leader_, other = DeposeLeaderUnnoticed();
+  ASSERT_FALSE(HasFailure());
   // Both say they lead: the deposed one has not noticed.
   ASSERT_EQ(ha_->RoleOf(deposed), "leader");
 
@@ -219,12 +228,8 @@ TEST_F(HaQuietTest, ADeposedLeadersWriteIsRefusedByEtcdAndChangesNothing) {
 // noticing (its key deleted behind its back) that is then stopped leaves
 // the next leader nothing, and takes nothing from the one that leads.
 TEST_F(HaQuietTest, ADeposedLeaderStoppedWithSigtermLeavesNoHandover) {
-  const int deposed = leader_, other = 1 - leader_;
-  const std::string key = ha_->LeaderKey();
-  ASSERT_FALSE(key.empty());
-  CommandResult del = ha_->Etcdctl({"del", key});
-  ASSERT_EQ(del.exit_code, 0) << del.err;
-  ASSERT_TRUE(WaitFor([&] { return ha_->RoleOf(other) == "leader"; }, absl::Seconds(60)));
+  const int deposed = leader_, other = DeposeLeaderUnnoticed();
+  ASSERT_FALSE(HasFailure());
   ASSERT_EQ(ha_->RoleOf(deposed), "leader");
 
   ASSERT_EQ(kill(ha_->Pid(deposed), SIGTERM), 0);

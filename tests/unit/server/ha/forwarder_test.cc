@@ -3,11 +3,7 @@
 // does, not after gRPC's reconnect backoff.
 #include "server/ha/forwarder.h"
 
-#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -16,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/ha/member_role.h"
+#include "tests/integration/daemon_process.h"
 #include "version.grpc.pb.h"
 #include "wire/metadata_keys.h"
 
@@ -23,20 +20,6 @@ namespace vipu::server {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A loopback port nothing listens on now (bound, read, closed).
-int UnusedPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 class Leader final : public virmgrpc::VersionService::Service {
   grpc::Status GetVersion(grpc::ServerContext*, const virmgrpc::VersionRequest*,
@@ -49,7 +32,9 @@ class Leader final : public virmgrpc::VersionService::Service {
 class ForwarderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    leader_port_ = UnusedPort();
+    // Below the ephemeral range and claimed: no other process takes it
+    // before the leader binds it.
+    leader_port_ = testing::FreePort();
     const std::string leader = absl::StrCat("127.0.0.1:", leader_port_);
     role_.SetLeader(MemberAddresses{leader, leader, leader});
     forwarder_ = std::make_unique<Forwarder>(&role_, nullptr);
