@@ -25,7 +25,7 @@ struct Endpoints::Listener {
   std::vector<grpc::Service*> services;
   std::vector<std::string> roles;
   std::unique_ptr<VersionService> version;  // one per server: a service serves one server
-  std::unique_ptr<grpc::CallbackGenericService> generic;
+  std::shared_ptr<grpc::CallbackGenericService> generic;
   std::unique_ptr<grpc::Server> server;
   std::string address;
 };

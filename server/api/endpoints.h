@@ -34,7 +34,7 @@ struct EndpointSpec {
   // When set, every listener also gets the generic service this returns
   // (one per server), which receives each method no service above has: how
   // a standby member forwards the API to the leader (server/ha/forwarder.h).
-  std::function<std::unique_ptr<grpc::CallbackGenericService>()> generic_service;
+  std::function<std::shared_ptr<grpc::CallbackGenericService>()> generic_service;
 };
 
 // Owns the grpc::Servers (and a VersionService each); borrows the services

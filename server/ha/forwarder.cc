@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -38,8 +39,8 @@ std::string LeaderAddressFor(const std::string& method, const MemberAddresses& l
 
 class ForwardReactor final : public grpc::ServerGenericBidiReactor {
  public:
-  ForwardReactor(Forwarder* forwarder, grpc::GenericCallbackServerContext* ctx)
-      : forwarder_(forwarder), ctx_(ctx) {
+  ForwardReactor(std::shared_ptr<Forwarder> forwarder, grpc::GenericCallbackServerContext* ctx)
+      : forwarder_(std::move(forwarder)), ctx_(ctx) {
     StartRead(&request_);
   }
 
@@ -138,7 +139,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
   }
 
-  Forwarder* forwarder_;
+  const std::shared_ptr<Forwarder> forwarder_;
   grpc::GenericCallbackServerContext* ctx_;
   grpc::ByteBuffer request_, response_;
   grpc::ClientContext upstream_;
@@ -149,7 +150,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
 }  // namespace
 
 grpc::ServerGenericBidiReactor* Forwarder::CreateReactor(grpc::GenericCallbackServerContext* ctx) {
-  return new ForwardReactor(this, ctx);
+  return new ForwardReactor(shared_from_this(), ctx);
 }
 
 void Forwarder::NoteConnectionRefused(const std::string& address) {

@@ -35,8 +35,12 @@ namespace vipu::server {
 // Null credentials: plaintext.
 //
 // Borrows `role`, which must outlive it; owns its channels to the leader.
-// Thread-safe.
-class Forwarder final : public grpc::CallbackGenericService {
+// Made only with std::make_shared: each call in progress holds the
+// forwarder, so one still finishing when its listener stops never meets a
+// destroyed forwarder, and that ordering is seen in this code rather than
+// only inside gRPC. Thread-safe.
+class Forwarder final : public grpc::CallbackGenericService,
+                        public std::enable_shared_from_this<Forwarder> {
  public:
   Forwarder(const MemberRole* role, std::shared_ptr<grpc::ChannelCredentials> credentials)
       : role_(role), credentials_(std::move(credentials)) {}

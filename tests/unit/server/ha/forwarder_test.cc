@@ -37,7 +37,7 @@ class ForwarderTest : public ::testing::Test {
     leader_port_ = testing::FreePort();
     const std::string leader = absl::StrCat("127.0.0.1:", leader_port_);
     role_.SetLeader(MemberAddresses{leader, leader, leader});
-    forwarder_ = std::make_unique<Forwarder>(&role_, nullptr);
+    forwarder_ = std::make_shared<Forwarder>(&role_, nullptr);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &standby_port_);
     builder.RegisterCallbackGenericService(forwarder_.get());
@@ -74,7 +74,7 @@ class ForwarderTest : public ::testing::Test {
   MemberRole role_{MemberAddresses{"127.0.0.1:1", "127.0.0.1:1", "127.0.0.1:1"}};
   int leader_port_ = 0;
   int standby_port_ = 0;
-  std::unique_ptr<Forwarder> forwarder_;
+  std::shared_ptr<Forwarder> forwarder_;
   std::unique_ptr<grpc::Server> standby_;
   Leader leader_service_;
   std::unique_ptr<grpc::Server> leader_;
