@@ -226,6 +226,13 @@ class Store {
   // lost). What the process answers from its own memory on the store's
   // behalf (the agents' heartbeats) asks first. Default: always OK.
   virtual absl::Status Answerable() const { return absl::OkStatus(); }
+  // For a member handing its leadership over: from now on every Read, Write
+  // and Answerable is refused with UNAVAILABLE marked NothingDone
+  // (base/nothing_done.h), saying so. Returns once every write admitted
+  // before has been answered, so that no write this member acknowledges
+  // commits after it lets go. Default (a store no other member follows):
+  // nothing.
+  virtual void StopAnswering() {}
   // Runs fn in a write transaction; returns fn's error (nothing of fn
   // written), or the commit's error, or OK once durable. A callback that
   // throws is an INTERNAL error and writes nothing. Writes from many threads

@@ -89,20 +89,23 @@ void WriteQueue::WriteAsync(WriteFn fn, DoneFn done) {
 }
 
 void WriteQueue::Submit(Item item) {
-  if (options_.admit) {
-    if (absl::Status admitted = options_.admit(); !admitted.ok()) {
-      item.done(std::move(admitted));
-      return;
-    }
-  }
+  absl::Status refused;
   {
     MutexLock lock(&mu_);
-    if (!stopping_) {
+    // Admitted under the lock: a write admitted before admit starts to
+    // refuse is queued before AwaitIdle can look.
+    if (options_.admit) refused = options_.admit();
+    if (refused.ok() && !stopping_) {
       queue_.push_back(std::move(item));
       return;
     }
   }
-  item.done(absl::UnavailableError("the store is closing"));
+  item.done(refused.ok() ? absl::UnavailableError("the store is closing") : std::move(refused));
+}
+
+void WriteQueue::AwaitIdle() {
+  MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(this, &WriteQueue::Idle));
 }
 
 uint64_t WriteQueue::pending_writes() const {
@@ -122,6 +125,8 @@ void WriteQueue::WriterLoop() {
     if (!TakeGroup(&group.items_)) return;
     run_group_(group);
     group.AnswerTheRest();
+    MutexLock lock(&mu_);
+    running_ = false;
   }
 }
 
@@ -140,6 +145,7 @@ bool WriteQueue::TakeGroup(std::vector<Item>* items) {
     items->push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
+  running_ = true;
   return true;
 }
 

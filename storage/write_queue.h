@@ -56,7 +56,8 @@ struct WriteQueueOptions {
   absl::Duration gather_window = absl::ZeroDuration();
   // The most writes in one group; 0: no limit.
   size_t max_group_size = 0;
-  // Asked on the calling thread before a write is queued: a write it
+  // Asked on the calling thread before a write is queued, under the
+  // queue's lock (so it must be quick and must not write): a write it
   // refuses is answered with its status at once (WriteAsync: `done` on the
   // calling thread) and never queued. Empty: every write is queued.
   std::function<absl::Status()> admit;
@@ -123,6 +124,11 @@ class WriteQueue {
   // being destroyed, UNAVAILABLE.
   void WriteAsync(WriteFn fn, DoneFn done);
 
+  // Waits until no write is queued or being run. Once admit refuses every
+  // new write, that is every write admitted before the call answered. Must
+  // not be called on the writer thread.
+  void AwaitIdle();
+
   // Commits reported, callbacks run, and writes queued and not yet taken
   // into a group.
   uint64_t commits() const { return commits_.load(std::memory_order_relaxed); }
@@ -144,6 +150,7 @@ class WriteQueue {
   bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return stopping_ || !queue_.empty();
   }
+  bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.empty() && !running_; }
   bool GroupFullOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool OnWriterThread() const { return std::this_thread::get_id() == writer_id_.load(); }
 
@@ -154,6 +161,7 @@ class WriteQueue {
   mutable Mutex mu_;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool running_ ABSL_GUARDED_BY(mu_) = false;  // a group taken and not yet answered
 
   Mutex observer_mu_;
   std::function<void(double, size_t)> observer_ ABSL_GUARDED_BY(observer_mu_);

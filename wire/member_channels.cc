@@ -1,8 +1,11 @@
 // MemberChannels: a channel per server member and the failover rule every client's calls follow.
 #include "wire/member_channels.h"
 
+#include <algorithm>
+#include <thread>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "wire/metadata_keys.h"
 
@@ -10,6 +13,11 @@ namespace vipu::wire {
 namespace {
 
 using Clock = std::chrono::system_clock;
+
+// The least and the most a call waits before another round, whatever a
+// member asked: no busy loop, and no wait longer than a person would.
+constexpr std::chrono::milliseconds kMinRetryAfter(10);
+constexpr std::chrono::milliseconds kMaxRetryAfter(1000);
 
 // Waits until the channel is connected or has failed to connect, or until
 // `by`; returns the state it ended in.
@@ -22,9 +30,16 @@ grpc_connectivity_state WaitConnected(grpc::Channel& channel, Clock::time_point 
   return state;
 }
 
-// The server's word that it refused the call before acting on it.
-bool RefusedBeforeActing(const grpc::ClientContext& context) {
-  return context.GetServerTrailingMetadata().count(kRetryAfterMetadata) != 0;
+// The server's word that it refused the call before acting on it: the wait
+// it asked for, within [kMinRetryAfter, kMaxRetryAfter] (a value that is not
+// a number counts as the least); none without the word.
+std::optional<std::chrono::milliseconds> RetryAfter(const grpc::ClientContext& context) {
+  const auto& trailing = context.GetServerTrailingMetadata();
+  const auto it = trailing.find(kRetryAfterMetadata);
+  if (it == trailing.end()) return std::nullopt;
+  int64_t ms = 0;
+  if (!absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &ms)) ms = 0;
+  return std::clamp(std::chrono::milliseconds(ms), kMinRetryAfter, kMaxRetryAfter);
 }
 
 }  // namespace
@@ -42,8 +57,42 @@ MemberChannels::MemberChannels(std::vector<ServerMember> members,
 MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
                                       const Prepare& prepare, const Rpc& rpc) {
   MemberCallResult result;
+  const Clock::time_point began = Clock::now();
+  while (true) {
+    const std::optional<std::chrono::milliseconds> wait = Round(kind, deadline, prepare, rpc, &result);
+    if (!wait) break;
+    const Clock::time_point again = Clock::now() + *wait;
+    if (again >= deadline || again >= began + kRetryWindow) break;
+    std::this_thread::sleep_until(again);
+    // A member whose connection failed is dialled again next round, not
+    // after gRPC's reconnect backoff (a second and more): it may be the
+    // successor that has just started listening.
+    for (const std::shared_ptr<grpc::Channel>& channel : channels_) {
+      if (channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
+        grpc::experimental::ChannelResetConnectionBackoff(channel.get());
+      }
+    }
+  }
+  // The answer of the last member reached says most (a standby's "no
+  // leader" rather than a later member's "connection refused").
+  const MemberAttempt* chosen = &result.attempts.back();
+  for (const MemberAttempt& a : result.attempts) {
+    if (a.reached) chosen = &a;
+  }
+  result.status = chosen->status;
+  result.member = chosen->member;
+  result.reached = chosen->reached;
+  return result;
+}
+
+std::optional<std::chrono::milliseconds> MemberChannels::Round(CallKind kind,
+                                                              Clock::time_point deadline,
+                                                              const Prepare& prepare,
+                                                              const Rpc& rpc,
+                                                              MemberCallResult* result) {
   const size_t n = members_.size();
   const size_t start = preferred();
+  std::optional<std::chrono::milliseconds> wait;
   for (size_t k = 0; k < n; ++k) {
     const size_t i = (start + k) % n;
     const bool last = k + 1 == n;
@@ -64,7 +113,7 @@ MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
               "not connected within ",
               std::chrono::duration_cast<std::chrono::milliseconds>(connect_by - now).count(),
               " ms"));
-      result.attempts.push_back(std::move(attempt));
+      result->attempts.push_back(std::move(attempt));
       continue;
     }
     // A channel that is not READY fails the call at once, unsent (gRPC's
@@ -78,9 +127,11 @@ MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
                       channel.GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
     const grpc::StatusCode code = attempt.status.error_code();
     const bool reached = attempt.reached;
-    result.attempts.push_back(attempt);
+    result->attempts.push_back(attempt);
+    const std::optional<std::chrono::milliseconds> asked = RetryAfter(context);
     if (code == grpc::StatusCode::UNAVAILABLE &&
-        (!reached || kind == CallKind::kReadOnly || RefusedBeforeActing(context))) {
+        (!reached || kind == CallKind::kReadOnly || asked.has_value())) {
+      if (asked && (!wait || *asked < *wait)) wait = asked;
       continue;
     }
     if (code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED) {
@@ -89,21 +140,12 @@ MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
       // (unless another call has found a member that answers meanwhile).
       size_t expected = i;
       preferred_.compare_exchange_strong(expected, (i + 1) % n, std::memory_order_relaxed);
-      break;
+      return std::nullopt;
     }
     preferred_.store(i, std::memory_order_relaxed);
-    break;
+    return std::nullopt;
   }
-  // The answer of the last member reached says most (a standby's "no
-  // leader" rather than a later member's "connection refused").
-  const MemberAttempt* chosen = &result.attempts.back();
-  for (const MemberAttempt& a : result.attempts) {
-    if (a.reached) chosen = &a;
-  }
-  result.status = chosen->status;
-  result.member = chosen->member;
-  result.reached = chosen->reached;
-  return result;
+  return wait;
 }
 
 }  // namespace vipu::wire

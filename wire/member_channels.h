@@ -5,7 +5,7 @@
 // A call goes first to the preferred member: the one that last answered in
 // this process, else the first listed. When that member cannot take it, the
 // call moves on to the next member in list order, wrapping around, each
-// member tried at most once per call, all within the call's one deadline.
+// member tried at most once per round, all within the call's one deadline.
 //
 // When a call moves on (the rule, and why it is safe):
 //  - The member is not connected: it did not become READY within its share
@@ -24,6 +24,14 @@
 //        standby that has no leader to forward to). Otherwise the member may
 //        have acted, and replaying it elsewhere could act twice: the error is
 //        returned.
+// A round in which every member either was not reached or refused the call
+// before acting, and at least one refused it so (`retry-after-ms`: it is up
+// and asks to be tried again), is run again after the least wait those
+// members asked for, from the preferred member, with the reconnect backoff
+// of the channels that failed to connect reset, as long as the call's
+// deadline and kRetryWindow from its start allow: the moments of a change
+// of leader, when a standby has nobody to forward to. Without such a
+// refusal nothing is up to ask again, and the call ends with its round.
 //  - DEADLINE_EXCEEDED never moves on: the one deadline is spent, and for a
 //    mutating call that was sent the outcome is unknown, so it is not
 //    replayed.
@@ -47,6 +55,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,7 +116,17 @@ class MemberChannels {
   MemberCallResult Call(CallKind kind, std::chrono::system_clock::time_point deadline,
                         const Prepare& prepare, const Rpc& rpc);
 
+  // How long after its start a call may begin another round.
+  static constexpr std::chrono::seconds kRetryWindow{3};
+
  private:
+  // One round over the members, its attempts added to `result`: the wait
+  // before another, when the round ended as described above; else none.
+  std::optional<std::chrono::milliseconds> Round(CallKind kind,
+                                                 std::chrono::system_clock::time_point deadline,
+                                                 const Prepare& prepare, const Rpc& rpc,
+                                                 MemberCallResult* result);
+
   const std::vector<ServerMember> members_;
   std::vector<std::shared_ptr<grpc::Channel>> channels_;
   std::atomic<size_t> preferred_{0};

@@ -244,6 +244,11 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::StartLeader(
   return server;
 }
 
+void VipuServer::StopAnswering() {
+  if (endpoints_) endpoints_->SetServing(false);
+  store_->StopAnswering();
+}
+
 void VipuServer::StopServing() {
   if (!endpoints_) return;
   endpoints_->SetServing(false);

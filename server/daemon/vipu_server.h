@@ -91,11 +91,15 @@ class VipuServer {
   // partitions; FAILED_PRECONDITION without --secure.
   absl::Status ReloadCertificates();
 
-  // The first step of a stop on purpose: the listeners take no new call
-  // (a client's connection is refused, so it moves on to another member)
-  // and the calls in flight finish, for up to 5 s. The rest stops with the
+  // The first step of a stop on purpose: the listeners take no new call (a
+  // client's connection is refused, so it moves on to another member) and
+  // the calls in flight finish, for up to 5 s. The rest stops with the
   // object.
   void StopServing();
+  // The second: every read and write of the state, the background work's
+  // included, is refused from now on, saying nothing was done; returns once
+  // every write admitted before is committed or refused.
+  void StopAnswering();
   // What the next leader needs to serve at once: the agents Up now.
   Handover MakeHandover() const;
 

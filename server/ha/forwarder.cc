@@ -59,7 +59,10 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
       return;
     }
     std::optional<MemberAddresses> leader = role->current_leader();
-    if (!leader || role->leader()) {
+    // Etcd may name this member before it has loaded the state and taken
+    // its addresses over: a call sent to itself would reach these very
+    // listeners as they close, and wait for them.
+    if (!leader || role->leader() || *leader == role->self()) {
       SayNothingWasDone();
       // A member cut off from etcd knows of no leader because it cannot ask:
       // it says so rather than that none was elected.

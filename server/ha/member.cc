@@ -47,6 +47,9 @@ namespace etcd = storage::etcd;
 constexpr absl::Duration kCampaignSlice = absl::Seconds(2);
 // How often a standby asks etcd who leads.
 constexpr absl::Duration kLeaderPoll = absl::Milliseconds(50);
+// How long a member that has won the election lets its standby listeners
+// finish their calls before it takes their addresses over.
+constexpr std::chrono::milliseconds kStandbyDrain(30);
 
 int Fail(const std::string& message, int code) {
   spdlog::critical("{}", message);
@@ -148,7 +151,7 @@ class Member : public RunningDaemon {
       to_leader = tls::MutualTlsChannelCredentials(*certificates_);
     }
     spec.generic_service = [this, to_leader] {
-      return std::make_unique<Forwarder>(&role_, to_leader);
+      return std::make_shared<Forwarder>(&role_, to_leader);
     };
     spec.configure = [this](grpc::ServerBuilder& builder) {
       std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> c;
@@ -176,7 +179,9 @@ class Member : public RunningDaemon {
   }
 
   // A clean stop: the leader hands over at once instead of after its lease.
-  // Its listeners stop taking calls and those in flight finish; then one
+  // Its listeners stop taking calls and those in flight finish; its
+  // background work's writes are refused from then on, and those admitted
+  // commit (so nothing it acknowledges commits after it lets go); then one
   // fenced transaction gives up the leadership and leaves the successor the
   // agents it knew were Up (server/daemon/handover.h), so that the
   // successor serves as soon as it has loaded the state; the rest of the
@@ -198,6 +203,7 @@ class Member : public RunningDaemon {
     if (server) {
       const absl::Time start = absl::Now();
       server->StopServing();
+      server->StopAnswering();
       const Handover handover = server->MakeHandover();
       resigned =
           election_.ResignWith({etcd::TxnOp::Put(layout_.HandoverKey(), EncodeHandover(handover))});
@@ -348,7 +354,11 @@ class Member : public RunningDaemon {
     }
     if (standby) {
       standby->SetServing(false);
-      standby->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+      // The calls it still serves were forwarded to the leader that has
+      // just gone and fail at once; what else keeps it open is clients'
+      // connections kept between their tries, which would hold the
+      // addresses this member is about to serve on.
+      standby->Shutdown(std::chrono::system_clock::now() + kStandbyDrain);
     }
     standby_http.reset();
     absl::StatusOr<std::unique_ptr<VipuServer>> server = VipuServer::StartLeader(

@@ -28,6 +28,8 @@ namespace {
 // How long a client refused before anything was done should wait: about
 // the time a standby takes to learn of a new leader.
 constexpr int64_t kRetryAfterMs = 200;
+// A handover takes a few tens of milliseconds: its successor serves soon.
+constexpr int64_t kHandoverRetryAfterMs = 50;
 
 // Write callbacks taken from the queue at once; a group is committed
 // earlier when its keys reach a transaction's limit.
@@ -152,6 +154,13 @@ class EtcdStore::Impl {
     return fn(txn);
   }
 
+  void StopAnswering() {
+    handing_over_.store(true);
+    // The queue admits under its lock, so a write it took before the flag
+    // is queued by now, and none is taken after.
+    queue().AwaitIdle();
+  }
+
   // Set once Load has succeeded, which Open requires before it hands the
   // store out.
   WriteQueue& queue() { return *queue_; }
@@ -162,6 +171,13 @@ class EtcdStore::Impl {
   // and the leadership surely holds. The refusals are made before anything
   // reaches etcd, so a client may send even a change to another member.
   absl::Status MayAnswer() const {
+    if (handing_over_.load()) {
+      return NothingDone(
+          absl::UnavailableError(
+              "this member is handing the leadership over to another; nothing was done; try "
+              "again or another member"),
+          kHandoverRetryAfterMs);
+    }
     if (lost_.load()) {
       return NothingDone(
           absl::UnavailableError(
@@ -407,6 +423,8 @@ class EtcdStore::Impl {
   uint64_t commits_made_ = 0;
   // Set with broken_, for the readers.
   std::atomic<bool> lost_{false};
+  // Set once by StopAnswering; read by every MayAnswer.
+  std::atomic<bool> handing_over_{false};
 
   // Last: destroyed first, so the writer thread has answered every queued
   // write and stopped before the state it commits into goes.
@@ -428,6 +446,8 @@ absl::Status EtcdStore::Read(const std::function<absl::Status(ReadTxn&)>& fn) {
   return impl_->Read(fn);
 }
 absl::Status EtcdStore::Answerable() const { return impl_->MayAnswer(); }
+
+void EtcdStore::StopAnswering() { impl_->StopAnswering(); }
 absl::Status EtcdStore::Write(const std::function<absl::Status(WriteTxn&)>& fn) {
   return impl_->queue().Write(fn);
 }

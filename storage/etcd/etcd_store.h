@@ -88,6 +88,7 @@ class EtcdStore final : public Store {
   // Refused, marked NothingDone, once the leadership may have lapsed or was
   // lost: what every Read and Write then says.
   absl::Status Answerable() const override;
+  void StopAnswering() override;
   absl::Status Write(const std::function<absl::Status(WriteTxn&)>& fn) override;
   void WriteAsync(std::function<absl::Status(WriteTxn&)> fn,
                   std::function<void(absl::Status)> done) override;

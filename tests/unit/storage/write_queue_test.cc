@@ -2,6 +2,7 @@
 // throwing callbacks, the counters, the gathering window and the group limit.
 #include "storage/write_queue.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/sqlite_store.h"
@@ -335,6 +337,28 @@ TEST(WriteQueueTest, AdmitRefusesBeforeQueueing) {
   EXPECT_TRUE(absl::IsUnavailable(queue.Write(Labelled(&log, 2))));
   EXPECT_TRUE(log.ran().empty());
   EXPECT_EQ(queue.writes(), 0u);
+}
+
+TEST(WriteQueueTest, AwaitIdleReturnsOnlyOnceTheWritesTakenAreAnswered) {
+  absl::Notification release;
+  std::atomic<bool> answered{false};
+  WriteQueue queue({}, [&](WriteQueue::Group& group) {
+    release.WaitForNotification();
+    for (size_t i = 0; i < group.size(); ++i) group.Answer(i, absl::OkStatus());
+  });
+  queue.WriteAsync([](WriteTxn&) { return absl::OkStatus(); },
+                   [&](absl::Status) { answered.store(true); });
+  absl::Notification idle;
+  std::thread waiter([&] {
+    queue.AwaitIdle();
+    idle.Notify();
+  });
+  // Whether the writer has taken the write yet or not, it is not answered.
+  EXPECT_FALSE(idle.WaitForNotificationWithTimeout(absl::Milliseconds(100)));
+  release.Notify();
+  waiter.join();
+  EXPECT_TRUE(answered.load());
+  queue.AwaitIdle();  // idle already: returns at once
 }
 
 TEST(WriteQueueTest, UnansweredWriteIsAnsweredInternal) {

@@ -37,10 +37,14 @@ enum class Behaviour {
 
 class FakeMember final : public virmgrpc::VersionService::Service {
  public:
-  FakeMember(std::string name, Behaviour behaviour)
-      : name_(std::move(name)), behaviour_(behaviour) {
+  // With `refusals`, the first that many calls are refused before acting
+  // (kRefusedUnavailable) and the rest get `behaviour`'s answer.
+  // On `port`, or a port of the kernel's choosing.
+  FakeMember(std::string name, Behaviour behaviour, int refusals = 0, int port = 0)
+      : name_(std::move(name)), behaviour_(behaviour), refusals_(refusals) {
     grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.AddListeningPort(absl::StrCat("127.0.0.1:", port), grpc::InsecureServerCredentials(),
+                             &port_);
     builder.RegisterService(this);
     server_ = builder.BuildAndStart();
   }
@@ -51,8 +55,11 @@ class FakeMember final : public virmgrpc::VersionService::Service {
 
   grpc::Status GetVersion(grpc::ServerContext* context, const virmgrpc::VersionRequest*,
                           virmgrpc::VersionReply* reply) override {
-    ++calls_;
-    switch (behaviour_) {
+    const int call = ++calls_;
+    const Behaviour behaviour =
+        refusals_ == 0 ? behaviour_
+                       : (call <= refusals_ ? Behaviour::kRefusedUnavailable : behaviour_);
+    switch (behaviour) {
       case Behaviour::kAnswer:
         reply->set_version(name_);
         return grpc::Status::OK;
@@ -78,6 +85,7 @@ class FakeMember final : public virmgrpc::VersionService::Service {
  private:
   const std::string name_;
   const Behaviour behaviour_;
+  const int refusals_;
   int port_ = 0;
   std::atomic<int> calls_{0};
   absl::Notification release_;
@@ -157,10 +165,42 @@ TEST(MemberChannelsTest, NoMemberReachedNamesEveryAttempt) {
   Outcome out = Version(*channels, CallKind::kMutating);
   EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_FALSE(out.result.reached);
+  // Nobody asked to be tried again: one round.
   ASSERT_EQ(out.result.attempts.size(), 2u);
   EXPECT_EQ(out.result.attempts[0].member, 0u);
   EXPECT_EQ(out.result.attempts[1].member, 1u);
   EXPECT_EQ(channels->preferred(), 0u);
+}
+
+TEST(MemberChannelsTest, AMemberThatStartsListeningBetweenRoundsIsReached) {
+  // The first member does not listen yet, as while a new leader takes its
+  // addresses over; the second, a standby with nobody to forward to, asks
+  // to be tried again. The first starts listening once the first round is
+  // over, well within gRPC's reconnect backoff (a second).
+  const int port = vipu::testing::FreePort();
+  const ServerMember first{"127.0.0.1", static_cast<uint32_t>(port), true};
+  FakeMember standby("standby", Behaviour::kRefusedUnavailable);
+  auto channels = Channels({first, standby.member()});
+  std::unique_ptr<FakeMember> leader;
+  int attempts = 0;
+  virmgrpc::VersionReply reply;
+  MemberCallResult result = channels->Call(
+      CallKind::kMutating, Clock::now() + std::chrono::seconds(10), nullptr,
+      [&](size_t member, grpc::ClientContext* context) {
+        grpc::Status status = virmgrpc::VersionService::NewStub(channels->channel(member))
+                                  ->GetVersion(context, virmgrpc::VersionRequest(), &reply);
+        if (++attempts == 2) {
+          leader = std::make_unique<FakeMember>("leader", Behaviour::kAnswer, 0, port);
+        }
+        return status;
+      });
+  EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+  EXPECT_EQ(reply.version(), "leader");
+  EXPECT_EQ(result.member, 0u);
+  // A round or two after it listens (each 100 ms apart, as the standby
+  // asks); without the backoff reset it would be ten, a second's worth.
+  EXPECT_GE(result.attempts.size(), 3u);
+  EXPECT_LE(result.attempts.size(), 7u);
 }
 
 TEST(MemberChannelsTest, ReadsMoveOnFromAnUnavailableMember) {
@@ -195,18 +235,55 @@ TEST(MemberChannelsTest, AMutatingCallMovesOnWhenTheMemberRefusedBeforeActing) {
   EXPECT_EQ(channels->preferred(), 1u);
 }
 
-TEST(MemberChannelsTest, EachMemberIsTriedAtMostOncePerCall) {
-  FakeMember a("a", Behaviour::kRefusedUnavailable);
-  FakeMember b("b", Behaviour::kRefusedUnavailable);
+TEST(MemberChannelsTest, EachMemberIsTriedOncePerRound) {
+  FakeMember a("a", Behaviour::kUnavailable);
+  FakeMember b("b", Behaviour::kUnavailable);
   auto channels = Channels({a.member(), DeadMember(), b.member()});
   Outcome out = Version(*channels, CallKind::kReadOnly);
   EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  // Nobody asked to be tried again: one round.
   EXPECT_EQ(out.result.attempts.size(), 3u);
   EXPECT_EQ(a.calls(), 1);
   EXPECT_EQ(b.calls(), 1);
   // The answer of the last member reached, not the dead one's.
-  EXPECT_EQ(out.result.status.error_message(), "b: no leader");
+  EXPECT_EQ(out.result.status.error_message(), "b: agent down");
   EXPECT_EQ(out.result.member, 2u);
+}
+
+TEST(MemberChannelsTest, MembersThatRefusedBeforeActingAreTriedAgainAfterTheWaitTheyAsked) {
+  // Refuses twice saying nothing was done (retry-after-ms 100), as a leader
+  // handing over does, then answers; the other member is not listening.
+  FakeMember leader("leader", Behaviour::kAnswer, /*refusals=*/2);
+  auto channels = Channels({leader.member(), DeadMember()});
+  const Clock::time_point began = Clock::now();
+  Outcome out = Version(*channels, CallKind::kMutating);
+  EXPECT_TRUE(out.result.status.ok()) << out.result.status.error_message();
+  EXPECT_EQ(out.version, "leader");
+  EXPECT_EQ(leader.calls(), 3);
+  // Three rounds of two members, the last ending at the answer.
+  EXPECT_EQ(out.result.attempts.size(), 5u);
+  EXPECT_GE(Clock::now() - began, std::chrono::milliseconds(200));
+}
+
+TEST(MemberChannelsTest, RoundsEndAtTheRetryWindowOrTheDeadline) {
+  FakeMember a("a", Behaviour::kRefusedUnavailable);
+  FakeMember b("b", Behaviour::kRefusedUnavailable);
+  auto channels = Channels({a.member(), DeadMember(), b.member()});
+  // The deadline first: the rounds stop before it, with the refusal.
+  Outcome out = Version(*channels, CallKind::kMutating, std::chrono::milliseconds(450));
+  EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(out.result.status.error_message(), "b: no leader");
+  EXPECT_GE(a.calls(), 2);
+  EXPECT_LE(a.calls(), 5);
+  EXPECT_EQ(a.calls(), b.calls());
+  EXPECT_EQ(out.result.attempts.size(), 3u * static_cast<size_t>(a.calls()));
+  // The window next: a long deadline, yet no round starts 3 s after the
+  // call began.
+  const Clock::time_point began = Clock::now();
+  out = Version(*channels, CallKind::kMutating, std::chrono::seconds(20));
+  EXPECT_EQ(out.result.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_LT(Clock::now() - began, MemberChannels::kRetryWindow + std::chrono::seconds(2));
+  EXPECT_GE(Clock::now() - began, MemberChannels::kRetryWindow - std::chrono::milliseconds(200));
 }
 
 TEST(MemberChannelsTest, ARefusalIsTheMembersAnswer) {

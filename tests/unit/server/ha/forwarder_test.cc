@@ -118,5 +118,30 @@ TEST_F(ForwarderTest, ARefusedLeaderIsDialledAgainAtMostOncePerInterval) {
   EXPECT_LE(forwarder_->backoff_resets(), 1 + static_cast<uint64_t>(intervals));
 }
 
+TEST_F(ForwarderTest, AMemberNamedLeaderBeforeItServesAsOneRefusesInsteadOfCallingItself) {
+  // Etcd names this very member, which has not taken over yet.
+  const std::string self = absl::StrCat("127.0.0.1:", standby_port_);
+  MemberRole self_role{MemberAddresses{self, self, self}};
+  self_role.SetLeader(MemberAddresses{self, self, self});
+  auto forwarder = std::make_shared<Forwarder>(&self_role, nullptr);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterCallbackGenericService(forwarder.get());
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = virmgrpc::VersionService::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  virmgrpc::VersionReply reply;
+  grpc::Status status = stub->GetVersion(&context, {}, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("no leader elected yet"));
+  EXPECT_EQ(context.GetServerTrailingMetadata().count(wire::kRetryAfterMetadata), 1u);
+  EXPECT_EQ(forwarder->backoff_resets(), 0u) << "nothing was dialled";
+  server->Shutdown();
+}
+
 }  // namespace
 }  // namespace vipu::server
