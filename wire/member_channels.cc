@@ -59,7 +59,8 @@ MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
   MemberCallResult result;
   const Clock::time_point began = Clock::now();
   while (true) {
-    const std::optional<std::chrono::milliseconds> wait = Round(kind, deadline, prepare, rpc, &result);
+    const std::optional<std::chrono::milliseconds> wait =
+        Round(kind, deadline, prepare, rpc, &result);
     if (!wait) break;
     const Clock::time_point again = Clock::now() + *wait;
     if (again >= deadline || again >= began + kRetryWindow) break;
@@ -86,10 +87,10 @@ MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
 }
 
 std::optional<std::chrono::milliseconds> MemberChannels::Round(CallKind kind,
-                                                              Clock::time_point deadline,
-                                                              const Prepare& prepare,
-                                                              const Rpc& rpc,
-                                                              MemberCallResult* result) {
+                                                               Clock::time_point deadline,
+                                                               const Prepare& prepare,
+                                                               const Rpc& rpc,
+                                                               MemberCallResult* result) {
   const size_t n = members_.size();
   const size_t start = preferred();
   std::optional<std::chrono::milliseconds> wait;

@@ -1,4 +1,6 @@
 // MemberChannels over real loopback gRPC servers: which calls move on, and which are not replayed.
+#include "wire/member_channels.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -17,7 +19,6 @@
 #include "gtest/gtest.h"
 #include "tests/integration/daemon_process.h"
 #include "version.grpc.pb.h"
-#include "wire/member_channels.h"
 #include "wire/metadata_keys.h"
 
 namespace vipu::wire {
