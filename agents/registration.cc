@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/time/time.h"
 #include "agents/wire_translation.h"
 #include "base/thread_name.h"
@@ -13,6 +14,7 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "spdlog/spdlog.h"
+#include "wire/metadata_keys.h"
 #include "wire/status.h"
 
 namespace vipu::agents {
@@ -180,10 +182,19 @@ grpc::Status RegistrationClient::Invoke(Call&& call) {
     stub = stubs_[current_].get();
   }
   grpc::Status status = call(*stub, &context);
+  const auto& trailing = context.GetServerTrailingMetadata();
+  if (const auto it = trailing.find(wire::kRetryAfterMetadata); it != trailing.end()) {
+    int64_t ms = 0;
+    if (absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &ms)) {
+      retry_after_ =
+          std::clamp(std::chrono::milliseconds(ms), options_.min_backoff, options_.max_backoff);
+    }
+  }
   const grpc::StatusCode code = status.error_code();
   if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED &&
       code != grpc::StatusCode::CANCELLED) {
     misses_in_row_ = 0;  // the member answered
+    retry_after_.reset();
   }
   vipu::MutexLock lock(&mu_);
   in_flight_ = nullptr;
@@ -264,8 +275,19 @@ void RegistrationClient::RetryLater(Slot& slot, std::string_view what, const grp
                   status.error_message());
   }
   slot.failing = true;
-  slot.due = Clock::now() + slot.backoff;
-  slot.backoff = std::min(slot.backoff * 2, options_.max_backoff);
+  slot.due = RetryAt(&slot.backoff);
+}
+
+RegistrationClient::Clock::time_point RegistrationClient::RetryAt(
+    std::chrono::milliseconds* backoff) const {
+  // While members refuse saying when to come back (a failover: the standby
+  // has nobody to forward to until the next leader serves), that is when:
+  // a backoff grown to its cap would find the new leader up to a second
+  // late.
+  if (retry_after_) return Clock::now() + *retry_after_;
+  const Clock::time_point at = Clock::now() + *backoff;
+  *backoff = std::min(*backoff * 2, options_.max_backoff);
+  return at;
 }
 
 void RegistrationClient::StepBatched(Clock::time_point now) {
@@ -398,11 +420,9 @@ void RegistrationClient::RetryBatchLater(const std::vector<Slot*>& batch, std::s
                  batch.front()->machine->agent_id(), CurrentServer(),
                  static_cast<int>(status.error_code()), status.error_message());
   }
-  const Clock::time_point now = Clock::now();
   for (Slot* slot : batch) {
     slot->failing = true;
-    slot->due = now + slot->backoff;
-    slot->backoff = std::min(slot->backoff * 2, options_.max_backoff);
+    slot->due = RetryAt(&slot->backoff);
   }
 }
 

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -134,6 +135,15 @@ class RegistrationClient {
   std::vector<Slot> slots_;
   // Members that failed one after another with no answer between; thread only.
   size_t misses_in_row_ = 0;
+  // The wait the last refusal since a member last answered asked for
+  // (`retry-after-ms`: a standby with no leader to forward to yet); none
+  // without one. A member that is down between two such refusals (the
+  // leader that has just gone) leaves it: its failures must not grow the
+  // backoff past the moment the next leader serves. Thread only.
+  std::optional<std::chrono::milliseconds> retry_after_;
+  // When a failed call goes again: the wait the server asked for, else
+  // `backoff`, which then grows. Thread only.
+  Clock::time_point RetryAt(std::chrono::milliseconds* backoff) const;
 
   mutable vipu::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -6,6 +6,7 @@
 # on the new leader. Prints min, median and max.
 #   bench/ha/run_failover.sh [kills] [lease-ms] [secure]
 # With "secure", everything runs in secure mode (mutual TLS, access keys).
+#   HA_LOGS   a directory to copy the members' logs and the kill times to
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 kills=${1:-20}; lease=${2:-3000}
@@ -29,6 +30,7 @@ for k in $(seq "$kills"); do
   l=$(leader_index)
   [ "$l" -ge 0 ] || { echo "no leader before kill $k" >&2; exit 1; }
   t0=$(date +%s.%N)
+  [ -n "${HA_LOGS:-}" ] && echo "kill $k member $l at $(date -u +%T.%3N)" >>"$HA_WORK/kills.txt"
   kill -9 "${HA_MEMBER_PID[$l]}"; wait "${HA_MEMBER_PID[$l]}" 2>/dev/null || true
   until "$HA_BIN/vipu" --api-host "$(member_list)" create partition "f$k" --size 4 >/dev/null 2>&1; do
     sleep 0.02
@@ -44,6 +46,7 @@ for k in $(seq "$kills"); do
   done
   printf 'kill %2d: first create %.2f s after SIGKILL\n' "$k" "${times[-1]}"
 done
+if [ -n "${HA_LOGS:-}" ]; then mkdir -p "$HA_LOGS" && cp "$HA_WORK"/member*.log "$HA_WORK/kills.txt" "$HA_LOGS/"; fi
 printf '%s\n' "${times[@]}" | sort -n | awk -v lease="$lease" -v mode="$([ "${HA_SECURE:-0}" = 1 ] && echo secure || echo plaintext)" '
   { v[NR] = $1 } END {
     m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2

@@ -1,4 +1,6 @@
 // RegistrationClient against an in-process fake AgentRegistry.
+#include "agents/registration.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -11,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "agents/registration.h"
 #include "gmock/gmock.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "wire/metadata_keys.h"
 
 namespace vipu::agents {
 namespace {
@@ -28,12 +30,16 @@ constexpr auto kDeadline = 10s;
 // Records what reaches it; can be told to refuse or to ask for re-registration.
 class FakeRegistry final : public vipuagent::AgentRegistry::Service {
  public:
-  grpc::Status Register(grpc::ServerContext*, const vipuagent::RegisterRequest* request,
+  grpc::Status Register(grpc::ServerContext* context, const vipuagent::RegisterRequest* request,
                         vipuagent::RegisterReply* reply) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (refuse_registers_ > 0) {
       --refuse_registers_;
       ++refused_;
+      refusal_times_.push_back(std::chrono::steady_clock::now());
+      if (!retry_after_ms_.empty()) {
+        context->AddTrailingMetadata(wire::kRetryAfterMetadata, retry_after_ms_);
+      }
       cv_.notify_all();
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "not ready");
     }
@@ -84,6 +90,8 @@ class FakeRegistry final : public vipuagent::AgentRegistry::Service {
   uint32_t interval_ms_ = 20;
   int refuse_registers_ = 0;
   int refused_ = 0;
+  std::vector<std::chrono::steady_clock::time_point> refusal_times_;
+  std::string retry_after_ms_;  // sent with each refusal when not empty
   bool reregister_next_ = false;
   bool not_found_next_ = false;
 };
@@ -269,6 +277,26 @@ TEST_F(RegistrationTest, RetriesARefusedRegistration) {
   ASSERT_TRUE(registry_.WaitFor([&] { return registry_.CountRegisters("ag1") == 1; }));
   std::lock_guard<std::mutex> lock(registry_.mu_);
   EXPECT_EQ(registry_.refused_, 2);
+}
+
+TEST_F(RegistrationTest, ARefusalThatSaysWhenToComeBackIsTriedAgainThenNotAfterABackoff) {
+  // Eight refusals as a standby with no leader yet gives them: without the
+  // wait they ask for, the backoff would grow from 50 ms to its cap of a
+  // second (50, 100, ..., 800, 1000, 1000).
+  registry_.refuse_registers_ = 8;
+  registry_.retry_after_ms_ = "60";
+  server_.Start();
+  RegistrationClient client(Options(server_.address()), {&ag1_});
+  client.Start();
+  ASSERT_TRUE(registry_.WaitFor([&] { return registry_.CountRegisters("ag1") == 1; }));
+  std::lock_guard<std::mutex> lock(registry_.mu_);
+  ASSERT_EQ(registry_.refusal_times_.size(), 8u);
+  const auto last_gap = registry_.refusal_times_[7] - registry_.refusal_times_[6];
+  EXPECT_LT(last_gap, 500ms)
+      << "the eighth try came after a backoff of "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(last_gap).count() << " ms";
+  EXPECT_GE(last_gap, 60ms);
+  client.Stop();
 }
 
 TEST_F(RegistrationTest, HeartbeatsResumeAfterTheRegistryComesBack) {
