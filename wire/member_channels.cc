@@ -15,9 +15,11 @@ namespace {
 using Clock = std::chrono::system_clock;
 
 // The least and the most a call waits before another round, whatever a
-// member asked: no busy loop, and no wait longer than a person would.
+// member asked: no busy loop, and no sleeping through the moment a member
+// serves again, since a hint may be a worst case (a new leader's reconcile
+// window counts down to its deadline, while it usually ends far sooner).
 constexpr std::chrono::milliseconds kMinRetryAfter(10);
-constexpr std::chrono::milliseconds kMaxRetryAfter(1000);
+constexpr std::chrono::milliseconds kMaxRetryAfter(250);
 
 // Waits until the channel is connected or has failed to connect, or until
 // `by`; returns the state it ended in.

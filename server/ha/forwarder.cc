@@ -21,9 +21,9 @@ namespace {
 
 // A call without a deadline still ends if the leader never answers.
 constexpr auto kDefaultDeadline = std::chrono::seconds(60);
-// How long a refused caller waits before trying again: about the time a
-// standby takes to learn of a new leader.
-constexpr char kRetryAfterMs[] = "200";
+// How long a refused caller waits before trying again: the time a standby
+// takes to learn of a new leader (it asks etcd every 50 ms).
+constexpr char kRetryAfterMs[] = "50";
 
 // Metadata that belongs to one hop, not to the caller.
 bool HopHeader(std::string_view key) {

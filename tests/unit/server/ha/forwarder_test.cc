@@ -96,7 +96,7 @@ TEST_F(ForwarderTest, ALeaderNamedBeforeItListensIsReachedAsSoonAsItListens) {
   int tries = 0;
   grpc::Status answered;
   for (; tries < 3; ++tries) {
-    absl::SleepFor(absl::Milliseconds(200));  // the standby's retry-after
+    absl::SleepFor(absl::Milliseconds(200));  // at least the standby's retry-after
     answered = Call(&version, &nothing_done);
     if (answered.ok()) break;
     EXPECT_TRUE(nothing_done) << answered.error_message();
