@@ -22,7 +22,7 @@ etcd-prefix = "/vipu/"
 
 # The leader's lease (ms, 1000..600000): a leader that dies blocks the
 # others this long before one of them takes over.
-etcd-lease-ms = 3000
+etcd-lease-ms = 2000
 
 # gRPC address of the user, admin and agent APIs on this machine, and the
 # address the other members, the forwarded calls and the clients reach it

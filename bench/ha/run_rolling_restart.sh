@@ -11,6 +11,8 @@
 # failed, and the acknowledged changes the state no longer shows.
 #   bench/ha/run_rolling_restart.sh [restarts] [clients] [members]   (default 10 6 2)
 #   HA_MEMBER_ARGS   more flags for every member (e.g. --etcd-lease-ms 2000)
+#   HA_SIGNAL        the signal that stops the leader (default TERM; KILL
+#                    measures an unplanned failover under the same load)
 #   HA_LOGS          a directory to copy the members' and clients' logs to
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -61,7 +63,7 @@ for r in $(seq "$restarts"); do
   l=$(leader_index)
   [ "$l" -ge 0 ] || { echo "no leader before restart $r" >&2; exit 1; }
   t0=$(now_ms)
-  kill -TERM "${HA_MEMBER_PID[$l]}"
+  kill "-${HA_SIGNAL:-TERM}" "${HA_MEMBER_PID[$l]}"
   wait "${HA_MEMBER_PID[$l]}" 2>/dev/null || true
   t_exit=$(now_ms)
   start_member "$l"

@@ -55,7 +55,7 @@ struct ServerOptions {
   // etcd instead of --db, and a leader election among the members.
   std::string etcd_endpoints;  // http(s)://HOST:PORT,...; empty: SQLite
   std::string etcd_prefix = "/vipu/";
-  int etcd_lease_ms = 3000;                  // the leader's lease
+  int etcd_lease_ms = 2000;                  // the leader's lease
   std::string advertise;                     // host:port the other members reach this one at
   std::string etcd_ca, etcd_cert, etcd_key;  // TLS to etcd (https endpoints)
 };

@@ -433,7 +433,7 @@ TEST(HaEtcdMemberLoss, LosingEtcdsRaftLeaderKeepsTheLeaderAndOnlyPausesChanges) 
   HaMembers ha(kHaMembers);
   absl::Status etcd = ha.LaunchEtcd(3);
   ASSERT_TRUE(etcd.ok()) << etcd;
-  ha.set_lease_ms(3000);  // the default of --etcd-lease-ms
+  ha.set_lease_ms(2000);  // the default of --etcd-lease-ms
   for (int i = 0; i < kHaMembers; ++i) ha.StartMember(i, {});
   const int leader = ha.AwaitAgreedLeader(absl::Seconds(60));
   ASSERT_GE(leader, 0);
