@@ -60,8 +60,15 @@ sleep 2  # the clients' steady pace before the first restart
 
 windows=()
 for r in $(seq "$restarts"); do
-  l=$(leader_index)
-  [ "$l" -ge 0 ] || { echo "no leader before restart $r" >&2; exit 1; }
+  # After a SIGKILL the next leader takes the lease's time: wait for it.
+  for _ in $(seq 300); do l=$(leader_index); [ "$l" -ge 0 ] && break; sleep 0.1; done
+  if [ "$l" -lt 0 ]; then
+    touch "$HA_WORK/stop"
+    echo "no leader before restart $r" >&2
+    if [ -n "${HA_LOGS:-}" ]; then mkdir -p "$HA_LOGS" && cp "$HA_WORK"/*.log "$HA_LOGS/"; fi
+    exit 1
+  fi
+  [ "$r" -gt 1 ] && sleep 2  # the load settles on the new leader before the next restart
   t0=$(now_ms)
   kill "-${HA_SIGNAL:-TERM}" "${HA_MEMBER_PID[$l]}"
   wait "${HA_MEMBER_PID[$l]}" 2>/dev/null || true
@@ -73,7 +80,6 @@ for r in $(seq "$restarts"); do
   done
   t1=$(now_ms)
   windows+=("$r $t0 $t_exit $t1")
-  sleep 2  # the load settles before the next restart
 done
 touch "$HA_WORK/stop"
 wait "${client_pids[@]}" 2>/dev/null || true
