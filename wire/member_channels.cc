@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "wire/metadata_keys.h"
@@ -20,6 +21,15 @@ using Clock = std::chrono::system_clock;
 // window counts down to its deadline, while it usually ends far sooner).
 constexpr std::chrono::milliseconds kMinRetryAfter(10);
 constexpr std::chrono::milliseconds kMaxRetryAfter(250);
+// How long a round waits for a channel whose backoff it reset to start
+// dialling again.
+constexpr std::chrono::milliseconds kRedialWait(50);
+// The least time left that another round is started with: one started
+// with less would end in DEADLINE_EXCEEDED, the outcome unknown, rather
+// than in the members' refusal.
+constexpr std::chrono::milliseconds kRoundReserve(100);
+// How gRPC begins the message of a call that failed without a connection.
+constexpr char kUnsentWords[] = "failed to connect to all addresses";
 
 // Waits until the channel is connected or has failed to connect, or until
 // `by`; returns the state it ended in.
@@ -65,14 +75,18 @@ MemberCallResult MemberChannels::Call(CallKind kind, Clock::time_point deadline,
         Round(kind, deadline, prepare, rpc, &result);
     if (!wait) break;
     const Clock::time_point again = Clock::now() + *wait;
-    if (again >= deadline || again >= began + kRetryWindow) break;
+    if (again + kRoundReserve >= deadline || again >= began + kRetryWindow) break;
     std::this_thread::sleep_until(again);
     // A member whose connection failed is dialled again next round, not
     // after gRPC's reconnect backoff (a second and more): it may be the
     // successor that has just started listening.
+    // The channel leaves TRANSIENT_FAILURE once its new attempt starts;
+    // until then a call would fail at once with the old attempt's error.
     for (const std::shared_ptr<grpc::Channel>& channel : channels_) {
       if (channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_TRANSIENT_FAILURE) {
         grpc::experimental::ChannelResetConnectionBackoff(channel.get());
+        channel->WaitForStateChange(GRPC_CHANNEL_TRANSIENT_FAILURE,
+                                    std::min(deadline, Clock::now() + kRedialWait));
       }
     }
   }
@@ -126,8 +140,13 @@ std::optional<std::chrono::milliseconds> MemberChannels::Round(CallKind kind,
     context.set_deadline(deadline);
     if (prepare) prepare(&context);
     attempt.status = rpc(i, &context);
-    attempt.reached = state == GRPC_CHANNEL_READY ||
-                      channel.GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
+    // gRPC's words for a call that failed because no connection was there
+    // to send it on; the channel may be READY by now all the same (a new
+    // attempt succeeded meanwhile), which would otherwise count it as sent.
+    const bool unsent = attempt.status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                        absl::StrContains(attempt.status.error_message(), kUnsentWords);
+    attempt.reached = !unsent && (state == GRPC_CHANNEL_READY ||
+                                  channel.GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY);
     const grpc::StatusCode code = attempt.status.error_code();
     const bool reached = attempt.reached;
     result->attempts.push_back(attempt);
