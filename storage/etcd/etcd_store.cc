@@ -280,6 +280,7 @@ class EtcdStore::Impl {
       const std::string token = absl::StrCat(instance_, "-", ++commits_made_);
       txns[t].push_back(TxnOp::Put(layout_.CommitKey(), token));
       absl::StatusOr<TxnResult> r = client_->Txn(compares, txns[t], CommitTimeout());
+      if (!r.ok() && absl::IsResourceExhausted(r.status())) r = AppliedAnyway(token, r.status());
       const bool definite =
           !r.ok() && (absl::IsInvalidArgument(r.status()) || absl::IsResourceExhausted(r.status()));
       if (t == 0 && definite) {
@@ -300,6 +301,21 @@ class EtcdStore::Impl {
       commit_token_ = token;
     }
     return absl::OkStatus();
+  }
+
+  // etcd answers "database space exceeded" both to a transaction it
+  // refused before applying it and to the one that took it over its space
+  // quota, which it applied all the same. The token tells them apart: the
+  // outcome as if etcd had answered plainly, or `refused` (also when etcd
+  // cannot be asked; the refusal then stands, as it did before).
+  absl::StatusOr<TxnResult> AppliedAnyway(const std::string& token, absl::Status refused) {
+    absl::StatusOr<std::optional<KeyValue>> now = client_->Get(layout_.CommitKey());
+    if (now.ok() && now->has_value() && (*now)->value == token) {
+      spdlog::warn("etcd store: etcd applied a commit although it answered: {}",
+                   std::string(refused.message()));
+      return TxnResult{true, (*now)->mod_revision};
+    }
+    return refused;
   }
 
   absl::Duration CommitTimeout() const {
