@@ -49,7 +49,8 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
       Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request message"));
       return;
     }
-    const MemberRole* role = forwarder_->role();
+    const std::shared_ptr<Forwarder> forwarder = forwarder_;
+    const MemberRole* role = forwarder->role();
     const auto& in = ctx_->client_metadata();
     if (in.find(wire::kForwardedByMetadata) != in.end()) {
       SayNothingWasDone();
@@ -83,7 +84,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
       upstream_.AddMetadata(std::string(k), std::string(value.data(), value.size()));
     }
     upstream_.AddMetadata(wire::kForwardedByMetadata, role->self().user);
-    if (forwarder_->secure() && absl::StartsWith(ctx_->method(), "/vipuagent.")) {
+    if (forwarder->secure() && absl::StartsWith(ctx_->method(), "/vipuagent.")) {
       const std::vector<std::string> names = tls::PeerNames(ctx_->auth_context().get());
       upstream_.AddMetadata(wire::kForwardedPeerMetadata, absl::StrJoin(names, ","));
     }
@@ -93,7 +94,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     }
     upstream_.set_deadline(deadline);
     leader_address_ = LeaderAddressFor(ctx_->method(), *leader);
-    stub_ = std::make_unique<grpc::GenericStub>(forwarder_->ChannelTo(leader_address_));
+    stub_ = std::make_unique<grpc::GenericStub>(forwarder->ChannelTo(leader_address_));
     stub_->UnaryCall(&upstream_, ctx_->method(), grpc::StubOptions(), &request_, &response_,
                      [this](grpc::Status status) { OnUpstreamDone(std::move(status)); });
   }
@@ -108,6 +109,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
   void SayNothingWasDone() { ctx_->AddTrailingMetadata(wire::kRetryAfterMetadata, kRetryAfterMs); }
 
   void OnUpstreamDone(grpc::Status status) {
+    const std::shared_ptr<Forwarder> forwarder = forwarder_;
     for (const auto& [key, value] : upstream_.GetServerTrailingMetadata()) {
       std::string_view k(key.data(), key.size());
       if (HopHeader(k)) continue;
@@ -118,7 +120,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
           status.error_message().find("failed to connect") != std::string::npos) {
         // No connection, so the call never left this member.
         if (status.error_message().find("Connection refused") != std::string::npos) {
-          forwarder_->NoteConnectionRefused(leader_address_);
+          forwarder->NoteConnectionRefused(leader_address_);
         }
         status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
                               absl::StrCat("the leader ", leader_address_,
@@ -131,7 +133,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
         // on it. Said in words rather than the transport's own.
         status =
             grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                         absl::StrCat("member ", forwarder_->role()->self().user,
+                         absl::StrCat("member ", forwarder->role()->self().user,
                                       " passed the call to the leader ", leader_address_,
                                       ", whose answer was lost (", status.error_message(),
                                       "): the outcome is unknown; look before repeating a change"));
@@ -142,6 +144,11 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
     StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
   }
 
+  // Each reaction reads the forwarder through a copy of this, dropped on its
+  // own thread once the reaction is over: the drop is what orders its reads
+  // before the forwarder's end for ThreadSanitizer. Dropping only this one,
+  // in OnDone, would leave that order to gRPC's hand-off between the
+  // reaction's thread and OnDone's, which it cannot see.
   const std::shared_ptr<Forwarder> forwarder_;
   grpc::GenericCallbackServerContext* ctx_;
   grpc::ByteBuffer request_, response_;
