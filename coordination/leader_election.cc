@@ -1,9 +1,11 @@
 // LeaderElection: campaign under a kept-alive lease, confirm, fence, resign.
 #include "coordination/leader_election.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace vipu::coordination {
 
@@ -200,6 +202,18 @@ absl::Status LeaderElection::ResignWith(const std::vector<storage::etcd::TxnOp>&
 
 absl::StatusOr<std::optional<std::string>> LeaderElection::CurrentLeader() {
   return client_->LeaderValue(options_.election);
+}
+
+absl::StatusOr<std::vector<std::string>> LeaderElection::Candidates() {
+  // Each campaign is a key "<election>/<lease>"; the oldest leads.
+  ASSIGN_OR_RETURN(storage::etcd::RangeResult range, client_->RangePrefix(options_.election + "/"));
+  std::sort(range.kvs.begin(), range.kvs.end(),
+            [](const storage::etcd::KeyValue& a, const storage::etcd::KeyValue& b) {
+              return a.create_revision < b.create_revision;
+            });
+  std::vector<std::string> values;
+  for (storage::etcd::KeyValue& kv : range.kvs) values.push_back(std::move(kv.value));
+  return values;
 }
 
 }  // namespace vipu::coordination

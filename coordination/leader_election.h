@@ -119,6 +119,9 @@ class LeaderElection {
   // The value of whoever leads the election now (this member included), or
   // nullopt when nobody does. For standbys: where to point clients.
   absl::StatusOr<std::optional<std::string>> CurrentLeader();
+  // The values of every member standing in the election, the leader's
+  // first, in the order etcd makes them leader (oldest campaign first).
+  absl::StatusOr<std::vector<std::string>> Candidates();
 
  private:
   // The keeper of attempt `attempt` lost its lease.

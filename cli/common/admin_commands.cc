@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "cli/common/json_output.h"
 #include "cli/common/partition_commands.h"
@@ -200,6 +201,34 @@ absl::Status BackupDatabase(Connection& conn, const CommandIo& io, const std::st
   if (io.json) return WriteJson(io.out, reply);
   io.out << "backup (" << reply.path() << "): success. " << reply.size_bytes()
          << " bytes written on the server.\n";
+  return absl::OkStatus();
+}
+
+absl::Status MoveLeadership(Connection& conn, const CommandIo& io, const std::string& to,
+                            absl::Duration wait) {
+  vipuadmin::MoveLeadershipRequest request;
+  request.set_to(to);
+  vipuadmin::MoveLeadershipReply reply;
+  RETURN_IF_ERROR(conn.Call(CallKind::kMutating, [&](Stubs& stubs, grpc::ClientContext* c) {
+    return stubs.admin().MoveLeadership(c, request, &reply);
+  }));
+  // The leader answers before it hands over, as it can answer nothing after:
+  // the members say when the successor leads.
+  const absl::Time deadline = absl::Now() + wait;
+  for (;;) {
+    virmgrpc::VersionReply version;
+    std::string role, leader;
+    if (GetVersion(conn, &version, &role, &leader).ok() && leader == reply.to()) break;
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the leader ", reply.from(), " began handing the leadership to ", reply.to(),
+          ", but no member said that ", reply.to(), " leads within ", absl::ToInt64Seconds(wait),
+          " s (--api-timeout); vipu --server-version shows who does"));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  if (io.json) return WriteJson(io.out, reply);
+  io.out << "leadership moved from " << reply.from() << " to " << reply.to() << "\n";
   return absl::OkStatus();
 }
 

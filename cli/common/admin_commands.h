@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "cli/common/command_io.h"
 #include "cli/common/connection.h"
 #include "vipu_admin.pb.h"
@@ -51,6 +52,13 @@ absl::Status RemoveAllocation(Connection& conn, const CommandIo& io, const std::
 // vipuadmin.AdminService.Backup: the server copies its database to `path`
 // (absolute, on the server's machine) and the reply's size is printed.
 absl::Status BackupDatabase(Connection& conn, const CommandIo& io, const std::string& path);
+
+// vipuadmin.AdminService.MoveLeadership: the leader of a highly available
+// control plane hands its leadership to the member at `to` (empty: the
+// standby next in line). Returns once a member says the successor leads,
+// or DEADLINE_EXCEEDED when none has within `wait`.
+absl::Status MoveLeadership(Connection& conn, const CommandIo& io, const std::string& to,
+                            absl::Duration wait);
 
 }  // namespace vipu::cli
 

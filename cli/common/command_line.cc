@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -25,6 +26,7 @@
 #include "fabric/types.h"
 #include "fabric/validation.h"
 #include "wire/metadata_keys.h"
+#include "wire/server_members.h"
 
 #ifndef VIPU_VERSION
 #define VIPU_VERSION "unknown"
@@ -336,6 +338,42 @@ class BackupOptions : public CommandOptions {
 
  private:
   std::string path_;
+};
+
+// `move leadership [--to HOST:PORT]`: a highly available control plane's
+// leader hands over to that member, or to the standby next in line.
+class MoveLeadershipOptions : public CommandOptions {
+ public:
+  void AddFlags(CLI::App* app) override {
+    to_flag_ =
+        app->add_option("--to", to_,
+                        "the member to lead: its user or admin address, HOST:PORT (default: the "
+                        "standby next in line)");
+  }
+  absl::Status Validate(const std::string&) override {
+    if (to_.empty()) {
+      if (to_flag_->count() == 0) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          "--to: must not be empty (leave it out for the standby next in line)");
+    }
+    absl::StatusOr<std::vector<wire::ServerMember>> members =
+        wire::ParseServerMembers(to_, std::nullopt);
+    if (!members.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--to: ", members.status().message()));
+    if (members->size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--to: name one member, HOST:PORT, got '", to_, "'"));
+    }
+    to_ = members->front().Target();
+    return absl::OkStatus();
+  }
+  absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {
+    return MoveLeadership(conn, io, to_, absl::Seconds(conn.config().timeout_seconds));
+  }
+
+ private:
+  CLI::Option* to_flag_ = nullptr;
+  std::string to_;
 };
 
 // `migrate --from-db FILE --etcd-endpoints URLS`: no server is involved,
@@ -828,6 +866,9 @@ class CommandLine {
         Runs(RemoveAllocation));
     AddHealthCommands();
     AddUserAdminCommands();
+    Add("move", "leadership", "", "",
+        "hand a highly available control plane's leadership to another member (docs/ha.md)",
+        std::make_unique<MoveLeadershipOptions>());
   }
 
   // Users of the secure mode (docs/security.md).

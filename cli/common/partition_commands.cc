@@ -226,14 +226,11 @@ std::string RenderPartitionStatus(const virmgrpc::PartitionStatus& status) {
   });
 }
 
-absl::Status ServerVersion(Connection& conn, const CommandIo& io) {
+absl::Status GetVersion(Connection& conn, virmgrpc::VersionReply* reply, std::string* role,
+                        std::string* leader) {
   virmgrpc::VersionRequest request;
-  virmgrpc::VersionReply reply;
-  // A member of a highly available control plane says its role and the
-  // leader in the reply's metadata; a server on SQLite says neither.
-  std::string role, leader;
-  RETURN_IF_ERROR(conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
-    grpc::Status status = stubs.version().GetVersion(c, request, &reply);
+  return conn.Call(CallKind::kReadOnly, [&](Stubs& stubs, grpc::ClientContext* c) {
+    grpc::Status status = stubs.version().GetVersion(c, request, reply);
     if (status.ok()) {
       const auto& metadata = c->GetServerInitialMetadata();
       auto value = [&](const char* key) {
@@ -241,11 +238,17 @@ absl::Status ServerVersion(Connection& conn, const CommandIo& io) {
         return it == metadata.end() ? std::string()
                                     : std::string(it->second.data(), it->second.size());
       };
-      role = value(wire::kRoleMetadata);
-      leader = value(wire::kLeaderMetadata);
+      *role = value(wire::kRoleMetadata);
+      *leader = value(wire::kLeaderMetadata);
     }
     return status;
-  }));
+  });
+}
+
+absl::Status ServerVersion(Connection& conn, const CommandIo& io) {
+  virmgrpc::VersionReply reply;
+  std::string role, leader;
+  RETURN_IF_ERROR(GetVersion(conn, &reply, &role, &leader));
   io.out << "version: " << reply.version() << "\n"
          << "host: " << conn.AnsweringMember() << "\n";
   if (!role.empty()) io.out << "role: " << role << "\n";

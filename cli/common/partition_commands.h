@@ -36,6 +36,12 @@ std::string RenderPartitionStatus(const virmgrpc::PartitionStatus& status);
 std::string FormatTimestamp(const google::protobuf::Timestamp& t);
 
 // `--server-version`: "version: X\nhost: H:P\n", H:P the member that answered.
+// VersionService.GetVersion through `conn`. A member of a highly available
+// control plane says in the reply's metadata its role ("leader" or
+// "standby") and the leader's user address, which land in `role` and
+// `leader`; a server on SQLite says neither, and both are left empty.
+absl::Status GetVersion(Connection& conn, virmgrpc::VersionReply* reply, std::string* role,
+                        std::string* leader);
 absl::Status ServerVersion(Connection& conn, const CommandIo& io);
 
 absl::Status ListPartitions(Connection& conn, const CommandIo& io, const std::string& allocation_id,

@@ -2,12 +2,14 @@
 #include "server/api/admin_service.h"
 
 #include <filesystem>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/validation.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/api/wire.h"
 #include "spdlog/spdlog.h"
+#include "wire/server_members.h"
 #include "wire/status.h"
 
 namespace vipu::server {
@@ -212,6 +214,35 @@ grpc::Status AdminService::Backup(grpc::ServerContext* context,
   reply->set_path(path);
   reply->set_size_bytes(fs::file_size(target, ec));
   spdlog::info("backup of the database written to {} ({} bytes)", path, reply->size_bytes());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::MoveLeadership(grpc::ServerContext* context,
+                                          const vipuadmin::MoveLeadershipRequest* request,
+                                          vipuadmin::MoveLeadershipReply* reply) {
+  GRPC_RETURN_IF_ERROR(
+      AdmitCall(access_, context, {"move leadership", /*admin=*/true, /*mutating=*/true}));
+  std::string to;
+  if (!request->to().empty()) {
+    absl::StatusOr<std::vector<wire::ServerMember>> members =
+        wire::ParseServerMembers(request->to(), std::nullopt);
+    if (!members.ok() || members->size() != 1) {
+      return wire::ToGrpc(absl::InvalidArgumentError(absl::StrCat(
+          "to: expected one member's address, HOST:PORT (or nothing for the next standby): ",
+          members.ok() ? absl::StrCat("got '", request->to(), "'") : members.status().message())));
+    }
+    to = members->front().Target();
+  }
+  if (!operations_.move_leadership) {
+    return wire::ToGrpc(absl::FailedPreconditionError(
+        "this vipu-server is not a member of a highly available control plane "
+        "(--etcd-endpoints): there is no other member to hand the leadership to"));
+  }
+  absl::StatusOr<LeadershipMove> move = operations_.move_leadership(to);
+  if (!move.ok()) return wire::ToGrpc(move.status());
+  reply->set_from(move->from);
+  reply->set_to(move->to);
+  spdlog::info("moving the leadership from {} to {}, as asked", move->from, move->to);
   return grpc::Status::OK;
 }
 

@@ -3,6 +3,7 @@
 #ifndef VIPU_SERVER_API_ADMIN_SERVICE_H_
 #define VIPU_SERVER_API_ADMIN_SERVICE_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -18,6 +19,19 @@
 
 namespace vipu::server {
 
+// Who hands the leadership to whom (user addresses), as a member of a
+// highly available control plane moves it.
+struct LeadershipMove {
+  std::string from, to;
+};
+// Starts handing this leader's leadership to the member `to` names (one of
+// its addresses), or to the standby next in line when `to` is empty, and
+// says to whom; the handover itself follows once the call is answered.
+// INVALID_ARGUMENT when `to` is this member, NOT_FOUND when no standing
+// member has that address, FAILED_PRECONDITION when no other member stands
+// or a move is already under way.
+using LeadershipMover = std::function<absl::StatusOr<LeadershipMove>(const std::string& to)>;
+
 // Borrows everything it is given, which must outlive it. Thread-safe: gRPC
 // runs its RPCs at once and it keeps no state of its own.
 class AdminService final : public vipuadmin::AdminService::Service {
@@ -32,6 +46,9 @@ class AdminService final : public vipuadmin::AdminService::Service {
     // Fault injection and cluster tests (admin_service_health.cc).
     FaultInjector* faults = nullptr;
     ClusterTester* tester = nullptr;
+    // MoveLeadership; null on a server that is not a member of a highly
+    // available control plane, which refuses it saying so.
+    LeadershipMover move_leadership;
   };
 
   // Everything passed in is the caller's and must outlive this. A removed
@@ -74,6 +91,9 @@ class AdminService final : public vipuadmin::AdminService::Service {
   // An online copy of the database to `path` on the server's machine.
   grpc::Status Backup(grpc::ServerContext*, const vipuadmin::BackupRequest*,
                       vipuadmin::BackupReply*) override;
+  // Hands the leadership over (Operations::move_leadership).
+  grpc::Status MoveLeadership(grpc::ServerContext*, const vipuadmin::MoveLeadershipRequest*,
+                              vipuadmin::MoveLeadershipReply*) override;
 
  private:
   void Describe(const fabric::Agent& agent, const std::string& cluster, vipuadmin::Agent* out);

@@ -14,7 +14,7 @@ const std::vector<std::string_view>& MutatingMethods() {
       "/vipuadmin.AdminService/RemoveAllocation", "/vipuadmin.AdminService/InjectFault",
       "/vipuadmin.AdminService/TestCluster",      "/vipuadmin.AdminService/Backup",
       "/vipuadmin.UserAdminService/CreateUser",   "/vipuadmin.UserAdminService/UpdateUser",
-      "/vipuadmin.UserAdminService/RemoveUser",
+      "/vipuadmin.UserAdminService/RemoveUser",   "/vipuadmin.AdminService/MoveLeadership",
   };
   return *methods;
 }

@@ -25,7 +25,9 @@ bool ParsePort(absl::string_view text, uint32_t* port) {
 }  // namespace
 
 std::string EncodeHandover(const Handover& handover) {
-  std::string out = absl::StrCat(kHeader, " ", absl::ToUnixMillis(handover.made), "\n");
+  std::string out = absl::StrCat(kHeader, " ", absl::ToUnixMillis(handover.made));
+  if (!handover.successor.empty()) absl::StrAppend(&out, " ", handover.successor);
+  out += "\n";
   for (const LiveAgent& a : handover.agents) {
     absl::StrAppend(&out, a.id, " ", a.host, " ", a.port, " ", a.ipuof_port, " ", a.rdma_port, " ",
                     fabric::CliName(a.machine_type), "\n");
@@ -38,12 +40,13 @@ absl::StatusOr<Handover> DecodeHandover(std::string_view text) {
   if (lines.empty()) return BadLine(1, "empty");
   std::vector<absl::string_view> head = absl::StrSplit(lines[0], ' ');
   int64_t ms = 0;
-  if (head.size() != 3 || absl::StrCat(head[0], " ", head[1]) != kHeader ||
-      !absl::SimpleAtoi(head[2], &ms)) {
-    return BadLine(1, absl::StrCat("expected '", kHeader, " <unix ms>'"));
+  if (head.size() < 3 || head.size() > 4 || absl::StrCat(head[0], " ", head[1]) != kHeader ||
+      !absl::SimpleAtoi(head[2], &ms) || (head.size() == 4 && head[3].empty())) {
+    return BadLine(1, absl::StrCat("expected '", kHeader, " <unix ms> [successor]'"));
   }
   Handover handover;
   handover.made = absl::FromUnixMillis(ms);
+  if (head.size() == 4) handover.successor = std::string(head[3]);
   for (size_t i = 1; i < lines.size(); ++i) {
     std::vector<absl::string_view> f = absl::StrSplit(lines[i], ' ');
     if (f.size() != 6) return BadLine(i + 1, "expected 'id host port ipuof_port rdma_port type'");

@@ -23,9 +23,13 @@ struct Handover {
   // Id, host, port, IPUoF and RDMA ports and machine type of each; their
   // details come back when they register with the new leader.
   std::vector<LiveAgent> agents;
+  // The user address of the member the leadership was moved to on purpose
+  // (vipu-admin move leadership); empty after a stop, when whoever campaigned
+  // first takes it.
+  std::string successor;
 };
 
-// "open-vipu-handover 1 <unix ms>", then "id host port ipuof_port rdma_port
+// "open-vipu-handover 1 <unix ms>[ <successor>]", then "id host port ipuof_port rdma_port
 // machine_type" per agent, one a line.
 std::string EncodeHandover(const Handover& handover);
 // The inverse. INVALID_ARGUMENT naming the line for anything else (another

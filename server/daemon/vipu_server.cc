@@ -223,12 +223,13 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
 
 absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::StartLeader(
     const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
-    SystemdNotifier* notifier, const Handover* handover) {
+    SystemdNotifier* notifier, const Handover* handover, LeadershipMover move_leadership) {
   if (notifier != nullptr) notifier->Status("leading: waiting for agents and reconciling them");
   ASSIGN_OR_RETURN(std::unique_ptr<Security> security, Security::Start(options, store.get()));
   std::unique_ptr<VipuServer> server(
       new VipuServer(options, nullptr, std::move(store), std::move(security)));
   server->role_ = role;
+  server->move_leadership_ = std::move(move_leadership);
   AddRoleMetrics(server->metrics_, role);
   if (handover != nullptr) {
     // Before the listeners: a heartbeat that arrives first finds its agent.
@@ -257,7 +258,7 @@ void VipuServer::StopServing() {
 
 Handover VipuServer::MakeHandover() const {
   const absl::Time now = absl::Now();
-  return Handover{now, registry_.UpAgents(now)};
+  return Handover{now, registry_.UpAgents(now), ""};
 }
 
 VipuServer::~VipuServer() {
@@ -277,8 +278,8 @@ void VipuServer::StartServices() {
   user_service_ = std::make_unique<UserService>(&controller_, &registry_, &inventory_, readiness_,
                                                 security_->access());
   // Online backups of the database, fault injection and cluster tests.
-  AdminService::Operations operations{store_.get(), options_.db, &fault_injector_,
-                                      &cluster_tester_};
+  AdminService::Operations operations{store_.get(), options_.db, &fault_injector_, &cluster_tester_,
+                                      move_leadership_};
   admin_service_ =
       std::make_unique<AdminService>(&inventory_, &registry_, &cluster_links_, readiness_,
                                      security_->access(), std::move(operations));

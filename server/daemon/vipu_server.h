@@ -73,10 +73,11 @@ class VipuServer {
   // says the member's role (`role`, borrowed; it must outlive the server).
   // With `handover` (the record of a leader that stopped on purpose), its
   // agents count as registered from the start: the server waits for no one
-  // it names, and serves as soon as the state is loaded.
+  // it names, and serves as soon as the state is loaded. `move_leadership`
+  // serves vipu-admin's MoveLeadership.
   static absl::StatusOr<std::unique_ptr<VipuServer>> StartLeader(
       const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
-      SystemdNotifier* notifier = nullptr, const Handover* handover = nullptr);
+      SystemdNotifier* notifier, const Handover* handover, LeadershipMover move_leadership);
   ~VipuServer();
 
   VipuServer(const VipuServer&) = delete;
@@ -121,6 +122,7 @@ class VipuServer {
   // the leader of a highly available control plane).
   std::unique_ptr<storage::DatabaseLock> lock_;
   const MemberRole* role_ = nullptr;
+  LeadershipMover move_leadership_;  // null but on an HA leader
   const ServerOptions options_;
   const absl::Time reconcile_deadline_;
   std::unique_ptr<storage::Store> store_;

@@ -10,11 +10,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "base/mutex.h"
 #include "base/repeated_warning.h"
@@ -204,7 +207,8 @@ class Member : public RunningDaemon {
       const absl::Time start = absl::Now();
       server->StopServing();
       server->StopAnswering();
-      const Handover handover = server->MakeHandover();
+      Handover handover = server->MakeHandover();
+      handover.successor = successor();
       resigned =
           election_.ResignWith({etcd::TxnOp::Put(layout_.HandoverKey(), EncodeHandover(handover))});
       if (resigned.ok()) {
@@ -220,6 +224,55 @@ class Member : public RunningDaemon {
       spdlog::warn("could not hand over the leadership ({}); it lapses with the lease",
                    std::string(resigned.message()));
     }
+  }
+
+  // vipu-admin move leadership (LeadershipMover): names the successor, then
+  // raises SIGUSR1; the run loop then stops this member as SIGTERM would,
+  // handing over to that successor, and starts it afresh as a standby.
+  absl::StatusOr<LeadershipMove> MoveLeadership(const std::string& to) {
+    const MemberAddresses& self = role_.self();
+    if (to == self.user || to == self.admin) {
+      return absl::InvalidArgumentError(absl::StrCat("to: member ", to, " already leads"));
+    }
+    absl::StatusOr<std::vector<MemberAddresses>> standbys = Standbys();
+    if (!standbys.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot learn from etcd which members stand for election: ",
+                       standbys.status().message()));
+    }
+    if (standbys->empty()) {
+      return absl::FailedPreconditionError(
+          "no other member stands for election: start one before moving the leadership to it");
+    }
+    const MemberAddresses* successor = to.empty() ? &standbys->front() : nullptr;
+    std::vector<std::string> names;
+    for (const MemberAddresses& m : *standbys) {
+      if (m.user == to || m.admin == to) successor = &m;
+      names.push_back(m.user);
+    }
+    if (successor == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("to: no member at ", to,
+                       " stands for election; the standbys that do: ", absl::StrJoin(names, ", ")));
+    }
+    {
+      MutexLock lock(&mu_);
+      if (!successor_.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("the leadership is already being moved to ", successor_));
+      }
+      successor_ = successor->user;
+    }
+    // Answered before the handover starts: once it has, this member
+    // answers nothing.
+    kill(getpid(), SIGUSR1);
+    return LeadershipMove{self.user, successor->user};
+  }
+
+  // The member the leadership is being moved to, or empty.
+  std::string successor() const {
+    MutexLock lock(&mu_);
+    return successor_;
   }
 
   // SIGHUP: the standby's listeners and channels and, on the leader, its
@@ -273,12 +326,52 @@ class Member : public RunningDaemon {
     }
   }
 
+  // The other members standing for election, in the order etcd would make
+  // them leader.
+  absl::StatusOr<std::vector<MemberAddresses>> Standbys() {
+    absl::StatusOr<std::vector<std::string>> values = election_.Candidates();
+    if (!values.ok()) return values.status();
+    std::vector<MemberAddresses> standbys;
+    for (const std::string& value : *values) {
+      absl::StatusOr<MemberAddresses> m = MemberAddresses::Parse(value);
+      if (m.ok() && !(*m == role_.self())) standbys.push_back(*std::move(m));
+    }
+    return standbys;
+  }
+
+  // When a leader moved the leadership to another member that still stands
+  // (a fresh handover names it), that member; this one, elected first for
+  // being older in the queue, leaves it the leadership.
+  std::optional<std::string> MovedToAnother() {
+    absl::StatusOr<std::optional<etcd::KeyValue>> kv = client_->Get(layout_.HandoverKey());
+    if (!kv.ok() || !kv->has_value()) return std::nullopt;
+    absl::StatusOr<Handover> handover = DecodeHandover((*kv)->value);
+    if (!handover.ok() || handover->successor.empty() || handover->successor == role_.self().user ||
+        absl::Now() - handover->made > 2 * absl::Milliseconds(options_.etcd_lease_ms)) {
+      return std::nullopt;
+    }
+    absl::StatusOr<std::vector<MemberAddresses>> standbys = Standbys();
+    if (!standbys.ok()) return std::nullopt;
+    for (const MemberAddresses& m : *standbys) {
+      if (m.user == handover->successor) return m.user;
+    }
+    return std::nullopt;
+  }
+
   void Campaign() {
     if (!AwaitFormatChecked()) return;
     RepeatedWarning warning;
     while (!stop_.load()) {
       absl::StatusOr<etcd::LeaderKey> key = election_.WinLeadership(absl::Now() + kCampaignSlice);
       if (key.ok()) {
+        if (std::optional<std::string> other = MovedToAnother()) {
+          // Campaigning again puts this member behind the one named.
+          spdlog::info("the leadership was moved to {}: standing aside for it", *other);
+          if (absl::Status s = election_.Resign(); !s.ok()) {
+            spdlog::warn("could not stand aside ({}); the lease lapses", std::string(s.message()));
+          }
+          continue;
+        }
         Lead();
         return;
       }
@@ -362,7 +455,8 @@ class Member : public RunningDaemon {
     }
     standby_http.reset();
     absl::StatusOr<std::unique_ptr<VipuServer>> server = VipuServer::StartLeader(
-        options_, std::move(*store), &role_, &notifier_, handover ? &*handover : nullptr);
+        options_, std::move(*store), &role_, &notifier_, handover ? &*handover : nullptr,
+        [this](const std::string& to) { return MoveLeadership(to); });
     if (!server.ok()) {
       GiveUp(server.status());
       return;
@@ -408,10 +502,11 @@ class Member : public RunningDaemon {
   SystemdNotifier notifier_;
   std::atomic<bool> stop_{false};
   std::thread watcher_, campaigner_;
-  Mutex mu_;
+  mutable Mutex mu_;
   std::unique_ptr<Endpoints> standby_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<StandbyHttp> standby_http_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<VipuServer> server_ ABSL_GUARDED_BY(mu_);
+  std::string successor_ ABSL_GUARDED_BY(mu_);  // see MoveLeadership
 };
 
 }  // namespace
@@ -470,6 +565,10 @@ int RunMember(const ServerOptions& options, char** argv) {
   announcement.status = absl::StrCat("member ", self->user, ": serving as standby");
   if (RunUntilSignalled(member, member.notifier(), announcement, /*restart_on_sigusr1=*/true) ==
       RunLoopEnd::kRestart) {
+    if (!member.successor().empty()) {
+      // Moved on purpose: the leadership is handed over as on SIGTERM.
+      member.Stop();
+    }
     // Nothing of the deposed leader may act again: start afresh as a standby.
     spdlog::warn("restarting as a standby");
     // Flushed, not shut down: the deposed leader's threads still run until

@@ -206,6 +206,27 @@ TEST_F(AdminApiTest, AllocationsAndRemovalsRefuseInvalidFields) {
       grpc::StatusCode::NOT_FOUND, "ghost");
 }
 
+// A server on SQLite has no other member: moving its leadership is refused
+// as impossible here, and a malformed member as malformed.
+TEST_F(AdminApiTest, MoveLeadershipIsRefusedByAServerThatIsNoMember) {
+  auto move = [&](const std::string& to) {
+    return [this, to](grpc::ClientContext* c) {
+      vipuadmin::MoveLeadershipRequest req;
+      req.set_to(to);
+      vipuadmin::MoveLeadershipReply reply;
+      return admin_->MoveLeadership(c, req, &reply);
+    };
+  };
+  ExpectRefused(move(""), grpc::StatusCode::FAILED_PRECONDITION,
+                "not a member of a highly available control plane");
+  ExpectRefused(move("127.0.0.1:9"), grpc::StatusCode::FAILED_PRECONDITION,
+                "no other member to hand the leadership to");
+  ExpectRefused(move("nohost"), grpc::StatusCode::INVALID_ARGUMENT, "to: ");
+  CommandResult cli = server_->VipuAdmin({"move", "leadership"});
+  EXPECT_EQ(cli.exit_code, 1) << cli.out << cli.err;
+  EXPECT_THAT(cli.err, HasSubstr("not a member of a highly available control plane"));
+}
+
 TEST_F(AdminApiTest, RegistryRefusesBadRegistrations) {
   using C = grpc::ClientContext*;
   auto reg = [&](C c, const std::string& id, const std::string& type, uint32_t port, int ipus) {

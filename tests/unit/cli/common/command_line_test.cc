@@ -226,7 +226,16 @@ INSTANTIATE_TEST_SUITE_P(
                   "--agents: empty agent id"},
         UsageCase{kA, W{"remove", "allocation"}, "remove allocation: missing allocation id"},
         UsageCase{kA, W{"create", "partition", "p1", "--size", "0"}, "--size: must be an integer"},
-        UsageCase{kA, W{"list", "bananas"}, "unknown object 'bananas'"}));
+        UsageCase{kA, W{"list", "bananas"}, "unknown object 'bananas'"},
+        UsageCase{kA, W{"move", "leadership", "--to", "nohost"},
+                  "--to: entry 'nohost': needs a port (HOST:PORT)"},
+        UsageCase{kA, W{"move", "leadership", "--to", "h:0"},
+                  "--to: entry 'h:0': port must be an integer in 1..65535"},
+        UsageCase{kA, W{"move", "leadership", "--to", "a:1,b:2"},
+                  "--to: name one member, HOST:PORT, got 'a:1,b:2'"},
+        UsageCase{kA, W{"move", "leadership", "--to", ""}, "--to: must not be empty"},
+        UsageCase{kA, W{"move", "leadership", "m1"}, "unexpected argument 'm1'"},
+        UsageCase{kV, W{"move", "leadership"}, "unknown command 'move'"}));
 
 INSTANTIATE_TEST_SUITE_P(
     UpdateUser, UsageErrorTest,

@@ -27,7 +27,7 @@ LiveAgent Machine(const std::string& id, uint32_t port) {
 }
 
 TEST(HandoverTest, WhatIsEncodedIsDecoded) {
-  Handover h{absl::FromUnixMillis(1795000000123), {Machine("ag1", 7000), Machine("ag2", 7010)}};
+  Handover h{absl::FromUnixMillis(1795000000123), {Machine("ag1", 7000), Machine("ag2", 7010)}, ""};
   absl::StatusOr<Handover> back = DecodeHandover(EncodeHandover(h));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->made, h.made);
@@ -38,7 +38,18 @@ TEST(HandoverTest, WhatIsEncodedIsDecoded) {
   EXPECT_EQ(back->agents[1].ipuof_port, 7011u);
   EXPECT_EQ(back->agents[1].rdma_port, 7012u);
   EXPECT_EQ(back->agents[1].machine_type, fabric::MachineType::kBow);
-  EXPECT_TRUE(DecodeHandover(EncodeHandover({absl::FromUnixMillis(5), {}})).ok());
+  EXPECT_TRUE(back->successor.empty());
+  EXPECT_TRUE(DecodeHandover(EncodeHandover({absl::FromUnixMillis(5), {}, ""})).ok());
+}
+
+TEST(HandoverTest, TheMemberTheLeadershipWasMovedToIsNamed) {
+  Handover h{absl::FromUnixMillis(5), {Machine("ag1", 7000)}, "10.0.0.2:8090"};
+  EXPECT_EQ(EncodeHandover(h).substr(0, EncodeHandover(h).find('\n')),
+            "open-vipu-handover 1 5 10.0.0.2:8090");
+  absl::StatusOr<Handover> back = DecodeHandover(EncodeHandover(h));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->successor, "10.0.0.2:8090");
+  EXPECT_EQ(back->agents.size(), 1u);
 }
 
 TEST(HandoverTest, AnythingElseIsRefusedNamingTheLine) {
@@ -49,6 +60,8 @@ TEST(HandoverTest, AnythingElseIsRefusedNamingTheLine) {
            {"", "line 1: empty"},
            {"open-vipu-handover 2 5\n", "line 1: expected 'open-vipu-handover 1"},
            {"open-vipu-handover 1 soon\n", "line 1:"},
+           {"open-vipu-handover 1 5 a:1 b:2\n", "line 1: expected"},
+           {"open-vipu-handover 1 5 \n", "line 1: expected"},
            {"open-vipu-handover 1 5\nag1 127.0.0.1 7000 7001 7002\n", "line 2: expected"},
            {"open-vipu-handover 1 5\nag 1 127.0.0.1 7000 7001 7002 m2000\n", "line 2: expected"},
            {"open-vipu-handover 1 5\nag1 127.0.0.1 70000 7001 7002 m2000\n", "line 2: a port"},
