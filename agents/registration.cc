@@ -6,7 +6,6 @@
 #include <set>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/time/time.h"
 #include "agents/wire_translation.h"
 #include "base/thread_name.h"
@@ -14,7 +13,6 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "spdlog/spdlog.h"
-#include "wire/metadata_keys.h"
 #include "wire/status.h"
 
 namespace vipu::agents {
@@ -182,13 +180,8 @@ grpc::Status RegistrationClient::Invoke(Call&& call) {
     stub = stubs_[current_].get();
   }
   grpc::Status status = call(*stub, &context);
-  const auto& trailing = context.GetServerTrailingMetadata();
-  if (const auto it = trailing.find(wire::kRetryAfterMetadata); it != trailing.end()) {
-    int64_t ms = 0;
-    if (absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &ms)) {
-      retry_after_ =
-          std::clamp(std::chrono::milliseconds(ms), options_.min_backoff, options_.max_backoff);
-    }
+  if (const std::optional<std::chrono::milliseconds> asked = wire::RetryAfterOf(context)) {
+    retry_after_ = std::clamp(*asked, options_.min_backoff, options_.max_backoff);
   }
   const grpc::StatusCode code = status.error_code();
   if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED &&

@@ -6,9 +6,8 @@
 #include <utility>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "wire/metadata_keys.h"
+#include "wire/status.h"
 
 namespace vipu::wire {
 namespace {
@@ -43,15 +42,12 @@ grpc_connectivity_state WaitConnected(grpc::Channel& channel, Clock::time_point 
 }
 
 // The server's word that it refused the call before acting on it: the wait
-// it asked for, within [kMinRetryAfter, kMaxRetryAfter] (a value that is not
-// a number counts as the least); none without the word.
+// it asked for, within [kMinRetryAfter, kMaxRetryAfter]; none without the
+// word.
 std::optional<std::chrono::milliseconds> RetryAfter(const grpc::ClientContext& context) {
-  const auto& trailing = context.GetServerTrailingMetadata();
-  const auto it = trailing.find(kRetryAfterMetadata);
-  if (it == trailing.end()) return std::nullopt;
-  int64_t ms = 0;
-  if (!absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &ms)) ms = 0;
-  return std::clamp(std::chrono::milliseconds(ms), kMinRetryAfter, kMaxRetryAfter);
+  const std::optional<std::chrono::milliseconds> asked = RetryAfterOf(context);
+  if (!asked) return std::nullopt;
+  return std::clamp(*asked, kMinRetryAfter, kMaxRetryAfter);
 }
 
 }  // namespace
