@@ -13,6 +13,7 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "spdlog/spdlog.h"
+#include "wire/retry_after.h"
 #include "wire/status.h"
 
 namespace vipu::agents {

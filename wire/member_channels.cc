@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "wire/status.h"
+#include "wire/retry_after.h"
 
 namespace vipu::wire {
 namespace {

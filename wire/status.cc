@@ -7,7 +7,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/nothing_done.h"
-#include "wire/metadata_keys.h"
 
 namespace vipu::wire {
 
@@ -31,17 +30,6 @@ int64_t NothingDoneRetryAfterMs(const grpc::Status& status) {
     return -1;
   }
   return ms;
-}
-
-std::optional<std::chrono::milliseconds> RetryAfterOf(const grpc::ClientContext& context) {
-  const auto& trailing = context.GetServerTrailingMetadata();
-  const auto it = trailing.find(kRetryAfterMetadata);
-  if (it == trailing.end()) return std::nullopt;
-  int64_t ms = 0;
-  if (!absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &ms) || ms < 0) {
-    ms = 0;
-  }
-  return std::chrono::milliseconds(ms);
 }
 
 grpc::Status ToGrpc(const absl::Status& status) {

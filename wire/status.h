@@ -5,12 +5,9 @@
 #ifndef VIPU_WIRE_STATUS_H_
 #define VIPU_WIRE_STATUS_H_
 
-#include <grpcpp/client_context.h>
 #include <grpcpp/support/status.h>
 
-#include <chrono>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -36,10 +33,6 @@ absl::Status FromGrpc(const grpc::Status& status);
 // (server/api) sends it as the trailing metadata `retry-after-ms`
 // (wire/metadata_keys.h), the word clients read.
 int64_t NothingDoneRetryAfterMs(const grpc::Status& status);
-// The client's side of it: the `retry-after-ms` the server sent with the
-// reply of the call `context` made, or nullopt without one. A value that is
-// not a number of milliseconds reads as 0: the word itself still counts.
-std::optional<std::chrono::milliseconds> RetryAfterOf(const grpc::ClientContext& context);
 
 // A status carried inside a reply as a code number and a message (one
 // refusal per agent in RegisterBatchReply): the gRPC code number of

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/listen_probe.h"
 #include "base/loopback_ports.h"
 #include "base/status_macros.h"
 #include "server/api/user_service.h"
@@ -85,8 +86,12 @@ absl::Status Endpoints::StartListener(Listener* l, const EndpointSpec& spec) {
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default: a second server on a port in use
   // would then start, and the kernel would split the clients between the
-  // two. A port in use must be an error at start instead.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // two. A port in use must be an error at start instead, found by the
+  // bind itself or, for listeners that share with their own process, by a
+  // probe.
+  if (spec.sharing == EndpointSpec::Sharing::kFirst) RETURN_IF_ERROR(ProbeListenAddress(l->listen));
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT,
+                             spec.sharing == EndpointSpec::Sharing::kNone ? 0 : 1);
   // A standby pings its leader every second, with or without calls, to find
   // a cut link quickly (server/ha/forwarder.cc); gRPC's defaults would take
   // that for abuse and close the connection.

@@ -35,6 +35,14 @@ struct EndpointSpec {
   // (one per server), which receives each method no service above has: how
   // a standby member forwards the API to the leader (server/ha/forwarder.h).
   std::function<std::shared_ptr<grpc::CallbackGenericService>()> generic_service;
+  // Whether another listener of this process may bind the same addresses
+  // (SO_REUSEPORT): a member's leader listeners start beside its standby
+  // ones (kJoin), which close only then, so no connection is refused
+  // between the two. The standby's (kFirst) first make sure no socket holds
+  // their addresses (base/listen_probe.h), since the kernel would share
+  // them with another process too. kNone: a port in use fails the start.
+  enum class Sharing { kNone, kFirst, kJoin };
+  Sharing sharing = Sharing::kNone;
 };
 
 // Owns the grpc::Servers (and a VersionService each); borrows the services

@@ -223,13 +223,15 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::Start(
 
 absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::StartLeader(
     const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
-    SystemdNotifier* notifier, const Handover* handover, LeadershipMover move_leadership) {
+    LeaderStart start) {
+  SystemdNotifier* notifier = start.notifier;
+  const Handover* handover = start.handover;
   if (notifier != nullptr) notifier->Status("leading: waiting for agents and reconciling them");
   ASSIGN_OR_RETURN(std::unique_ptr<Security> security, Security::Start(options, store.get()));
   std::unique_ptr<VipuServer> server(
       new VipuServer(options, nullptr, std::move(store), std::move(security)));
   server->role_ = role;
-  server->move_leadership_ = std::move(move_leadership);
+  server->move_leadership_ = std::move(start.move_leadership);
   AddRoleMetrics(server->metrics_, role);
   if (handover != nullptr) {
     // Before the listeners: a heartbeat that arrives first finds its agent.
@@ -239,6 +241,7 @@ absl::StatusOr<std::unique_ptr<VipuServer>> VipuServer::StartLeader(
   }
   server->StartServices();
   RETURN_IF_ERROR(server->StartEndpoints());
+  if (start.listening) start.listening();
   RETURN_IF_ERROR(server->StartConsole());
   server->AwaitKnownAgents();
   server->Serve();
@@ -303,6 +306,8 @@ absl::Status VipuServer::StartEndpoints() {
   spec.user_services = {user_service_.get(), allocation_service_.get()};
   spec.admin_services = {admin_service_.get(), security_->user_admin_service()};
   spec.agent_services = {&registry_service_};
+  // A member's leader listens beside its standby listeners.
+  if (role_ != nullptr) spec.sharing = EndpointSpec::Sharing::kJoin;
   spec.configure = [this](grpc::ServerBuilder& builder) {
     // Each builder owns its own interceptor factories.
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;

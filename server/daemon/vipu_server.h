@@ -4,6 +4,7 @@
 #ifndef VIPU_SERVER_DAEMON_VIPU_SERVER_H_
 #define VIPU_SERVER_DAEMON_VIPU_SERVER_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,13 +72,23 @@ class VipuServer {
   // is `store` (in etcd, fenced by the leadership), there is no database lock
   // and no simulated pod, the reconcile window starts now, and every reply
   // says the member's role (`role`, borrowed; it must outlive the server).
-  // With `handover` (the record of a leader that stopped on purpose), its
-  // agents count as registered from the start: the server waits for no one
-  // it names, and serves as soon as the state is loaded. `move_leadership`
-  // serves vipu-admin's MoveLeadership.
+  // See LeaderStart for the rest.
+  struct LeaderStart {
+    SystemdNotifier* notifier = nullptr;
+    // The record of a leader that stopped on purpose, or null: its agents
+    // count as registered from the start, so the server waits for no one
+    // it names and serves as soon as the state is loaded.
+    const Handover* handover = nullptr;
+    // Serves vipu-admin's MoveLeadership.
+    LeadershipMover move_leadership;
+    // Called once the leader's listeners listen, beside the member's
+    // standby listeners on the same addresses (EndpointSpec::Sharing), and
+    // before the server waits for agents: the member closes those then.
+    std::function<void()> listening;
+  };
   static absl::StatusOr<std::unique_ptr<VipuServer>> StartLeader(
       const ServerOptions& options, std::unique_ptr<storage::Store> store, const MemberRole* role,
-      SystemdNotifier* notifier, const Handover* handover, LeadershipMover move_leadership);
+      LeaderStart start);
   ~VipuServer();
 
   VipuServer(const VipuServer&) = delete;

@@ -146,6 +146,7 @@ class Member : public RunningDaemon {
   absl::Status StartStandby() {
     // As the leader's listeners: health checking and reflection.
     EndpointSpec spec = ListenersOf(options_);
+    spec.sharing = EndpointSpec::Sharing::kFirst;
     std::shared_ptr<grpc::ChannelCredentials> to_leader;
     if (certificates_) {
       // The leader asks the same of a standby as of any caller: a
@@ -437,7 +438,9 @@ class Member : public RunningDaemon {
     spdlog::info("state loaded: {} keys", (*store)->loaded_keys());
     const std::optional<Handover> handover = TakeHandover();
     role_.BecomeLeader();
-    // The leader's own listeners take the addresses over.
+    // The leader's own listeners take the addresses over: they listen
+    // beside the standby's first, so that a client never finds nothing
+    // listening there.
     std::unique_ptr<Endpoints> standby;
     std::unique_ptr<StandbyHttp> standby_http;
     {
@@ -445,18 +448,23 @@ class Member : public RunningDaemon {
       standby = std::move(standby_);
       standby_http = std::move(standby_http_);
     }
-    if (standby) {
-      standby->SetServing(false);
-      // The calls it still serves were forwarded to the leader that has
-      // just gone and fail at once; what else keeps it open is clients'
-      // connections kept between their tries, which would hold the
-      // addresses this member is about to serve on.
-      standby->Shutdown(std::chrono::system_clock::now() + kStandbyDrain);
-    }
+    if (standby) standby->SetServing(false);
+    // The console's HTTP listener does not share its address.
     standby_http.reset();
-    absl::StatusOr<std::unique_ptr<VipuServer>> server = VipuServer::StartLeader(
-        options_, std::move(*store), &role_, &notifier_, handover ? &*handover : nullptr,
-        [this](const std::string& to) { return MoveLeadership(to); });
+    VipuServer::LeaderStart start;
+    start.notifier = &notifier_;
+    start.handover = handover ? &*handover : nullptr;
+    start.move_leadership = [this](const std::string& to) { return MoveLeadership(to); };
+    start.listening = [&standby] {
+      if (!standby) return;
+      // The calls it still serves were forwarded to the leader that has
+      // just gone and fail at once, or are refused (this member leads);
+      // clients then connect again, to the leader's listeners.
+      standby->Shutdown(std::chrono::system_clock::now() + kStandbyDrain);
+      standby.reset();
+    };
+    absl::StatusOr<std::unique_ptr<VipuServer>> server =
+        VipuServer::StartLeader(options_, std::move(*store), &role_, std::move(start));
     if (!server.ok()) {
       GiveUp(server.status());
       return;
