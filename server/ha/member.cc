@@ -50,9 +50,11 @@ namespace etcd = storage::etcd;
 constexpr absl::Duration kCampaignSlice = absl::Seconds(2);
 // How often a standby asks etcd who leads.
 constexpr absl::Duration kLeaderPoll = absl::Milliseconds(50);
-// How long a member that has won the election lets its standby listeners
-// finish their calls before it takes their addresses over.
-constexpr std::chrono::milliseconds kStandbyDrain(30);
+// How long a member that leads lets its standby listeners finish their
+// calls once its leader listeners listen beside them. They close in the
+// background, so this delays nothing; a call still running when it ends is
+// cancelled, and the caller cannot tell whether it was acted on.
+constexpr std::chrono::milliseconds kStandbyDrain(500);
 
 int Fail(const std::string& message, int code) {
   spdlog::critical("{}", message);
@@ -193,6 +195,7 @@ class Member : public RunningDaemon {
   void Stop() {
     stop_.store(true);
     if (campaigner_.joinable()) campaigner_.join();
+    if (standby_closer_.joinable()) standby_closer_.join();
     if (watcher_.joinable()) watcher_.join();
     std::unique_ptr<VipuServer> server;
     std::unique_ptr<Endpoints> standby;
@@ -455,13 +458,15 @@ class Member : public RunningDaemon {
     start.notifier = &notifier_;
     start.handover = handover ? &*handover : nullptr;
     start.move_leadership = [this](const std::string& to) { return MoveLeadership(to); };
-    start.listening = [&standby] {
+    start.listening = [this, &standby] {
       if (!standby) return;
-      // The calls it still serves were forwarded to the leader that has
-      // just gone and fail at once, or are refused (this member leads);
-      // clients then connect again, to the leader's listeners.
-      standby->Shutdown(std::chrono::system_clock::now() + kStandbyDrain);
-      standby.reset();
+      // What it still serves was forwarded to the leader that has just gone
+      // and fails, or is refused (this member leads); clients then connect
+      // again, to the leader's listeners.
+      standby_closer_ = std::thread([closing = std::move(standby)]() mutable {
+        closing->Shutdown(std::chrono::system_clock::now() + kStandbyDrain);
+        closing.reset();
+      });
     };
     absl::StatusOr<std::unique_ptr<VipuServer>> server =
         VipuServer::StartLeader(options_, std::move(*store), &role_, std::move(start));
@@ -510,6 +515,7 @@ class Member : public RunningDaemon {
   SystemdNotifier notifier_;
   std::atomic<bool> stop_{false};
   std::thread watcher_, campaigner_;
+  std::thread standby_closer_;  // started by the campaigner once it leads
   mutable Mutex mu_;
   std::unique_ptr<Endpoints> standby_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<StandbyHttp> standby_http_ ABSL_GUARDED_BY(mu_);
