@@ -118,6 +118,16 @@ class ConcurrencyTest : public SharedServerSuite {
     return last;
   }
 
+  // The replies that are neither OK nor ALREADY_EXISTS, for a failure's message.
+  static std::string Others(const std::vector<grpc::Status>& results) {
+    std::string out;
+    for (const grpc::Status& s : results) {
+      if (s.ok() || s.error_code() == grpc::StatusCode::ALREADY_EXISTS) continue;
+      absl::StrAppend(&out, "\n  code ", static_cast<int>(s.error_code()), ": ", s.error_message());
+    }
+    return out;
+  }
+
   static int Count(const std::vector<grpc::Status>& results, grpc::StatusCode code) {
     int n = 0;
     for (const grpc::Status& s : results) n += s.error_code() == code;
@@ -133,8 +143,8 @@ TEST_F(ConcurrencyTest, SameIdFromSixteenClientsCreatesItOnce) {
     std::vector<std::function<grpc::Status(virmgrpc::UserService::Stub*)>> calls(
         16, [&](virmgrpc::UserService::Stub* stub) { return Create(stub, id, size); });
     std::vector<grpc::Status> results = RaceCalls(calls);
-    EXPECT_EQ(Count(results, grpc::StatusCode::OK), 1) << id;
-    EXPECT_EQ(Count(results, grpc::StatusCode::ALREADY_EXISTS), 15) << id;
+    EXPECT_EQ(Count(results, grpc::StatusCode::OK), 1) << id << Others(results);
+    EXPECT_EQ(Count(results, grpc::StatusCode::ALREADY_EXISTS), 15) << id << Others(results);
     for (const grpc::Status& s : results) {
       if (s.error_code() == grpc::StatusCode::ALREADY_EXISTS) {
         EXPECT_THAT(s.error_message(), ::testing::HasSubstr(id));
