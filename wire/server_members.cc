@@ -167,6 +167,16 @@ absl::StatusOr<std::vector<ServerMember>> ParseServerMembers(std::string_view te
   return members;
 }
 
+absl::StatusOr<ServerMember> ParseServerMember(std::string_view text) {
+  absl::StatusOr<std::vector<ServerMember>> members = ParseServerMembers(text, std::nullopt);
+  if (!members.ok()) return members.status();
+  if (members->size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "name one member, HOST:PORT, got '", absl::string_view(text.data(), text.size()), "'"));
+  }
+  return members->front();
+}
+
 std::string JoinTargets(const std::vector<ServerMember>& members) {
   return absl::StrJoin(members, ",",
                        [](std::string* out, const ServerMember& m) { out->append(m.Target()); });

@@ -50,6 +50,11 @@ struct ServerMember {
 absl::StatusOr<std::vector<ServerMember>> ParseServerMembers(std::string_view list,
                                                              std::optional<uint32_t> default_port);
 
+// One member, `text` with its port (`vipu-admin move leadership --to`):
+// ParseServerMembers' refusals, and INVALID_ARGUMENT "name one member,
+// HOST:PORT, got 'a:1,b:2'" for a list. Callers prefix the source.
+absl::StatusOr<ServerMember> ParseServerMember(std::string_view text);
+
 // The members' targets joined with ',' (`a:8090,b:8090`).
 std::string JoinTargets(const std::vector<ServerMember>& members);
 

@@ -356,15 +356,11 @@ class MoveLeadershipOptions : public CommandOptions {
       return absl::InvalidArgumentError(
           "--to: must not be empty (leave it out for the standby next in line)");
     }
-    absl::StatusOr<std::vector<wire::ServerMember>> members =
-        wire::ParseServerMembers(to_, std::nullopt);
-    if (!members.ok())
-      return absl::InvalidArgumentError(absl::StrCat("--to: ", members.status().message()));
-    if (members->size() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--to: name one member, HOST:PORT, got '", to_, "'"));
+    absl::StatusOr<wire::ServerMember> member = wire::ParseServerMember(to_);
+    if (!member.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--to: ", member.status().message()));
     }
-    to_ = members->front().Target();
+    to_ = member->Target();
     return absl::OkStatus();
   }
   absl::Status Run(Connection& conn, const CommandIo& io, const std::string&) override {

@@ -2,7 +2,6 @@
 #include "server/api/admin_service.h"
 
 #include <filesystem>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "fabric/validation.h"
@@ -224,14 +223,13 @@ grpc::Status AdminService::MoveLeadership(grpc::ServerContext* context,
       AdmitCall(access_, context, {"move leadership", /*admin=*/true, /*mutating=*/true}));
   std::string to;
   if (!request->to().empty()) {
-    absl::StatusOr<std::vector<wire::ServerMember>> members =
-        wire::ParseServerMembers(request->to(), std::nullopt);
-    if (!members.ok() || members->size() != 1) {
+    absl::StatusOr<wire::ServerMember> member = wire::ParseServerMember(request->to());
+    if (!member.ok()) {
       return wire::ToGrpc(absl::InvalidArgumentError(absl::StrCat(
           "to: expected one member's address, HOST:PORT (or nothing for the next standby): ",
-          members.ok() ? absl::StrCat("got '", request->to(), "'") : members.status().message())));
+          member.status().message())));
     }
-    to = members->front().Target();
+    to = member->Target();
   }
   if (!operations_.move_leadership) {
     return wire::ToGrpc(absl::FailedPreconditionError(

@@ -1,11 +1,13 @@
 // The member-list parser: every accepted form, and each refused entry named with its rule.
+#include "wire/server_members.h"
+
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "wire/server_members.h"
 
 namespace vipu::wire {
 namespace {
@@ -106,6 +108,21 @@ TEST(ParseServerMembersTest, RefusesEachBadEntryNamingIt) {
     auto members = ParseServerMembers(c.list, 8090);
     EXPECT_EQ(members.status().code(), absl::StatusCode::kInvalidArgument) << c.list;
     EXPECT_THAT(std::string(members.status().message()), HasSubstr(c.message)) << c.list;
+  }
+}
+
+TEST(ParseServerMemberTest, OneMemberWithItsPortOrARefusal) {
+  absl::StatusOr<ServerMember> one = ParseServerMember("[::1]:8091");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->Target(), "[::1]:8091");
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"h", "entry 'h': needs a port (HOST:PORT)"},
+           {"h:0", "entry 'h:0': port must be an integer in 1..65535"},
+           {"a:1,b:2", "name one member, HOST:PORT, got 'a:1,b:2'"},
+       }) {
+    absl::StatusOr<ServerMember> m = ParseServerMember(text);
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(m.status().message()), HasSubstr(message)) << text;
   }
 }
 
