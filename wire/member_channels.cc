@@ -27,8 +27,6 @@ constexpr std::chrono::milliseconds kRedialWait(50);
 // with less would end in DEADLINE_EXCEEDED, the outcome unknown, rather
 // than in the members' refusal.
 constexpr std::chrono::milliseconds kRoundReserve(100);
-// How gRPC begins the message of a call that failed without a connection.
-constexpr char kUnsentWords[] = "failed to connect to all addresses";
 
 // Waits until the channel is connected or has failed to connect, or until
 // `by`; returns the state it ended in.
@@ -50,7 +48,15 @@ std::optional<std::chrono::milliseconds> RetryAfter(const grpc::ClientContext& c
   return std::clamp(*asked, kMinRetryAfter, kMaxRetryAfter);
 }
 
+// How gRPC begins the message of a call that failed without a connection.
+constexpr char kUnsentWords[] = "failed to connect to all addresses";
+
 }  // namespace
+
+bool FailedToConnect(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+         absl::StrContains(status.error_message(), kUnsentWords);
+}
 
 MemberChannels::MemberChannels(std::vector<ServerMember> members,
                                std::shared_ptr<grpc::ChannelCredentials> credentials,
@@ -139,10 +145,9 @@ std::optional<std::chrono::milliseconds> MemberChannels::Round(CallKind kind,
     // gRPC's words for a call that failed because no connection was there
     // to send it on; the channel may be READY by now all the same (a new
     // attempt succeeded meanwhile), which would otherwise count it as sent.
-    const bool unsent = attempt.status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-                        absl::StrContains(attempt.status.error_message(), kUnsentWords);
-    attempt.reached = !unsent && (state == GRPC_CHANNEL_READY ||
-                                  channel.GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY);
+    attempt.reached = !FailedToConnect(attempt.status) &&
+                      (state == GRPC_CHANNEL_READY ||
+                       channel.GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY);
     const grpc::StatusCode code = attempt.status.error_code();
     const bool reached = attempt.reached;
     result->attempts.push_back(attempt);

@@ -69,6 +69,11 @@ enum class CallKind {
   kMutating,  // creates, removes, resets, updates ...
 };
 
+// Whether `status` is gRPC's own refusal of a call that no connection was
+// there to send (UNAVAILABLE, "failed to connect to all addresses"): the
+// call never left this process, whatever state its channel is in by now.
+bool FailedToConnect(const grpc::Status& status);
+
 // One member tried by a call, in the order tried.
 struct MemberAttempt {
   size_t member = 0;     // index into the member list

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "base/absl_view.h"
 #include "tls/peer_identity.h"
+#include "wire/member_channels.h"
 #include "wire/metadata_keys.h"
 
 namespace vipu::server {
@@ -116,8 +117,7 @@ class ForwardReactor final : public grpc::ServerGenericBidiReactor {
       ctx_->AddTrailingMetadata(std::string(k), std::string(value.data(), value.size()));
     }
     if (!status.ok()) {
-      if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-          status.error_message().find("failed to connect") != std::string::npos) {
+      if (wire::FailedToConnect(status)) {
         // No connection, so the call never left this member.
         if (status.error_message().find("Connection refused") != std::string::npos) {
           forwarder->NoteConnectionRefused(leader_address_);
