@@ -20,11 +20,14 @@ std::chrono::nanoseconds Left(gpr_timespec until) {
   return std::chrono::seconds(until.tv_sec) + std::chrono::nanoseconds(until.tv_nsec);
 }
 
+// The sleep given for `left`: all of it, up to kLongestGrpcNap.
+std::chrono::nanoseconds Cut(std::chrono::nanoseconds left) {
+  return std::min<std::chrono::nanoseconds>(left, kLongestGrpcNap);
+}
+
 }  // namespace
 
-std::chrono::nanoseconds GrpcNapUntil(gpr_timespec until) {
-  return std::min<std::chrono::nanoseconds>(Left(until), kLongestGrpcNap);
-}
+std::chrono::nanoseconds GrpcNapUntil(gpr_timespec until) { return Cut(Left(until)); }
 
 uint64_t GrpcNapsShortened() { return naps_shortened.load(std::memory_order_relaxed); }
 
@@ -33,11 +36,11 @@ uint64_t GrpcNapsShortened() { return naps_shortened.load(std::memory_order_rela
 // Replaces libgpr's definition for every library of the process (see the
 // header): gRPC's own declaration, in <grpc/support/time.h>, is extern "C".
 void gpr_sleep_until(gpr_timespec until) {
+  // One reading of the clock for both the count and the sleep.
   const std::chrono::nanoseconds left = vipu::wire::Left(until);
-  if (left <= std::chrono::nanoseconds::zero()) return;
   if (left > vipu::wire::kLongestGrpcNap) {
     vipu::wire::naps_shortened.fetch_add(1, std::memory_order_relaxed);
   }
-  std::this_thread::sleep_for(
-      std::min<std::chrono::nanoseconds>(left, vipu::wire::kLongestGrpcNap));
+  const std::chrono::nanoseconds nap = vipu::wire::Cut(left);
+  if (nap > std::chrono::nanoseconds::zero()) std::this_thread::sleep_for(nap);
 }

@@ -8,8 +8,8 @@
 // connection that gRPC has left to those threads to read is not read: a
 // call arriving then waits out the sleep. In vipu-server and vipu-agent
 // that was a stall of up to 100 ms about once a second under load (every
-// pending agent call waited), and on about one CLI command in ten after a
-// quiet second (bench/README.md, "gRPC's 100 ms naps").
+// pending agent call waited), and on some CLI commands after a quiet
+// second (3 of 14 removes in one test) (bench/README.md, "gRPC's 100 ms naps").
 //
 // Linking the object library vipu_grpc_naps into an executable replaces
 // gRPC's gpr_sleep_until with one that sleeps at most kLongestGrpcNap: the
