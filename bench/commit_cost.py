@@ -24,6 +24,8 @@ def main():
     args = parser.parse_args()
     if args.commits <= 0:
         parser.error("--commits: must be > 0")
+    if not os.path.isdir(args.dir):
+        parser.error(f"--dir: {args.dir} is not a directory")
     with tempfile.TemporaryDirectory(dir=args.dir) as work:
         db = sqlite3.connect(os.path.join(work, "commit_cost.db"), isolation_level=None)
         db.execute("PRAGMA journal_mode = WAL")
